@@ -1,0 +1,27 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { ApiDeps } from './deps.js';
+import { registerErrorHandling } from './error-handler.js';
+import { apiKeyAuth } from './plugins/auth.js';
+import { healthRoutes } from './routes/health.js';
+
+export function buildApp(deps: ApiDeps, options: { logger?: boolean } = {}): FastifyInstance {
+  const app = Fastify({
+    logger: options.logger === false ? false : { level: deps.env.LOG_LEVEL },
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    bodyLimit: 1024 * 1024,
+  });
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerErrorHandling(app, deps.publicUrl);
+  app.register(healthRoutes, { deps });
+  app.register(
+    async (api) => {
+      await api.register(apiKeyAuth, { deps });
+    },
+    { prefix: '/api/v1' },
+  );
+  return app;
+}

@@ -1,0 +1,38 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { HeraldError } from '../domain/errors.js';
+
+/** SPEC §2.4 not-found object; `instance` is the URL of the request. */
+export function notFoundBody(publicUrl: string, request: FastifyRequest, detail: string) {
+  return {
+    title: 'Not Found',
+    detail,
+    instance: new URL(request.url, publicUrl).toString(),
+    code: 'NOT-404',
+    link: '',
+  };
+}
+
+/** The one mapping from errors to HTTP responses. 5xx bodies never carry internals. */
+export function registerErrorHandling(app: FastifyInstance, publicUrl: string): void {
+  app.setErrorHandler((error: FastifyError | HeraldError, request, reply: FastifyReply) => {
+    if (error instanceof HeraldError) {
+      reply.headers(error.headers).code(error.status);
+      if (error.code === 'not_found') return notFoundBody(publicUrl, request, error.message);
+      return error.fieldErrors
+        ? { message: error.message, errors: error.fieldErrors }
+        : { message: error.message };
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      return reply.code(status).send({ message: error.message });
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send({ message: 'Server error.' });
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    reply
+      .code(404)
+      .send(notFoundBody(publicUrl, request, `No route matches ${request.method} ${request.url}.`)),
+  );
+}

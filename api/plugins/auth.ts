@@ -1,0 +1,54 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { type ApiKeyPrincipal, findActiveApiKey, touchApiKey } from '../../db/api-keys.js';
+import type { Ability } from '../../domain/access.js';
+import { HeraldError } from '../../domain/errors.js';
+import { isWellFormedApiKeyToken, keyedHash } from '../../security/tokens.js';
+import type { ApiDeps } from '../deps.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: ApiKeyPrincipal | null;
+  }
+  interface FastifyContextConfig {
+    /** The API key ability a route requires. */
+    ability?: Ability;
+  }
+}
+
+const BEARER = /^Bearer ([^\s]+)$/;
+const TOUCH_INTERVAL_MS = 60_000;
+
+/** Bearer API keys only: cookies are never read as credentials. */
+async function authenticate(deps: ApiDeps, request: FastifyRequest): Promise<ApiKeyPrincipal> {
+  const token = BEARER.exec(request.headers.authorization ?? '')?.[1];
+  if (!token || !isWellFormedApiKeyToken(token)) throw new HeraldError('unauthenticated');
+  const principal = await findActiveApiKey(deps.sql, keyedHash(deps.secret, token));
+  if (!principal) throw new HeraldError('unauthenticated');
+  if (!principal.lastUsedAt || Date.now() - principal.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {
+    touchApiKey(deps.sql, principal.keyId).catch((error) =>
+      request.log.warn({ err: error }, 'could not record API key use'),
+    );
+  }
+  return principal;
+}
+
+export const apiKeyAuth = fp<{ deps: ApiDeps }>(async (app: FastifyInstance, { deps }) => {
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (request) => {
+    const principal = await authenticate(deps, request);
+    const ability = request.routeOptions.config.ability;
+    if (ability && !principal.abilities.includes(ability)) {
+      throw new HeraldError('forbidden', {
+        message: `This API key does not have the "${ability}" ability.`,
+      });
+    }
+    request.principal = principal;
+  });
+});
+
+/** The authenticated key of a route behind `apiKeyAuth`. */
+export function principalOf(request: FastifyRequest): ApiKeyPrincipal {
+  if (!request.principal) throw new HeraldError('unauthenticated');
+  return request.principal;
+}

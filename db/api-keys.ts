@@ -1,0 +1,74 @@
+import type { Ability } from '../domain/access.js';
+import type { Sql } from './client.js';
+
+export interface ApiKeyRouting {
+  routingType: 'direct' | 'failover' | null;
+  providerSlug: string | null;
+  failoverRouteSlug: string | null;
+}
+
+export interface ApiKeyPrincipal extends ApiKeyRouting {
+  keyId: number;
+  workspaceId: number;
+  userId: number | null;
+  abilities: Ability[];
+  lastUsedAt: Date | null;
+}
+
+export async function insertApiKey(
+  sql: Sql,
+  input: ApiKeyRouting & {
+    workspaceId: number;
+    userId: number | null;
+    name: string | null;
+    prefix: string;
+    tokenHash: Buffer;
+    abilities: readonly Ability[];
+  },
+): Promise<{ id: number }> {
+  const [row] = await sql<{ id: number }[]>`
+    insert into api_keys (workspace_id, user_id, name, prefix, token_hash, abilities,
+                          routing_type, provider_slug, failover_route_slug)
+    values (${input.workspaceId}, ${input.userId}, ${input.name}, ${input.prefix}, ${input.tokenHash},
+            ${input.abilities as string[]}, ${input.routingType}, ${input.providerSlug},
+            ${input.failoverRouteSlug})
+    returning id`;
+  return row as { id: number };
+}
+
+/** The live key for a token hash: not revoked, workspace entitled to the API. */
+export async function findActiveApiKey(
+  sql: Sql,
+  tokenHash: Buffer,
+): Promise<ApiKeyPrincipal | undefined> {
+  const [key] = await sql<ApiKeyPrincipal[]>`
+    select k.id as key_id, k.workspace_id, k.user_id, k.abilities, k.routing_type,
+           k.provider_slug, k.failover_route_slug, k.last_used_at
+    from api_keys k
+    join workspaces w on w.id = k.workspace_id
+    where k.token_hash = ${tokenHash} and k.revoked_at is null and w.api_enabled`;
+  return key;
+}
+
+/** Recorded at most once a minute per key so authentication stays a single read. */
+export async function touchApiKey(sql: Sql, keyId: number): Promise<void> {
+  await sql`
+    update api_keys set last_used_at = now()
+    where id = ${keyId} and (last_used_at is null or last_used_at < now() - interval '1 minute')`;
+}
+
+export async function revokeApiKey(
+  sql: Sql,
+  keyId: number,
+): Promise<'revoked' | 'already_revoked' | 'not_found'> {
+  const [row] = await sql<{ revoked: boolean }[]>`
+    with target as (select id, revoked_at from api_keys where id = ${keyId} for update),
+    updated as (
+      update api_keys set revoked_at = now()
+      where id in (select id from target where revoked_at is null)
+      returning id
+    )
+    select exists (select 1 from updated) as revoked from target`;
+  if (!row) return 'not_found';
+  return row.revoked ? 'revoked' : 'already_revoked';
+}

@@ -1,0 +1,25 @@
+import type { Sql } from './client.js';
+
+export interface Workspace {
+  id: number;
+  slug: string;
+  name: string;
+  apiEnabled: boolean;
+  createdAt: Date;
+}
+
+export async function insertWorkspace(
+  sql: Sql,
+  input: { slug: string; name: string },
+): Promise<Workspace> {
+  const [workspace] = await sql<Workspace[]>`
+    insert into workspaces (slug, name) values (${input.slug}, ${input.name})
+    returning id, slug, name, api_enabled, created_at`;
+  return workspace as Workspace;
+}
+
+export async function findWorkspaceBySlug(sql: Sql, slug: string): Promise<Workspace | undefined> {
+  const [workspace] = await sql<Workspace[]>`
+    select id, slug, name, api_enabled, created_at from workspaces where slug = ${slug}`;
+  return workspace;
+}

@@ -1,0 +1,34 @@
+/** API key abilities (SPEC §5.1) and member permissions (SPEC §5.2). */
+
+export const ABILITIES = ['messages:send', 'messages:read', 'otp:send', 'otp:verify'] as const;
+export type Ability = (typeof ABILITIES)[number];
+
+export const ROLES = ['owner', 'admin', 'developer', 'viewer'] as const;
+export type Role = (typeof ROLES)[number];
+
+export const PERMISSIONS = [
+  'developer_tools.read',
+  'campaigns.read',
+  'messages.read',
+  'reports.read',
+  'members.read',
+] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+const everything: readonly Permission[] = PERMISSIONS;
+
+/** A member's permissions start from the role's set; an operator may narrow them afterwards. */
+export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
+  owner: everything,
+  admin: everything,
+  developer: ['developer_tools.read', 'campaigns.read', 'messages.read', 'reports.read'],
+  viewer: ['campaigns.read', 'reports.read'],
+};
+
+export function isAbility(value: string): value is Ability {
+  return (ABILITIES as readonly string[]).includes(value);
+}
+
+export function isRole(value: string): value is Role {
+  return (ROLES as readonly string[]).includes(value);
+}

@@ -1,0 +1,27 @@
+import { createHmac, randomBytes } from 'node:crypto';
+
+/**
+ * API key tokens look like `hld_<prefix>_<secret>`. The prefix is public (shown in listings);
+ * only an HMAC of the whole token, keyed with HERALD_SECRET, is stored.
+ */
+const TOKEN_PATTERN = /^hld_([a-z0-9]{8})_([A-Za-z0-9_-]{43})$/;
+
+export interface IssuedToken {
+  token: string;
+  prefix: string;
+}
+
+export function issueApiKeyToken(): IssuedToken {
+  const prefix = randomBytes(5).toString('hex').slice(0, 8);
+  const token = `hld_${prefix}_${randomBytes(32).toString('base64url')}`;
+  return { token, prefix: `hld_${prefix}` };
+}
+
+export function isWellFormedApiKeyToken(token: string): boolean {
+  return TOKEN_PATTERN.test(token);
+}
+
+/** Keyed hash used for every secret Herald must recognise but never store (API keys, codes). */
+export function keyedHash(secret: string, value: string): Buffer {
+  return createHmac('sha256', secret).update(value).digest();
+}

@@ -1,0 +1,47 @@
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { createActivities } from '../activities/index.js';
+import type { Sql } from '../db/client.js';
+import { TASK_QUEUE } from '../workflows/definitions.js';
+
+const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+let runtimeInstalled = false;
+
+/** Herald shuts its worker and api down itself, in order: the Runtime must not take the signals. */
+export function installTemporalRuntime(): void {
+  if (runtimeInstalled) return;
+  Runtime.install({ shutdownSignals: [] });
+  runtimeInstalled = true;
+}
+
+export interface RunningWorker {
+  /** Settles when the worker stops; rejects if it fails. */
+  done: Promise<void>;
+  /** Stops polling, lets in-flight tasks finish, then closes the connection. */
+  shutdown(): Promise<void>;
+}
+
+export async function startHeraldWorker(options: {
+  address: string;
+  namespace: string;
+  sql: Sql;
+}): Promise<RunningWorker> {
+  installTemporalRuntime();
+  const connection = await NativeConnection.connect({ address: options.address });
+  const worker = await Worker.create({
+    connection,
+    namespace: options.namespace,
+    taskQueue: TASK_QUEUE,
+    workflowsPath,
+    activities: createActivities({ sql: options.sql }),
+  });
+  const done = worker.run().finally(() => connection.close());
+  return {
+    done,
+    async shutdown() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done;
+    },
+  };
+}
