@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { ApiDeps } from './deps.js';
 import { registerErrorHandling } from './error-handler.js';
 import { apiKeyAuth } from './plugins/auth.js';
 import { healthRoutes } from './routes/health.js';
+import { messageRoutes } from './routes/messages.js';
 
 export function buildApp(deps: ApiDeps, options: { logger?: boolean } = {}): FastifyInstance {
   const app = Fastify({
@@ -15,11 +17,14 @@ export function buildApp(deps: ApiDeps, options: { logger?: boolean } = {}): Fas
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app, deps.publicUrl);
   app.register(healthRoutes, { deps });
   app.register(
     async (api) => {
       await api.register(apiKeyAuth, { deps });
+      await api.register(messageRoutes, { deps });
     },
     { prefix: '/api/v1' },
   );

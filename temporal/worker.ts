@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { Sql } from '../db/client.js';
 import { TASK_QUEUE } from '../workflows/definitions.js';
@@ -11,7 +11,8 @@ let runtimeInstalled = false;
 /** Herald shuts its worker and api down itself, in order: the Runtime must not take the signals. */
 export function installTemporalRuntime(): void {
   if (runtimeInstalled) return;
-  Runtime.install({ shutdownSignals: [] });
+  // WARN keeps the workflow bundler's build report out of the service log.
+  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
   runtimeInstalled = true;
 }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { arch, platform, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import postgres from 'postgres';
@@ -45,6 +45,11 @@ export async function startEmbeddedPostgres(options: {
   const stateFile = join(dataDir, 'postgres.json');
   const binaries = await loadBinaries();
   const owner = await serverOwner();
+  await mkdir(dataDir, { recursive: true });
+  if (owner.uid !== process.getuid?.()) {
+    // The server's own user must be able to pass through the data directory to its cluster.
+    await chmod(dataDir, (await stat(dataDir)).mode | 0o011);
+  }
   const asOwner = { uid: owner.uid, gid: owner.gid, env: { ...process.env, LC_ALL: 'C' } };
 
   let state: ClusterState;

@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyRevoke } from '../../cli/commands/admin.js';
+import { createTenant, openStack, PUBLIC_URL, type Stack, type Tenant } from '../support/stack.js';
+
+const UNAUTHENTICATED = { message: 'Unauthenticated.' };
+
+let stack: Stack;
+let tenant: Tenant;
+let other: Tenant;
+let campaignId: number;
+
+async function insertCampaign(workspaceId: number): Promise<number> {
+  const [row] = await stack.sql<{ id: number }[]>`
+    insert into campaigns (workspace_id, purpose, body, routing_type, provider_slug, status,
+                           requested_recipients)
+    values (${workspaceId}, 'transactional', 'hello', 'direct', 'own', 'queued', 1)
+    returning id`;
+  return (row as { id: number }).id;
+}
+
+function lookup(id: number | string, headers: Record<string, string> = {}) {
+  return stack.app.inject({ method: 'GET', url: `/api/v1/messages/${id}`, headers });
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+beforeAll(async () => {
+  stack = await openStack();
+  tenant = await createTenant(stack.admin);
+  other = await createTenant(stack.admin);
+  campaignId = await insertCampaign(tenant.workspaceId);
+});
+
+afterAll(() => stack.close());
+
+describe('API key authentication', () => {
+  it('accepts a valid key of the workspace', async () => {
+    const response = await lookup(campaignId, bearer(tenant.token));
+    expect(response.statusCode).toBe(200);
+    expect(response.json().data.message.id).toBe(campaignId);
+  });
+
+  it.each([
+    ['no Authorization header', {}],
+    ['a Basic scheme', { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }],
+    ['a bare Bearer', { authorization: 'Bearer' }],
+    ['a malformed token', { authorization: 'Bearer not-a-herald-key' }],
+    ['a token with trailing words', { authorization: 'Bearer hld_abcdefgh_x extra' }],
+  ])('answers 401 for %s', async (_case, headers) => {
+    const response = await lookup(campaignId, headers);
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual(UNAUTHENTICATED);
+  });
+
+  it('answers 401 for a well-formed token that was never issued', async () => {
+    const forged = `hld_abcdefgh_${'A'.repeat(43)}`;
+    const response = await lookup(campaignId, bearer(forged));
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual(UNAUTHENTICATED);
+  });
+
+  it('never accepts a cookie as a credential', async () => {
+    const response = await lookup(campaignId, {
+      cookie: `herald_session=${tenant.token}; token=${tenant.token}`,
+    });
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual(UNAUTHENTICATED);
+  });
+
+  it('answers 401 once a key is revoked', async () => {
+    const key = await tenant.keyWith(['messages:read']);
+    expect((await lookup(campaignId, bearer(key.token))).statusCode).toBe(200);
+    await keyRevoke(stack.admin, { id: String(key.id) });
+    const response = await lookup(campaignId, bearer(key.token));
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual(UNAUTHENTICATED);
+  });
+
+  it('answers 401 when the workspace has lost its API entitlement', async () => {
+    const suspended = await createTenant(stack.admin);
+    await stack.sql`update workspaces set api_enabled = false where id = ${suspended.workspaceId}`;
+    const response = await lookup(1, bearer(suspended.token));
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual(UNAUTHENTICATED);
+  });
+
+  it('answers 403 naming the missing ability', async () => {
+    const key = await tenant.keyWith(['messages:send', 'otp:send']);
+    const response = await lookup(campaignId, bearer(key.token));
+    expect(response.statusCode).toBe(403);
+    expect(response.json()).toEqual({
+      message: 'This API key does not have the "messages:read" ability.',
+    });
+  });
+
+  it('records when a key was last used', async () => {
+    const key = await tenant.keyWith(['messages:read']);
+    await lookup(campaignId, bearer(key.token));
+    await expect
+      .poll(async () => {
+        const [row] = await stack.sql<{ lastUsedAt: Date | null }[]>`
+          select last_used_at from api_keys where id = ${key.id}`;
+        return row?.lastUsedAt;
+      })
+      .toBeInstanceOf(Date);
+  });
+});
+
+describe('workspace isolation', () => {
+  it("answers 404 for another workspace's campaign, exactly as for an unknown one", async () => {
+    const foreign = await lookup(campaignId, bearer(other.token));
+    expect(foreign.statusCode).toBe(404);
+    expect(foreign.json()).toEqual({
+      title: 'Not Found',
+      detail: `Campaign ${campaignId} was not found.`,
+      instance: `${PUBLIC_URL}/api/v1/messages/${campaignId}`,
+      code: 'NOT-404',
+      link: '',
+    });
+  });
+
+  it('answers 404 for a non-integer campaign id', async () => {
+    const response = await lookup('12abc', bearer(tenant.token));
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toMatchObject({
+      code: 'NOT-404',
+      instance: `${PUBLIC_URL}/api/v1/messages/12abc`,
+    });
+  });
+});

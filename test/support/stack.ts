@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { inject } from 'vitest';
+import { buildApp } from '../../api/app.js';
+import { keyCreate, userCreate, workspaceCreate } from '../../cli/commands/admin.js';
+import type { AdminContext } from '../../cli/context.js';
+import { parseEnv } from '../../config/env.js';
+import { createSql, type Sql } from '../../db/client.js';
+import type { Ability } from '../../domain/access.js';
+import { connectTemporalClient } from '../../temporal/client.js';
+
+export interface Stack {
+  sql: Sql;
+  app: FastifyInstance;
+  admin: AdminContext;
+  close(): Promise<void>;
+}
+
+export const PUBLIC_URL = 'http://herald.test';
+
+/** The api wired to the run's real Postgres and Temporal, exercised with `app.inject`. */
+export async function openStack(): Promise<Stack> {
+  const env = parseEnv({ LOG_LEVEL: 'silent', PUBLIC_URL });
+  const secret = inject('secret');
+  const sql = createSql(inject('databaseUrl'), { max: 4 });
+  const temporal = await connectTemporalClient(inject('temporalAddress'), 'default');
+  const app = buildApp({ env, publicUrl: PUBLIC_URL, secret, sql, temporal }, { logger: false });
+  await app.ready();
+  return {
+    sql,
+    app,
+    admin: { env, secret, sql },
+    async close() {
+      await app.close();
+      await temporal.connection.close();
+      await sql.end();
+    },
+  };
+}
+
+export interface Tenant {
+  workspaceId: number;
+  slug: string;
+  userId: number;
+  /** A token with every ability. */
+  token: string;
+  keyWith(abilities: Ability[]): Promise<{ id: number; token: string }>;
+}
+
+/** A fresh workspace with one developer and an all-abilities key: tests never share tenants. */
+export async function createTenant(admin: AdminContext): Promise<Tenant> {
+  const slug = `t-${randomBytes(6).toString('hex')}`;
+  const workspace = (await workspaceCreate(admin, { name: `Tenant ${slug}`, slug })).json as {
+    id: number;
+  };
+  const email = `dev@${slug}.test`;
+  const user = (await userCreate(admin, { workspace: slug, email, password: 'correct horse 1' }))
+    .json as { id: number };
+  const keyWith = async (abilities: Ability[]) =>
+    (await keyCreate(admin, { workspace: slug, user: email, abilities: abilities.join(',') }))
+      .json as { id: number; token: string };
+  const { token } = await keyWith(['messages:send', 'messages:read', 'otp:send', 'otp:verify']);
+  return { workspaceId: workspace.id, slug, userId: user.id, token, keyWith };
+}
