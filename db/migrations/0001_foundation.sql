@@ -77,6 +77,8 @@ create table idempotency_keys (
   resource_id text,
   response_status integer,
   response_body text,
+  -- A processing record whose lease has passed belongs to a request that died; a retry takes over.
+  locked_until timestamptz not null,
   created_at timestamptz not null default now(),
   expires_at timestamptz not null,
   primary key (workspace_id, endpoint, key)

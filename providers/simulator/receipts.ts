@@ -1,0 +1,89 @@
+import { DEFAULT_UNDELIVERED_CODE, type ReceiptRule } from './behaviour.js';
+import type { StoredMessage } from './store.js';
+
+export interface ReceiptOptions {
+  /** Total POST attempts per receipt (first try included). */
+  attempts: number;
+  /** Delay before the first retry; doubles on each further retry. */
+  backoff_ms: number;
+  /** Per-attempt request timeout. */
+  request_timeout_ms: number;
+}
+
+const DEFAULTS: ReceiptOptions = { attempts: 4, backoff_ms: 200, request_timeout_ms: 5_000 };
+
+/**
+ * Settles stored messages after the rule's receipt delay and POSTs the delivery receipt
+ * to their callback_url, retrying a bounded number of times. Nothing here ever throws
+ * out of a timer, and `cancelAll()` stops every pending receipt and retry.
+ */
+export class ReceiptScheduler {
+  readonly #options: ReceiptOptions;
+  readonly #timers = new Set<NodeJS.Timeout>();
+
+  constructor(options: Partial<ReceiptOptions> = {}) {
+    this.#options = { ...DEFAULTS, ...options };
+  }
+
+  schedule(message: StoredMessage, receipt: ReceiptRule): void {
+    if (receipt.outcome === 'none') return;
+    const status = receipt.outcome;
+    const errorCode =
+      status === 'undelivered' ? (receipt.error_code ?? DEFAULT_UNDELIVERED_CODE) : null;
+    this.#later(receipt.delay_ms, () => {
+      message.status = status;
+      if (!message.callback_url) return;
+      const payload = JSON.stringify({
+        id: message.id,
+        reference: message.reference,
+        status,
+        error_code: errorCode,
+        at: new Date().toISOString(),
+      });
+      this.#post(message.callback_url, payload, 1);
+    });
+  }
+
+  cancelAll(): void {
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
+  }
+
+  #post(url: string, payload: string, attempt: number): void {
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: payload,
+      signal: AbortSignal.timeout(this.#options.request_timeout_ms),
+    })
+      .then(async (res) => {
+        await res.body?.cancel(); // release the connection
+        return res.ok || !retryable(res.status);
+      })
+      .catch(() => false)
+      .then((done) => {
+        if (done || attempt >= this.#options.attempts) return;
+        const wait = this.#options.backoff_ms * 2 ** (attempt - 1);
+        this.#later(wait, () => this.#post(url, payload, attempt + 1));
+      })
+      .catch(() => {});
+  }
+
+  #later(ms: number, fn: () => void): void {
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      try {
+        fn();
+      } catch {
+        // A receipt must never take the simulator down.
+      }
+    }, ms);
+    timer.unref();
+    this.#timers.add(timer);
+  }
+}
+
+/** Network errors, 5xx, 408 and 429 are worth retrying; other 4xx are final. */
+function retryable(status: number): boolean {
+  return status >= 500 || status === 408 || status === 429;
+}

@@ -1,0 +1,181 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import { z } from 'zod';
+import { BehaviourRules, behaviourInput, type Rule } from './behaviour.js';
+import { ReceiptScheduler, type ReceiptOptions } from './receipts.js';
+import { inboxView, MessageStore, type StoredMessage, statusView } from './store.js';
+
+const e164 = z.string().regex(/^\+[1-9]\d{1,14}$/, 'must be an E.164 number like "+61400000000"');
+
+const submission = z.object({
+  to: e164,
+  from: z.string().min(1).nullish(),
+  body: z.string().min(1),
+  reference: z.string().min(1),
+  callback_url: z.url({ protocol: /^https?$/ }).nullish(),
+});
+
+/** An unencoded '+' in a query string decodes to a space: read a leading space as '+'. */
+const queryNumber = z.preprocess((v) => (typeof v === 'string' ? v.replace(/^ /, '+') : v), e164);
+const inboxQuery = z.object({ to: queryNumber.optional() });
+const lookupQuery = z.object({ reference: z.string().min(1) });
+
+export interface SimulatorOptions {
+  logger?: boolean;
+  /** Inbox capacity; the oldest message is dropped past it. */
+  capacity?: number;
+  receipts?: Partial<ReceiptOptions>;
+}
+
+function invalid(reply: FastifyReply, error: z.ZodError | string) {
+  const message =
+    typeof error === 'string'
+      ? error
+      : error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
+  return reply.code(422).send({ error: { code: 'invalid_request', message } });
+}
+
+type Decision = 'accept' | 'reject' | 'fail' | 'timeout';
+
+function decide(rule: Rule): Decision {
+  if (rule.outcome === 'reject' || rule.outcome === 'fail') return rule.outcome;
+  if (rule.failure_rate > 0 && Math.random() < rule.failure_rate) return 'fail';
+  return rule.outcome;
+}
+
+/** A fastify instance (not listening) that behaves like a remote SMSC. */
+export function createSimulator(options: SimulatorOptions = {}): FastifyInstance {
+  const app = Fastify({ logger: options.logger ?? false });
+  const rules = new BehaviourRules();
+  const store = new MessageStore(options.capacity);
+  const receipts = new ReceiptScheduler(options.receipts);
+  // Withheld answers end early when the server closes, so close() never hangs.
+  const closing = new AbortController();
+
+  const wait = async (ms: number) => {
+    if (ms <= 0 || closing.signal.aborted) return;
+    await sleep(ms, undefined, { signal: closing.signal }).catch(() => {});
+  };
+
+  // Tolerate an empty JSON body (e.g. a DELETE sent with a JSON content type).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text === '') done(null, undefined);
+    else parseJson(request, text, done);
+  });
+
+  app.addHook('preClose', async () => {
+    closing.abort();
+    receipts.cancelAll();
+  });
+
+  app.setErrorHandler((error: FastifyError, _request, reply) => {
+    const status = error.statusCode ?? 500;
+    // Malformed JSON, empty body, wrong content type: the request is invalid.
+    if (status === 400 || status === 415) return invalid(reply, error.message);
+    if (status < 500) return reply.code(status).send({ error: { code: 'bad_request', message: error.message } });
+    return reply.code(500).send({ error: { code: 'internal', message: 'Simulator error.' } });
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({
+      error: { code: 'not_found', message: `No route for ${request.method} ${request.url}.` },
+    }),
+  );
+
+  app.post('/v1/messages', async (request, reply) => {
+    const parsed = submission.safeParse(request.body);
+    if (!parsed.success) return invalid(reply, parsed.error);
+    const input = parsed.data;
+    const rule = rules.resolve(input.to);
+    const decision = decide(rule);
+
+    if (decision === 'reject' || decision === 'fail') {
+      await wait(rule.latency_ms);
+      return decision === 'reject'
+        ? reply.code(400).send({
+            error: { code: 'rejected', message: `Destination ${input.to} rejected.` },
+          })
+        : reply.code(503).send({
+            error: { code: 'unavailable', message: 'Temporarily unavailable, retry later.' },
+          });
+    }
+
+    const message: StoredMessage = {
+      id: `sim_${randomUUID().replaceAll('-', '')}`,
+      to: input.to,
+      from: input.from ?? null,
+      body: input.body,
+      reference: input.reference,
+      received_at: new Date().toISOString(),
+      callback_url: input.callback_url ?? null,
+      status: 'accepted',
+    };
+    store.add(message);
+    receipts.schedule(message, rule.receipt);
+
+    await wait(rule.latency_ms + (decision === 'timeout' ? rule.timeout_ms : 0));
+    return reply.code(202).send({ id: message.id, status: 'accepted' });
+  });
+
+  app.get('/v1/messages', async (request, reply) => {
+    const parsed = lookupQuery.safeParse(request.query);
+    if (!parsed.success) return invalid(reply, parsed.error);
+    return { messages: store.byReference(parsed.data.reference).map(statusView) };
+  });
+
+  app.get('/v1/inbox', async (request, reply) => {
+    const parsed = inboxQuery.safeParse(request.query);
+    if (!parsed.success) return invalid(reply, parsed.error);
+    return { messages: store.inbox(parsed.data.to).map(inboxView) };
+  });
+
+  app.delete('/v1/inbox', async (_request, reply) => {
+    store.clear();
+    receipts.cancelAll();
+    return reply.code(204).send();
+  });
+
+  app.get('/v1/behaviour', async () => ({ rules: rules.list() }));
+
+  app.post('/v1/behaviour', async (request, reply) => {
+    const parsed = behaviourInput.safeParse(request.body ?? {});
+    if (!parsed.success) return invalid(reply, parsed.error);
+    return rules.set(parsed.data);
+  });
+
+  app.delete('/v1/behaviour', async () => {
+    rules.reset();
+    return { rules: rules.list() };
+  });
+
+  return app;
+}
+
+export interface RunningSimulator {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Starts a simulator listening on `host:port` (port 0 picks a free port). */
+export async function startSimulator(options: {
+  port: number;
+  host?: string;
+  logger?: boolean;
+}): Promise<RunningSimulator> {
+  const host = options.host ?? '127.0.0.1';
+  const app = createSimulator({ logger: options.logger ?? false });
+  await app.listen({ port: options.port, host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  const hostname = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${hostname}:${port}`,
+    close: async () => {
+      await app.close();
+    },
+  };
+}

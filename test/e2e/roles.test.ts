@@ -1,0 +1,144 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { MAINTENANCE_SCHEDULE_ID } from '../../workflows/definitions.js';
+import type { MaintenanceResult } from '../../workflows/maintenance.js';
+import {
+  ensureStopped,
+  freePorts,
+  type HeraldProcess,
+  heraldEnv,
+  httpGet,
+  interrupt,
+  runHerald,
+  spawnHerald,
+  waitUntil,
+} from '../support/processes.js';
+
+/**
+ * The production shape: `herald api` and `herald worker` as separate processes against configured
+ * Postgres and Temporal (the test stack's), in a namespace where no other worker polls.
+ */
+describe('herald api and herald worker as separate processes', { timeout: 120_000 }, () => {
+  const namespace = inject('isolatedNamespace');
+  let dataDir: string;
+  let env: NodeJS.ProcessEnv;
+  let baseUrl: string;
+  let api: HeraldProcess | undefined;
+  let worker: HeraldProcess | undefined;
+  let connection: Connection | undefined;
+
+  const health = () => httpGet(`${baseUrl}/health`);
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'herald-roles-'));
+    const [port] = (await freePorts(1)) as [number];
+    baseUrl = `http://127.0.0.1:${port}`;
+    env = heraldEnv({
+      DATABASE_URL: inject('databaseUrl'),
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_NAMESPACE: namespace,
+      HERALD_SECRET: inject('secret'),
+      HERALD_DATA_DIR: dataDir,
+      PORT: String(port),
+    });
+  });
+
+  afterAll(async () => {
+    await Promise.all([ensureStopped(api), ensureStopped(worker)]);
+    await connection?.close();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  }, 90_000);
+
+  it('herald api refuses a PORT that is not a port', async () => {
+    const result = await runHerald(['api'], { ...env, PORT: 'notaport' });
+    expect(result.code).not.toBe(0);
+    expect(result.code).not.toBeNull();
+    expect(result.stderr).toContain('PORT');
+  });
+
+  it('herald worker refuses to run without DATABASE_URL and TEMPORAL_ADDRESS', async () => {
+    const result = await runHerald(
+      ['worker'],
+      heraldEnv({ HERALD_DATA_DIR: dataDir, HERALD_SECRET: inject('secret') }),
+    );
+    expect(result.code).not.toBe(0);
+    expect(result.code).not.toBeNull();
+    expect(result.stderr).toContain('DATABASE_URL');
+  });
+
+  it('the api alone reports the worker down', async () => {
+    const proc = spawnHerald(['api'], env);
+    api = proc;
+    const response = await waitUntil(
+      '/health to answer',
+      async () => {
+        const response = await health();
+        return response.status === 503 ? response : undefined;
+      },
+      { timeoutMs: 60_000, proc },
+    );
+    expect(response.body).toMatchObject({
+      status: 'unavailable',
+      checks: { postgres: 'up', temporal: 'up', worker: 'down' },
+    });
+  });
+
+  it('with the worker running, /health turns 200', async () => {
+    const proc = spawnHerald(['worker'], env);
+    worker = proc;
+    await waitUntil(
+      'the worker to start',
+      async () => (proc.stderr().includes('Herald is running') ? true : undefined),
+      { timeoutMs: 90_000, proc },
+    );
+    const response = await waitUntil(
+      '/health to answer 200',
+      async () => {
+        const response = await health();
+        return response.status === 200 ? response : undefined;
+      },
+      { timeoutMs: 30_000, proc: api },
+    );
+    expect(response.body).toEqual({
+      status: 'ok',
+      checks: { postgres: 'up', temporal: 'up', worker: 'up' },
+    });
+  });
+
+  it('the worker runs the maintenance schedule it created', async () => {
+    connection = await Connection.connect({ address: inject('temporalAddress') });
+    const client = new Client({ connection, namespace });
+    const triggeredAt = Date.now();
+    await client.schedule.getHandle(MAINTENANCE_SCHEDULE_ID).trigger();
+
+    const run = await waitUntil<WorkflowExecutionInfo>(
+      'a completed maintenanceWorkflow',
+      async () => {
+        for await (const execution of client.workflow.list({
+          query: "WorkflowType='maintenanceWorkflow'",
+        })) {
+          const recent = execution.startTime.getTime() >= triggeredAt - 5_000;
+          if (recent && execution.status.name === 'COMPLETED') return execution;
+        }
+        return undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 500, proc: worker },
+    );
+    const result = (await client.workflow
+      .getHandle(run.workflowId, run.runId)
+      .result()) as MaintenanceResult;
+    expect(result).toEqual({ idempotencyKeysPurged: expect.any(Number) });
+  });
+
+  it('both stop on SIGINT with exit code 0', async () => {
+    const [apiExit, workerExit] = await Promise.all([
+      interrupt(api as HeraldProcess, 30_000),
+      interrupt(worker as HeraldProcess, 30_000),
+    ]);
+    expect(apiExit?.code, api?.stderr()).toBe(0);
+    expect(workerExit?.code, worker?.stderr()).toBe(0);
+  });
+});
