@@ -6,6 +6,7 @@ import { registerErrorHandling } from './error-handler.js';
 import { apiKeyAuth } from './plugins/auth.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
+import { providerWebhookRoutes } from './routes/provider-webhooks.js';
 
 export function buildApp(deps: ApiDeps, options: { logger?: boolean } = {}): FastifyInstance {
   const app = Fastify({
@@ -21,6 +22,7 @@ export function buildApp(deps: ApiDeps, options: { logger?: boolean } = {}): Fas
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app, deps.publicUrl);
   app.register(healthRoutes, { deps });
+  app.register(providerWebhookRoutes, { deps });
   app.register(
     async (api) => {
       await api.register(apiKeyAuth, { deps });

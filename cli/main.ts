@@ -11,6 +11,7 @@ Run:
   start                 api + worker, with embedded Postgres and Temporal when unconfigured
   api                   the HTTP api only (needs DATABASE_URL and TEMPORAL_ADDRESS)
   worker                the Temporal worker only (needs DATABASE_URL and TEMPORAL_ADDRESS)
+  simulator             the provider simulator only (SIMULATOR_PORT)
   migrate               apply pending database migrations
 
 Administer (each accepts --json and then prints one JSON object):
@@ -40,6 +41,7 @@ const SERVE_COMMANDS: Record<string, () => Promise<void>> = {
   start: serve.start,
   api: serve.api,
   worker: serve.worker,
+  simulator: serve.simulator,
 };
 
 function parseOptions(args: string[], names: string[]) {

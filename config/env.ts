@@ -53,6 +53,8 @@ export const envSchema = z.object({
     .min(0, 'must be a number of seconds')
     .default(30),
   SIMULATOR_PORT: port.default(4010),
+  /** The operator's `own` provider (simulator API); defaults to the local simulator. */
+  OWN_PROVIDER_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.string().default('development'),
 });
@@ -76,4 +78,13 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
     (issue) => `  ${String(issue.path[0])}: ${issue.message}`,
   );
   throw new ConfigError(`Invalid environment:\n${problems.join('\n')}`);
+}
+
+/** Settings derived from several variables, computed in one place. */
+export function publicUrlOf(env: Env): string {
+  return env.PUBLIC_URL ?? `http://${env.HOST}:${env.PORT}`;
+}
+
+export function ownProviderUrlOf(env: Env): string {
+  return env.OWN_PROVIDER_URL ?? `http://127.0.0.1:${env.SIMULATOR_PORT}`;
 }

@@ -30,3 +30,80 @@ export async function findCampaignView(
     group by c.id`;
   return campaign;
 }
+
+export interface NewCampaign {
+  workspaceId: number;
+  apiKeyId: number;
+  reference: string | null;
+  purpose: 'transactional' | 'marketing';
+  body: string;
+  senderId: string | null;
+  routingType: 'direct' | 'failover';
+  providerSlug: string | null;
+  failoverRouteSlug: string | null;
+  recipients: string[];
+}
+
+/**
+ * Saves the campaign (paused until its dispatch is confirmed) and one row per recipient;
+ * marketing sends leave out the workspace's opted-out numbers.
+ */
+export async function insertCampaign(sql: Sql, input: NewCampaign): Promise<{ id: number }> {
+  return sql.begin(async (tx) => {
+    const optedOut =
+      input.purpose === 'marketing'
+        ? new Set(
+            (
+              await tx<{ recipient: string }[]>`
+                select recipient from opt_outs
+                where workspace_id = ${input.workspaceId} and recipient = any(${input.recipients})`
+            ).map((row) => row.recipient),
+          )
+        : new Set<string>();
+    const recipients = input.recipients.filter((recipient) => !optedOut.has(recipient));
+    const [campaign] = await tx<{ id: number }[]>`
+      insert into campaigns (workspace_id, api_key_id, reference, purpose, body, sender_id,
+                             routing_type, provider_slug, failover_route_slug, status,
+                             requested_recipients, excluded_recipients)
+      values (${input.workspaceId}, ${input.apiKeyId}, ${input.reference}, ${input.purpose},
+              ${input.body}, ${input.senderId}, ${input.routingType}, ${input.providerSlug},
+              ${input.failoverRouteSlug}, 'paused', ${input.recipients.length}, ${optedOut.size})
+      returning id`;
+    const id = (campaign as { id: number }).id;
+    await tx`
+      insert into campaign_messages (campaign_id, seq, recipient)
+      select ${id}, ordinality, recipient from unnest(${recipients}::text[]) with ordinality as r(recipient, ordinality)`;
+    return { id };
+  });
+}
+
+export async function recordDispatch(
+  sql: Sql,
+  campaignId: number,
+  workflowId: string,
+): Promise<void> {
+  await sql`
+    update campaigns set workflow_id = ${workflowId},
+      status = case when status = 'paused' then 'queued' else status end
+    where id = ${campaignId}`;
+}
+
+export interface CampaignDispatchInfo {
+  id: number;
+  batchId: string;
+  requestedRecipients: number;
+  excludedRecipients: number;
+  reference: string | null;
+  purpose: string;
+}
+
+export async function findCampaignDispatchInfo(
+  sql: Sql,
+  campaignId: number,
+): Promise<CampaignDispatchInfo> {
+  const [row] = await sql<CampaignDispatchInfo[]>`
+    select id, batch_id, requested_recipients, excluded_recipients, reference, purpose
+    from campaigns where id = ${campaignId}`;
+  if (!row) throw new Error(`campaign ${campaignId} does not exist`);
+  return row;
+}

@@ -48,7 +48,8 @@ const tooLong = (key: string, max: number): string =>
   `The ${label(key)} field must not be greater than ${max} characters.`;
 /** Characters as Laravel counts them (mb_strlen): Unicode code points, not UTF-16 units. */
 const characters = (value: string): number => [...value].length;
-const isOmitted = (value: unknown): value is null | undefined => value === undefined || value === null;
+const isOmitted = (value: unknown): value is null | undefined =>
+  value === undefined || value === null;
 const isOneOf = <T extends string>(value: unknown, allowed: readonly T[]): value is T =>
   (allowed as readonly unknown[]).includes(value);
 
@@ -67,7 +68,12 @@ export function validateSendRequest(body: unknown): SendRequestValidation {
   const purposeGiven = isOmitted(input.message_purpose) ? 'transactional' : input.message_purpose;
   const knownPurpose = isOneOf(purposeGiven, MESSAGE_PURPOSES) ? purposeGiven : undefined;
   const message = checkMessage(input.message, knownPurpose, fail);
-  const messagePurpose = checkEnum('message_purpose', input.message_purpose, MESSAGE_PURPOSES, fail);
+  const messagePurpose = checkEnum(
+    'message_purpose',
+    input.message_purpose,
+    MESSAGE_PURPOSES,
+    fail,
+  );
   const senderId = checkSenderId(input.sender_id, fail);
   const routing = checkRouting(input, fail);
   const reference = optionalString('reference', input.reference, fail);
@@ -99,18 +105,20 @@ function checkRecipients(value: unknown, fail: Fail): string[] {
     fail(key, `The ${key} field must have between 1 and ${MAX_RECIPIENTS} items.`);
   } else {
     const seen = new Set<string>();
-    value.forEach((item: unknown, index) => {
+    for (const [index, item] of value.entries()) {
       const itemKey = `${key}.${index}`;
-      const number = typeof item === 'string' ? parseE164(item) : undefined;
+      const number = parseE164(item);
       if (typeof item !== 'string') fail(itemKey, mustBeString(itemKey));
       else if (number === undefined) {
         fail(itemKey, `The ${itemKey} field must be a valid E.164 phone number.`);
-      } else if (seen.has(number)) fail(itemKey, `The ${itemKey} field has a duplicate value.`);
-      else {
+      } else if (seen.has(number)) {
+        // Compared after normalization; the first occurrence stands, later ones are reported.
+        fail(itemKey, `The ${itemKey} field has a duplicate value.`);
+      } else {
         seen.add(number);
         numbers.push(number);
       }
-    });
+    }
   }
   return numbers;
 }
@@ -118,21 +126,26 @@ function checkRecipients(value: unknown, fail: Fail): string[] {
 /** `purpose` is undefined when message_purpose itself is invalid (reported there). */
 function checkMessage(value: unknown, purpose: MessagePurpose | undefined, fail: Fail): string {
   const key = 'message';
-  if (typeof value === 'string' && value.trim() !== '') checkMessageText(value, purpose, fail);
-  else if (isOmitted(value) || typeof value === 'string') fail(key, required(key));
-  else fail(key, mustBeString(key));
-  return typeof value === 'string' ? value : '';
-}
-
-function checkMessageText(value: string, purpose: MessagePurpose | undefined, fail: Fail): void {
-  const key = 'message';
+  if (typeof value !== 'string') {
+    fail(key, isOmitted(value) ? required(key) : mustBeString(key));
+    return '';
+  }
+  // Laravel's `required` fails on a blank string too.
+  if (value.trim() === '') {
+    fail(key, required(key));
+    return value;
+  }
   if (characters(value) > MAX_MESSAGE_LENGTH) fail(key, tooLong(key, MAX_MESSAGE_LENGTH));
   const placeholders = value.split(OPT_OUT_PLACEHOLDER).length - 1;
   if (placeholders > 0 && purpose === 'transactional') {
-    fail(key, `The ${key} field may only contain ${OPT_OUT_PLACEHOLDER} when the message purpose is marketing.`);
+    fail(
+      key,
+      `The ${key} field may only contain ${OPT_OUT_PLACEHOLDER} when the message purpose is marketing.`,
+    );
   } else if (placeholders > 1) {
     fail(key, `The ${key} field must not contain ${OPT_OUT_PLACEHOLDER} more than once.`);
   }
+  return value;
 }
 
 function checkSenderId(value: unknown, fail: Fail): string | null {
@@ -153,7 +166,11 @@ function checkSenderId(value: unknown, fail: Fail): string | null {
 type Routing = Pick<SendRequest, 'routingType' | 'providerSlug' | 'failoverRouteSlug'>;
 
 function checkRouting(input: Record<string, unknown>, fail: Fail): Routing {
-  const { routing_type: rawType, provider_slug: rawProvider, failover_route_slug: rawRoute } = input;
+  const {
+    routing_type: rawType,
+    provider_slug: rawProvider,
+    failover_route_slug: rawRoute,
+  } = input;
   let routingType = checkEnum('routing_type', rawType, ROUTING_TYPES, fail);
   if (isOmitted(rawType) && !isOmitted(rawRoute)) {
     fail('routing_type', 'The routing type field is required when failover route slug is present.');
@@ -171,7 +188,10 @@ function checkRouting(input: Record<string, unknown>, fail: Fail): Routing {
       'The failover route slug field is required when routing type is failover.',
     );
   } else if (!isOmitted(rawRoute) && routingType === 'direct') {
-    fail('failover_route_slug', 'The failover route slug field is prohibited when routing type is direct.');
+    fail(
+      'failover_route_slug',
+      'The failover route slug field is prohibited when routing type is direct.',
+    );
   } else failoverRouteSlug = checkSlug('failover_route_slug', rawRoute, fail);
 
   // A provider slug on its own means direct routing to that provider.
@@ -186,7 +206,12 @@ function checkSlug(key: string, value: unknown, fail: Fail): string | null {
   return null;
 }
 
-function checkEnum<T extends string>(key: string, value: unknown, allowed: readonly T[], fail: Fail): T | null {
+function checkEnum<T extends string>(
+  key: string,
+  value: unknown,
+  allowed: readonly T[],
+  fail: Fail,
+): T | null {
   const given = optionalString(key, value, fail);
   if (given === null || isOneOf(given, allowed)) return given;
   fail(key, `The selected ${label(key)} is invalid.`);

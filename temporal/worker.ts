@@ -1,7 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { createActivities } from '../activities/index.js';
-import type { Sql } from '../db/client.js';
+import { type ActivityDeps, createActivities } from '../activities/index.js';
 import { TASK_QUEUE } from '../workflows/definitions.js';
 
 const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -23,11 +22,9 @@ export interface RunningWorker {
   shutdown(): Promise<void>;
 }
 
-export async function startHeraldWorker(options: {
-  address: string;
-  namespace: string;
-  sql: Sql;
-}): Promise<RunningWorker> {
+export async function startHeraldWorker(
+  options: ActivityDeps & { address: string; namespace: string },
+): Promise<RunningWorker> {
   installTemporalRuntime();
   const connection = await NativeConnection.connect({ address: options.address });
   const worker = await Worker.create({
@@ -35,7 +32,7 @@ export async function startHeraldWorker(options: {
     namespace: options.namespace,
     taskQueue: TASK_QUEUE,
     workflowsPath,
-    activities: createActivities({ sql: options.sql }),
+    activities: createActivities(options),
   });
   const done = worker.run().finally(() => connection.close());
   return {

@@ -1,1 +1,2 @@
+export { campaignWorkflow } from './campaign.js';
 export { maintenanceWorkflow } from './maintenance.js';

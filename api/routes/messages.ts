@@ -1,29 +1,67 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { type CampaignView, findCampaignView } from '../../db/campaigns.js';
+import { findCampaignView } from '../../db/campaigns.js';
 import { HeraldError } from '../../domain/errors.js';
 import type { ApiDeps } from '../deps.js';
 import { principalOf } from '../plugins/auth.js';
-import { authErrorResponses, notFoundSchema } from '../schemas/common.js';
-import { campaignLookupResponseSchema } from '../schemas/messages.js';
-
-export function presentCampaign(campaign: CampaignView) {
-  return {
-    id: campaign.id,
-    reference: campaign.reference,
-    status: campaign.status,
-    total_recipients: campaign.totalRecipients,
-    queued_count: campaign.queuedCount,
-    sent_count: campaign.sentCount,
-    failed_count: campaign.failedCount,
-    created_at: campaign.createdAt.toISOString(),
-    completed_at: campaign.completedAt?.toISOString() ?? null,
-  };
-}
+import { presentCampaign } from '../presenters.js';
+import {
+  authErrorResponses,
+  messageOnlySchema,
+  notFoundSchema,
+  validationErrorSchema,
+} from '../schemas/common.js';
+import {
+  campaignLookupResponseSchema,
+  sendRequestSchema,
+  sendResponseSchema,
+} from '../schemas/messages.js';
+import { parseIdempotencyKey } from '../services/idempotency.js';
+import { sendCampaign } from '../services/send-campaign.js';
 
 const CAMPAIGN_ID = /^[1-9]\d{0,15}$/;
 
 export const messageRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (app, { deps }) => {
+  app.post(
+    '/messages',
+    {
+      config: { ability: 'messages:send' },
+      schema: {
+        summary: 'Send an SMS to 1–1,000 recipients',
+        tags: ['Messages'],
+        headers: z.object({
+          'idempotency-key': z
+            .string()
+            .optional()
+            .describe('Use the same key for retries of the same send'),
+        }),
+        // Validated in the handler so every rule answers in the Laravel 422 shape.
+        body: sendRequestSchema,
+        response: {
+          202: sendResponseSchema,
+          ...authErrorResponses,
+          409: messageOnlySchema.describe(
+            'A request with this Idempotency-Key is still processing',
+          ),
+          422: validationErrorSchema,
+        },
+      },
+      // The documented schema is for OpenAPI; the handler does the validating.
+      validatorCompiler: () => (data) => ({ value: data }),
+    },
+    async (request, reply) => {
+      const key = parseIdempotencyKey(request.headers['idempotency-key']);
+      const result = await sendCampaign(deps, principalOf(request), request.body, key);
+      if (result.replayed) reply.header('idempotent-replayed', 'true');
+      // The stored JSON text is sent as is (fastify does not re-serialise strings), so a replay
+      // is byte-identical to the first answer.
+      return reply
+        .code(result.status)
+        .header('content-type', 'application/json; charset=utf-8')
+        .send(result.body as never);
+    },
+  );
+
   app.get(
     '/messages/:campaign',
     {

@@ -20,3 +20,58 @@ export const campaignSchema = z.object({
 export const campaignLookupResponseSchema = z.object({
   data: z.object({ message: campaignSchema }),
 });
+
+const nullableString = (description: string) =>
+  z.string().nullable().optional().describe(description);
+
+/** SPEC §4.1 request body, for the OpenAPI document (rules are enforced by domain/send-request). */
+export const sendRequestSchema = z.object({
+  recipients: z
+    .array(z.string().describe('E.164 phone number'))
+    .min(1)
+    .max(1000)
+    .describe('1 to 1,000 distinct phone numbers in E.164 format'),
+  message: z
+    .string()
+    .min(1)
+    .max(1600)
+    .describe('1 to 1,600 characters; for marketing, {opt_out_url} may be used once'),
+  message_purpose: z
+    .enum(['transactional', 'marketing'])
+    .nullable()
+    .optional()
+    .describe('Default transactional'),
+  sender_id: nullableString(
+    'Up to 11 letters, digits or spaces; required when the provider requires one',
+  ),
+  routing_type: z
+    .enum(['direct', 'failover'])
+    .nullable()
+    .optional()
+    .describe('direct (one provider) or failover (an enabled route)'),
+  provider_slug: nullableString(
+    'Active provider slug; direct routing without one uses the own provider',
+  ),
+  failover_route_slug: nullableString(
+    'Required when routing_type is failover; provider_slug must then be omitted',
+  ),
+  reference: nullableString('Up to 100 characters; stored with the campaign'),
+});
+
+export const queueSchema = z.object({
+  success: z.boolean().describe('False means the dispatch could not be confirmed'),
+  campaign_id: z.int().describe('Same as data.message.id'),
+  batch_id: z.string().optional().describe('Batch identifier (when success is true)'),
+  total_recipients: z.int().optional(),
+  requested_recipients: z.int().optional(),
+  excluded_recipients: z
+    .int()
+    .optional()
+    .describe('Recipients excluded from the queued send (opted out)'),
+  message: z.string().describe('Human-readable text'),
+});
+
+export const sendResponseSchema = z.object({
+  message: z.string(),
+  data: z.object({ message: campaignSchema, queue: queueSchema }),
+});

@@ -1,9 +1,10 @@
 import { resolve } from 'node:path';
 import { buildApp } from '../../api/app.js';
-import { type Env, parseEnv } from '../../config/env.js';
+import { type Env, ownProviderUrlOf, parseEnv, publicUrlOf } from '../../config/env.js';
 import { resolveSecret } from '../../config/secret.js';
 import { createSql } from '../../db/client.js';
 import { migrate } from '../../db/migrate.js';
+import { startSimulator } from '../../providers/simulator/server.js';
 import { connectTemporalClient } from '../../temporal/client.js';
 import { ensureMaintenanceSchedule } from '../../temporal/schedules.js';
 import { ensureSearchAttributes } from '../../temporal/search-attributes.js';
@@ -13,13 +14,9 @@ import { findTemporalCli, startTemporalDevServer } from '../embedded/temporal.js
 import { Lifecycle } from '../lifecycle.js';
 import { UsageError } from '../output.js';
 
-type Role = 'api' | 'worker';
+type Role = 'api' | 'worker' | 'simulator';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
-
-function publicUrlOf(env: Env): string {
-  return env.PUBLIC_URL ?? `http://${env.HOST}:${env.PORT}`;
-}
 
 /**
  * Runs the given roles. With `embed`, Postgres and Temporal are started locally when
@@ -27,6 +24,7 @@ function publicUrlOf(env: Env): string {
  */
 async function serve(roles: Role[], embed: boolean): Promise<void> {
   const env = parseEnv();
+  if (roles.length === 1 && roles[0] === 'simulator') return serveSimulator(env);
   if (!embed) {
     const missing = (['DATABASE_URL', 'TEMPORAL_ADDRESS'] as const).filter((name) => !env[name]);
     if (missing.length > 0) {
@@ -52,6 +50,14 @@ async function serve(roles: Role[], embed: boolean): Promise<void> {
   }
 }
 
+async function serveSimulator(env: Env): Promise<void> {
+  const lifecycle = new Lifecycle(log);
+  lifecycle.handleSignals();
+  const simulator = await startSimulator({ port: env.SIMULATOR_PORT, host: env.HOST });
+  lifecycle.add('simulator', simulator.close);
+  log(`Provider simulator listening on ${simulator.url}`);
+}
+
 async function startParts(
   env: Env,
   secret: string,
@@ -59,6 +65,11 @@ async function startParts(
   lifecycle: Lifecycle,
 ): Promise<string[]> {
   const lines: string[] = [];
+  if (roles.includes('simulator')) {
+    const simulator = await startSimulator({ port: env.SIMULATOR_PORT });
+    lifecycle.add('simulator', simulator.close);
+    lines.push(`Simulator    ${simulator.url}  (inbox: ${simulator.url}/v1/inbox)`);
+  }
   let databaseUrl = env.DATABASE_URL;
   if (!databaseUrl) {
     const postgres = await startEmbeddedPostgres({
@@ -101,6 +112,8 @@ async function startParts(
       address: temporalAddress,
       namespace: env.TEMPORAL_NAMESPACE,
       sql,
+      ownProviderUrl: ownProviderUrlOf(env),
+      publicUrl: publicUrlOf(env),
     });
     lifecycle.add('worker', worker.shutdown);
     worker.done.catch((error: Error) => {
@@ -120,9 +133,10 @@ async function startParts(
   return lines;
 }
 
-export const start = () => serve(['api', 'worker'], true);
+export const start = () => serve(['api', 'worker', 'simulator'], true);
 export const api = () => serve(['api'], false);
 export const worker = () => serve(['worker'], false);
+export const simulator = () => serve(['simulator'], false);
 
 export async function migrateCommand(): Promise<{ applied: string[] }> {
   const env = parseEnv();

@@ -1,3 +1,5 @@
+import http from 'node:http';
+import https from 'node:https';
 import { DEFAULT_UNDELIVERED_CODE, type ReceiptRule } from './behaviour.js';
 import type { StoredMessage } from './store.js';
 
@@ -20,6 +22,9 @@ const DEFAULTS: ReceiptOptions = { attempts: 4, backoff_ms: 200, request_timeout
 export class ReceiptScheduler {
   readonly #options: ReceiptOptions;
   readonly #timers = new Set<NodeJS.Timeout>();
+  // node:http with keep-alive: several times faster than fetch at thousands of receipts/s.
+  readonly #http = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  readonly #https = new https.Agent({ keepAlive: true, maxSockets: 256 });
 
   constructor(options: Partial<ReceiptOptions> = {}) {
     this.#options = { ...DEFAULTS, ...options };
@@ -49,17 +54,16 @@ export class ReceiptScheduler {
     this.#timers.clear();
   }
 
+  /** Cancels everything and drops pooled connections. */
+  close(): void {
+    this.cancelAll();
+    this.#http.destroy();
+    this.#https.destroy();
+  }
+
   #post(url: string, payload: string, attempt: number): void {
-    fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: payload,
-      signal: AbortSignal.timeout(this.#options.request_timeout_ms),
-    })
-      .then(async (res) => {
-        await res.body?.cancel(); // release the connection
-        return res.ok || !retryable(res.status);
-      })
+    this.#send(url, payload)
+      .then((status) => (status >= 200 && status < 300) || !retryable(status))
       .catch(() => false)
       .then((done) => {
         if (done || attempt >= this.#options.attempts) return;
@@ -67,6 +71,34 @@ export class ReceiptScheduler {
         this.#later(wait, () => this.#post(url, payload, attempt + 1));
       })
       .catch(() => {});
+  }
+
+  /** POSTs JSON and resolves with the response status; rejects on network errors. */
+  #send(url: string, payload: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const target = new URL(url);
+      const secure = target.protocol === 'https:';
+      const request = (secure ? https : http).request(
+        target,
+        {
+          method: 'POST',
+          agent: secure ? this.#https : this.#http,
+          timeout: this.#options.request_timeout_ms,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(payload),
+          },
+        },
+        (response) => {
+          response.on('error', reject);
+          response.on('end', () => resolve(response.statusCode ?? 0));
+          response.resume(); // drain, so the connection is reused
+        },
+      );
+      request.on('timeout', () => request.destroy(new Error('receipt request timed out')));
+      request.on('error', reject);
+      request.end(payload);
+    });
   }
 
   #later(ms: number, fn: () => void): void {

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { BehaviourRules, behaviourInput, type Rule } from './behaviour.js';
-import { ReceiptScheduler, type ReceiptOptions } from './receipts.js';
+import { type ReceiptOptions, ReceiptScheduler } from './receipts.js';
 import { inboxView, MessageStore, type StoredMessage, statusView } from './store.js';
 
 const e164 = z.string().regex(/^\+[1-9]\d{1,14}$/, 'must be an E.164 number like "+61400000000"');
@@ -69,14 +69,15 @@ export function createSimulator(options: SimulatorOptions = {}): FastifyInstance
 
   app.addHook('preClose', async () => {
     closing.abort();
-    receipts.cancelAll();
+    receipts.close();
   });
 
   app.setErrorHandler((error: FastifyError, _request, reply) => {
     const status = error.statusCode ?? 500;
     // Malformed JSON, empty body, wrong content type: the request is invalid.
     if (status === 400 || status === 415) return invalid(reply, error.message);
-    if (status < 500) return reply.code(status).send({ error: { code: 'bad_request', message: error.message } });
+    if (status < 500)
+      return reply.code(status).send({ error: { code: 'bad_request', message: error.message } });
     return reply.code(500).send({ error: { code: 'internal', message: 'Simulator error.' } });
   });
 

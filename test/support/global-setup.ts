@@ -8,6 +8,7 @@ import { startEmbeddedPostgres } from '../../cli/embedded/postgres.js';
 import { findTemporalCli, startTemporalDevServer } from '../../cli/embedded/temporal.js';
 import { createSql } from '../../db/client.js';
 import { migrate } from '../../db/migrate.js';
+import { startSimulator } from '../../providers/simulator/server.js';
 import { connectTemporalClient } from '../../temporal/client.js';
 import { ensureSearchAttributes } from '../../temporal/search-attributes.js';
 import { startHeraldWorker } from '../../temporal/worker.js';
@@ -21,6 +22,9 @@ declare module 'vitest' {
     temporalAddress: string;
     isolatedNamespace: string;
     secret: string;
+    simulatorUrl: string;
+    /** Where the worker tells providers to post receipts: tests that need them listen here. */
+    apiPort: number;
   }
 }
 
@@ -47,16 +51,27 @@ export default async function setup(project: TestProject) {
   const client = await connectTemporalClient(temporal.address, 'default');
   await ensureSearchAttributes(client, 'default');
   await client.connection.close();
-  const worker = await startHeraldWorker({ address: temporal.address, namespace: 'default', sql });
+  const simulator = await startSimulator({ port: await freePort() });
+  const apiPort = await freePort();
+  const worker = await startHeraldWorker({
+    address: temporal.address,
+    namespace: 'default',
+    sql,
+    ownProviderUrl: simulator.url,
+    publicUrl: `http://127.0.0.1:${apiPort}`,
+  });
 
   const secret = randomBytes(32).toString('base64url');
   project.provide('databaseUrl', databaseUrl);
   project.provide('temporalAddress', temporal.address);
   project.provide('isolatedNamespace', ISOLATED_NAMESPACE);
   project.provide('secret', secret);
+  project.provide('simulatorUrl', simulator.url);
+  project.provide('apiPort', apiPort);
 
   return async () => {
     await worker.shutdown();
+    await simulator.close();
     await sql.end();
     await temporal.stop();
     await postgres?.stop();

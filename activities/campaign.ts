@@ -1,0 +1,181 @@
+import { ApplicationFailure, activityInfo, heartbeat } from '@temporalio/activity';
+import {
+  type CampaignForSubmission,
+  completeCampaign,
+  countMessages,
+  findCampaignForSubmission,
+  findPendingMessages,
+  markAttempts,
+  type PendingMessage,
+  type SettledMessage,
+  settleMessages,
+} from '../db/campaign-messages.js';
+import type { Sql } from '../db/client.js';
+import { findFailoverRoute } from '../db/providers.js';
+import { resolveProviders } from '../providers/registry.js';
+import type { SmsProvider, SubmitOutcome } from '../providers/types.js';
+
+export interface CampaignActivityDeps {
+  sql: Sql;
+  ownProviderUrl: string;
+  publicUrl: string;
+}
+
+/** Messages submitted concurrently within a chunk; each batch is one attempt write and one settle. */
+const BATCH_SIZE = 50;
+/** Retryable provider failures are retried this many times before failing over. */
+const RETRY_DELAYS_MS = [200, 1000, 3000];
+
+export const messageReference = (campaignId: number, seq: number) => `cmp-${campaignId}-${seq}`;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function providerChain(deps: CampaignActivityDeps, campaign: CampaignForSubmission) {
+  let slugs: string[];
+  if (campaign.routingType === 'failover') {
+    const route = await findFailoverRoute(
+      deps.sql,
+      campaign.workspaceId,
+      campaign.failoverRouteSlug ?? '',
+    );
+    slugs = route?.enabled ? route.providerSlugs : [];
+  } else {
+    slugs = [campaign.providerSlug ?? 'own'];
+  }
+  return resolveProviders(
+    deps.sql,
+    { ownProviderUrl: deps.ownProviderUrl },
+    campaign.workspaceId,
+    slugs,
+  );
+}
+
+async function submitWithRetries(
+  provider: SmsProvider,
+  message: Parameters<SmsProvider['submit']>[0],
+) {
+  let outcome: SubmitOutcome = await provider.submit(message);
+  for (const delay of RETRY_DELAYS_MS) {
+    if (outcome.kind !== 'failed') return outcome;
+    await sleep(delay);
+    outcome = await provider.submit(message);
+  }
+  return outcome;
+}
+
+export function createCampaignActivities(deps: CampaignActivityDeps) {
+  /**
+   * Walks the provider chain for one message. A rejection or persistent failure moves on to the
+   * next provider; an unknown outcome never does (that could send twice): it is looked up, and
+   * counted as failed if the provider cannot confirm it.
+   */
+  async function deliverOne(
+    campaign: CampaignForSubmission,
+    chain: SmsProvider[],
+    message: PendingMessage,
+  ): Promise<SettledMessage> {
+    const reference = messageReference(campaign.id, message.seq);
+    let start = 0;
+    if (message.attemptProvider) {
+      // A previous attempt's outcome is unknown: settle it from the provider before anything else.
+      const index = chain.findIndex((provider) => provider.slug === message.attemptProvider);
+      const previous = chain[index];
+      if (previous) {
+        const found = await previous.lookup(reference);
+        if (found.found) {
+          return {
+            seq: message.seq,
+            status: 'sent',
+            provider: previous.slug,
+            providerMessageId: found.providerMessageId,
+            error: null,
+          };
+        }
+        start = index;
+      }
+    }
+    let error = 'no active provider';
+    for (const [index, provider] of chain.entries()) {
+      if (index < start) continue;
+      if (index > start) await markAttempts(deps.sql, campaign.id, [message.seq], provider.slug);
+      const outcome = await submitWithRetries(provider, {
+        to: message.recipient,
+        from: campaign.senderId,
+        body: campaign.body,
+        reference,
+        callbackUrl: new URL(`/webhooks/providers/${provider.slug}`, deps.publicUrl).toString(),
+      });
+      if (outcome.kind === 'accepted') {
+        return {
+          seq: message.seq,
+          status: 'sent',
+          provider: provider.slug,
+          providerMessageId: outcome.providerMessageId,
+          error: null,
+        };
+      }
+      if (outcome.kind === 'unknown') {
+        const found = await provider.lookup(reference).catch(() => ({ found: false as const }));
+        return found.found
+          ? {
+              seq: message.seq,
+              status: 'sent',
+              provider: provider.slug,
+              providerMessageId: found.providerMessageId,
+              error: null,
+            }
+          : {
+              seq: message.seq,
+              status: 'failed',
+              provider: provider.slug,
+              providerMessageId: null,
+              error: `outcome unknown: ${outcome.reason}`,
+            };
+      }
+      error = `${provider.slug}: ${outcome.reason}`;
+    }
+    return { seq: message.seq, status: 'failed', provider: null, providerMessageId: null, error };
+  }
+
+  return {
+    async planCampaign(input: { campaignId: number }): Promise<{ total: number }> {
+      return { total: await countMessages(deps.sql, input.campaignId) };
+    },
+
+    /** Submits one chunk; progress is heartbeated so a retried attempt resumes where it stopped. */
+    async submitChunk(input: {
+      campaignId: number;
+      fromSeq: number;
+      toSeq: number;
+    }): Promise<void> {
+      const campaign = await findCampaignForSubmission(deps.sql, input.campaignId);
+      if (!campaign)
+        throw ApplicationFailure.nonRetryable(
+          `campaign ${input.campaignId} not found`,
+          'CampaignNotFound',
+        );
+      const resumeFrom = (activityInfo().heartbeatDetails as number | undefined) ?? input.fromSeq;
+      const chain = await providerChain(deps, campaign);
+      const pending = await findPendingMessages(deps.sql, campaign.id, resumeFrom, input.toSeq);
+      for (let offset = 0; offset < pending.length; offset += BATCH_SIZE) {
+        const batch = pending.slice(offset, offset + BATCH_SIZE);
+        const fresh = batch
+          .filter((message) => !message.attemptProvider)
+          .map((message) => message.seq);
+        if (chain[0] && fresh.length > 0)
+          await markAttempts(deps.sql, campaign.id, fresh, chain[0].slug);
+        const settled = await Promise.all(
+          batch.map((message) => deliverOne(campaign, chain, message)),
+        );
+        await settleMessages(deps.sql, campaign.id, settled);
+        heartbeat((batch.at(-1)?.seq ?? input.fromSeq) + 1);
+      }
+    },
+
+    async completeCampaign(input: { campaignId: number }): Promise<void> {
+      if (!(await completeCampaign(deps.sql, input.campaignId))) {
+        throw ApplicationFailure.retryable('messages are still queued', 'CampaignIncomplete');
+      }
+    },
+  };
+}

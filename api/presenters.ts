@@ -1,0 +1,16 @@
+import type { CampaignView } from '../db/campaigns.js';
+
+/** SPEC §2.1 message (campaign) object. */
+export function presentCampaign(campaign: CampaignView) {
+  return {
+    id: campaign.id,
+    reference: campaign.reference,
+    status: campaign.status,
+    total_recipients: campaign.totalRecipients,
+    queued_count: campaign.queuedCount,
+    sent_count: campaign.sentCount,
+    failed_count: campaign.failedCount,
+    created_at: campaign.createdAt.toISOString(),
+    completed_at: campaign.completedAt?.toISOString() ?? null,
+  };
+}

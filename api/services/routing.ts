@@ -1,0 +1,60 @@
+import type { ApiKeyPrincipal } from '../../db/api-keys.js';
+import type { Sql } from '../../db/client.js';
+import { findFailoverRoute, findProvider, findProviders } from '../../db/providers.js';
+import { validationError } from '../../domain/errors.js';
+import type { SendRequest } from '../../domain/send-request.js';
+import { OWN_PROVIDER_SLUG } from '../../providers/registry.js';
+
+export interface ResolvedRouting {
+  routingType: 'direct' | 'failover';
+  providerSlug: string | null;
+  failoverRouteSlug: string | null;
+}
+
+/**
+ * SPEC §4.1 routing rules: explicit request routing wins; otherwise the key's routing; a key
+ * without routing uses the `own` provider. Unknown, inactive or disabled targets are 422s.
+ */
+export async function resolveRouting(
+  sql: Sql,
+  principal: ApiKeyPrincipal,
+  request: SendRequest,
+): Promise<ResolvedRouting> {
+  const explicit = request.routingType !== null || request.providerSlug !== null;
+  const source = explicit ? request : principal;
+  const routingType = source.routingType ?? 'direct';
+  const field = (name: string) => (explicit ? name : `${name} (from the API key)`);
+
+  if (routingType === 'failover') {
+    const slug = source.failoverRouteSlug ?? '';
+    const route = await findFailoverRoute(sql, principal.workspaceId, slug);
+    if (!route?.enabled) {
+      throw validationError({
+        failover_route_slug: [`The selected ${field('failover route slug')} is invalid.`],
+      });
+    }
+    const providers = await findProviders(sql, principal.workspaceId, route.providerSlugs);
+    if (request.senderId === null && providers.some((provider) => provider.requiresSenderId)) {
+      throw validationError({
+        sender_id: ['The sender id field is required for the selected failover route.'],
+      });
+    }
+    return { routingType, providerSlug: null, failoverRouteSlug: route.slug };
+  }
+
+  const slug = source.providerSlug ?? OWN_PROVIDER_SLUG;
+  if (slug !== OWN_PROVIDER_SLUG) {
+    const provider = await findProvider(sql, principal.workspaceId, slug);
+    if (!provider?.active) {
+      throw validationError({
+        provider_slug: [`The selected ${field('provider slug')} is invalid.`],
+      });
+    }
+    if (provider.requiresSenderId && request.senderId === null) {
+      throw validationError({
+        sender_id: ['The sender id field is required for the selected provider.'],
+      });
+    }
+  }
+  return { routingType: 'direct', providerSlug: slug, failoverRouteSlug: null };
+}

@@ -1,0 +1,182 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { ApiKeyPrincipal } from '../../db/api-keys.js';
+import {
+  findCampaignDispatchInfo,
+  findCampaignView,
+  insertCampaign,
+  recordDispatch,
+} from '../../db/campaigns.js';
+import {
+  attachIdempotentResource,
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  type IdempotencyScope,
+  releaseIdempotencyKey,
+} from '../../db/idempotency.js';
+import { HeraldError, validationError } from '../../domain/errors.js';
+import { validateSendRequest } from '../../domain/send-request.js';
+import type { campaignWorkflow } from '../../workflows/campaign.js';
+import { searchAttributes, TASK_QUEUE } from '../../workflows/definitions.js';
+import type { ApiDeps } from '../deps.js';
+import { presentCampaign } from '../presenters.js';
+import { requestHash } from './idempotency.js';
+import { resolveRouting } from './routing.js';
+
+/** How long a send waits for Temporal to confirm the workflow start before answering `paused`. */
+const DISPATCH_CONFIRM_MS = 5000;
+/** A request holding a key longer than this is presumed dead; a retry may take over. */
+const LEASE_SECONDS = 30;
+const ENDPOINT = 'POST /api/v1/messages';
+
+export interface SendResponse {
+  status: number;
+  body: string;
+  replayed: boolean;
+}
+
+export function campaignWorkflowId(workspaceId: number, key: string | null, campaignId: number) {
+  return `campaign/${workspaceId}/${key ?? `id-${campaignId}`}`;
+}
+
+/** Starts (or finds) the campaign's workflow; false when Temporal could not confirm in time. */
+async function dispatch(
+  deps: ApiDeps,
+  workspaceId: number,
+  campaignId: number,
+  workflowId: string,
+) {
+  const info = await findCampaignDispatchInfo(deps.sql, campaignId);
+  try {
+    await deps.temporal.withDeadline(Date.now() + DISPATCH_CONFIRM_MS, () =>
+      deps.temporal.workflow.start<typeof campaignWorkflow>('campaignWorkflow', {
+        workflowId,
+        taskQueue: TASK_QUEUE,
+        args: [{ campaignId }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: [
+          { key: searchAttributes.workspaceId, value: String(workspaceId) },
+          { key: searchAttributes.kind, value: 'campaign' },
+          { key: searchAttributes.campaignId, value: campaignId },
+          { key: searchAttributes.status, value: 'queued' },
+        ],
+        memo: {
+          reference: info.reference,
+          purpose: info.purpose,
+          recipients: info.requestedRecipients,
+        },
+        staticSummary: `Campaign ${campaignId}: ${info.requestedRecipients} recipients, ${info.purpose}`,
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) return { confirmed: false, info };
+  }
+  await recordDispatch(deps.sql, campaignId, workflowId);
+  return { confirmed: true, info };
+}
+
+async function respond(
+  deps: ApiDeps,
+  principal: ApiKeyPrincipal,
+  campaignId: number,
+  key: string | null,
+) {
+  const workflowId = campaignWorkflowId(principal.workspaceId, key, campaignId);
+  const { confirmed, info } = await dispatch(deps, principal.workspaceId, campaignId, workflowId);
+  const campaign = await findCampaignView(deps.sql, principal.workspaceId, campaignId);
+  if (!campaign) throw new Error(`campaign ${campaignId} vanished`);
+  const message = presentCampaign(campaign);
+  const body = confirmed
+    ? {
+        message: 'Messages queued for sending.',
+        data: {
+          message,
+          queue: {
+            success: true,
+            campaign_id: campaignId,
+            batch_id: info.batchId,
+            total_recipients: campaign.totalRecipients,
+            requested_recipients: info.requestedRecipients,
+            excluded_recipients: info.excludedRecipients,
+            message: `${campaign.totalRecipients} messages queued for sending.`,
+          },
+        },
+      }
+    : {
+        message:
+          'The messages were saved but their dispatch could not be confirmed. Check the message status before retrying.',
+        data: {
+          message,
+          queue: {
+            success: false,
+            campaign_id: campaignId,
+            message:
+              'Dispatch could not be confirmed; retry with the same Idempotency-Key to resume it.',
+          },
+        },
+      };
+  return { confirmed, body: JSON.stringify(body) };
+}
+
+/** POST /api/v1/messages: validate, claim the key, save the campaign, dispatch it. */
+export async function sendCampaign(
+  deps: ApiDeps,
+  principal: ApiKeyPrincipal,
+  rawBody: unknown,
+  key: string | null,
+): Promise<SendResponse> {
+  const validation = validateSendRequest(rawBody);
+  if (!validation.ok) throw validationError(validation.errors);
+  const request = validation.value;
+  const routing = await resolveRouting(deps.sql, principal, request);
+
+  const scope: IdempotencyScope | null = key
+    ? { workspaceId: principal.workspaceId, endpoint: ENDPOINT, key }
+    : null;
+  let resourceId: string | null = null;
+  if (scope) {
+    const claim = await claimIdempotencyKey(deps.sql, scope, {
+      requestHash: requestHash(rawBody),
+      leaseSeconds: LEASE_SECONDS,
+      ttlHours: deps.env.IDEMPOTENCY_KEY_TTL_HOURS,
+    });
+    if (claim.state === 'mismatch') {
+      throw validationError({
+        'Idempotency-Key': ['This Idempotency-Key was already used with a different request body.'],
+      });
+    }
+    if (claim.state === 'in_progress') {
+      throw new HeraldError('idempotency_in_progress', { headers: { 'retry-after': '1' } });
+    }
+    if (claim.state === 'completed')
+      return { status: claim.status, body: claim.body, replayed: true };
+    resourceId = claim.resourceId;
+  }
+
+  try {
+    let campaignId = resourceId === null ? null : Number(resourceId);
+    if (campaignId === null) {
+      ({ id: campaignId } = await insertCampaign(deps.sql, {
+        workspaceId: principal.workspaceId,
+        apiKeyId: principal.keyId,
+        reference: request.reference,
+        purpose: request.messagePurpose,
+        body: request.message,
+        senderId: request.senderId,
+        ...routing,
+        recipients: request.recipients,
+      }));
+      if (scope) await attachIdempotentResource(deps.sql, scope, String(campaignId));
+    }
+    const { confirmed, body } = await respond(deps, principal, campaignId, key);
+    if (scope) {
+      // A paused answer is not final: the next retry with this key resumes the same campaign.
+      if (confirmed) await completeIdempotencyKey(deps.sql, scope, { status: 202, body });
+      else await releaseIdempotencyKey(deps.sql, scope);
+    }
+    return { status: 202, body, replayed: false };
+  } catch (error) {
+    if (scope) await releaseIdempotencyKey(deps.sql, scope).catch(() => {});
+    throw error;
+  }
+}

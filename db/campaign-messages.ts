@@ -1,0 +1,107 @@
+import type { Sql } from './client.js';
+
+export interface CampaignForSubmission {
+  id: number;
+  workspaceId: number;
+  body: string;
+  senderId: string | null;
+  routingType: 'direct' | 'failover';
+  providerSlug: string | null;
+  failoverRouteSlug: string | null;
+}
+
+export interface PendingMessage {
+  seq: number;
+  recipient: string;
+  attemptProvider: string | null;
+}
+
+export async function findCampaignForSubmission(sql: Sql, campaignId: number) {
+  const [campaign] = await sql<CampaignForSubmission[]>`
+    select id, workspace_id, body, sender_id, routing_type, provider_slug, failover_route_slug
+    from campaigns where id = ${campaignId}`;
+  return campaign;
+}
+
+export async function countMessages(sql: Sql, campaignId: number): Promise<number> {
+  const [row] = await sql<{ count: number }[]>`
+    select count(*)::int as count from campaign_messages where campaign_id = ${campaignId}`;
+  return row?.count ?? 0;
+}
+
+/** Unsettled messages of a chunk, in order. */
+export async function findPendingMessages(
+  sql: Sql,
+  campaignId: number,
+  fromSeq: number,
+  toSeq: number,
+) {
+  return sql<PendingMessage[]>`
+    select seq, recipient, attempt_provider from campaign_messages
+    where campaign_id = ${campaignId} and seq between ${fromSeq} and ${toSeq} and status = 'queued'
+    order by seq`;
+}
+
+/** Written before submissions leave Herald, so a crash leaves them marked as outcome unknown. */
+export async function markAttempts(sql: Sql, campaignId: number, seqs: number[], provider: string) {
+  await sql`
+    update campaign_messages set attempt_provider = ${provider}, attempt_started_at = now()
+    where campaign_id = ${campaignId} and seq = any(${seqs}) and status = 'queued'`;
+}
+
+export interface SettledMessage {
+  seq: number;
+  status: 'sent' | 'failed';
+  provider: string | null;
+  providerMessageId: string | null;
+  error: string | null;
+}
+
+/** Settles messages once: a row already settled keeps its first outcome. */
+export async function settleMessages(sql: Sql, campaignId: number, settled: SettledMessage[]) {
+  if (settled.length === 0) return;
+  await sql`
+    update campaign_messages m set
+      status = s.status, provider_slug = s.provider, provider_message_id = s.provider_message_id,
+      error = s.error, submitted_at = case when s.status = 'sent' then now() end
+    from unnest(${settled.map((row) => row.seq)}::int[], ${settled.map((row) => row.status)}::text[],
+                ${settled.map((row) => row.provider)}::text[],
+                ${settled.map((row) => row.providerMessageId)}::text[],
+                ${settled.map((row) => row.error)}::text[])
+      as s(seq, status, provider, provider_message_id, error)
+    where m.campaign_id = ${campaignId} and m.seq = s.seq and m.status = 'queued'`;
+}
+
+/** Completes the campaign when no message is left queued; returns whether it is complete. */
+export async function completeCampaign(sql: Sql, campaignId: number): Promise<boolean> {
+  const [row] = await sql<{ completed: boolean }[]>`
+    with done as (
+      update campaigns set status = 'completed', completed_at = coalesce(completed_at, now())
+      where id = ${campaignId}
+        and not exists (select 1 from campaign_messages where campaign_id = ${campaignId} and status = 'queued')
+      returning id
+    )
+    select exists (select 1 from done) as completed`;
+  return row?.completed ?? false;
+}
+
+/** Delivery receipt: kept only for the message the provider id belongs to; the latest receipt wins. */
+export async function recordDelivery(
+  sql: Sql,
+  input: {
+    campaignId: number;
+    seq: number;
+    providerMessageId: string;
+    status: 'delivered' | 'undelivered';
+    errorCode: string | null;
+    at: Date;
+  },
+): Promise<boolean> {
+  const result = await sql`
+    update campaign_messages set delivery_status = ${input.status},
+      delivery_error_code = ${input.errorCode}, delivered_at = ${input.at}
+    where campaign_id = ${input.campaignId} and seq = ${input.seq}
+      and provider_message_id = ${input.providerMessageId}
+      and (delivered_at is null or delivered_at <= ${input.at})`;
+  return result.count > 0;
+}

@@ -1,0 +1,61 @@
+import type { LookupOutcome, OutboundSms, SmsProvider, SubmitOutcome } from '../types.js';
+
+const SUBMIT_TIMEOUT_MS = 10_000;
+
+/** Adapter for the simulator's HTTP API (providers/simulator/README.md). */
+export class SimulatorProvider implements SmsProvider {
+  readonly requiresSenderId: boolean;
+
+  constructor(
+    readonly slug: string,
+    private readonly baseUrl: string,
+    options: { requiresSenderId?: boolean; timeoutMs?: number } = {},
+  ) {
+    this.requiresSenderId = options.requiresSenderId ?? false;
+    this.timeoutMs = options.timeoutMs ?? SUBMIT_TIMEOUT_MS;
+  }
+
+  private readonly timeoutMs: number;
+
+  async submit(message: OutboundSms): Promise<SubmitOutcome> {
+    let response: Response;
+    try {
+      response = await fetch(new URL('/v1/messages', this.baseUrl), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          to: message.to,
+          from: message.from,
+          body: message.body,
+          reference: message.reference,
+          callback_url: message.callbackUrl,
+        }),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string } }).cause?.code;
+      // Refused before anything was sent: nothing can have been accepted.
+      if (cause === 'ECONNREFUSED') return { kind: 'failed', reason: 'connection refused' };
+      return { kind: 'unknown', reason: (error as Error).message };
+    }
+    const payload = (await response.json().catch(() => ({}))) as {
+      id?: string;
+      error?: { message?: string };
+    };
+    if (response.status === 202 && payload.id)
+      return { kind: 'accepted', providerMessageId: payload.id };
+    const reason = payload.error?.message ?? `HTTP ${response.status}`;
+    if (response.status >= 500 || response.status === 429) return { kind: 'failed', reason };
+    return { kind: 'rejected', reason };
+  }
+
+  async lookup(reference: string): Promise<LookupOutcome> {
+    const url = new URL('/v1/messages', this.baseUrl);
+    url.searchParams.set('reference', reference);
+    const response = await fetch(url, { signal: AbortSignal.timeout(this.timeoutMs) });
+    if (!response.ok) throw new Error(`lookup failed: HTTP ${response.status}`);
+    const { messages } = (await response.json()) as { messages: { id: string }[] };
+    const [first] = messages;
+    return first ? { found: true, providerMessageId: first.id } : { found: false };
+  }
+}
