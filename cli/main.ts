@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/env.js';
 import * as admin from './commands/admin.js';
+import * as providers from './commands/providers.js';
 import * as serve from './commands/serve.js';
 import { withAdminContext } from './context.js';
 import { printError, printResult, UsageError } from './output.js';
@@ -20,6 +21,10 @@ Administer (each accepts --json and then prints one JSON object):
   key create --workspace <slug> --abilities <a,b,...> [--user <email>] [--name <name>]
              [--provider <slug> | --failover-route <slug>]
   key revoke --id <id>
+  provider create --workspace <slug> --slug <slug> --type simulator --base-url <url>
+                  [--name <name>] [--requires-sender-id]
+  provider enable|disable --workspace <slug> --slug <slug>
+  route create --workspace <slug> --slug <slug> --providers <a,b,...> [--name <name>]
 `;
 
 type AdminCommand = (
@@ -35,6 +40,16 @@ const ADMIN_COMMANDS: Record<string, { run: AdminCommand; options: string[] }> =
     options: ['workspace', 'user', 'abilities', 'provider', 'failover-route', 'name'],
   },
   'key revoke': { run: admin.keyRevoke, options: ['id'] },
+  'provider create': {
+    run: providers.providerCreate,
+    options: ['workspace', 'slug', 'name', 'type', 'base-url', 'requires-sender-id'],
+  },
+  'provider enable': { run: providers.providerEnable, options: ['workspace', 'slug'] },
+  'provider disable': { run: providers.providerDisable, options: ['workspace', 'slug'] },
+  'route create': {
+    run: providers.routeCreate,
+    options: ['workspace', 'slug', 'name', 'providers'],
+  },
 };
 
 const SERVE_COMMANDS: Record<string, () => Promise<void>> = {
@@ -44,8 +59,15 @@ const SERVE_COMMANDS: Record<string, () => Promise<void>> = {
   simulator: serve.simulator,
 };
 
+const BOOLEAN_OPTIONS = new Set(['requires-sender-id']);
+
 function parseOptions(args: string[], names: string[]) {
-  const options = Object.fromEntries(names.map((name) => [name, { type: 'string' as const }]));
+  const options = Object.fromEntries(
+    names.map((name) => [
+      name,
+      { type: BOOLEAN_OPTIONS.has(name) ? ('boolean' as const) : ('string' as const) },
+    ]),
+  );
   try {
     const { values } = parseArgs({
       args,

@@ -15,19 +15,19 @@ export interface CommandResult {
   human: string;
 }
 
-function required(options: Options, name: string): string {
+export function required(options: Options, name: string): string {
   const value = options[name];
   if (typeof value !== 'string' || value.trim() === '')
     throw new UsageError(`--${name} is required`);
   return value.trim();
 }
 
-function optional(options: Options, name: string): string | undefined {
+export function optional(options: Options, name: string): string | undefined {
   const value = options[name];
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 }
 
-function isUniqueViolation(error: unknown): boolean {
+export function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: string }).code === '23505';
 }
 
@@ -43,7 +43,7 @@ function slugify(name: string): string {
     .replace(/-+$/, '');
 }
 
-async function workspaceBySlug(context: AdminContext, slug: string) {
+export async function workspaceBySlug(context: AdminContext, slug: string) {
   const workspace = await findWorkspaceBySlug(context.sql, slug);
   if (!workspace) throw new UsageError(`No workspace has the slug "${slug}"`);
   return workspace;
