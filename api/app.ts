@@ -4,6 +4,8 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import type { ApiDeps } from './deps.js';
 import { registerErrorHandling } from './error-handler.js';
 import { apiKeyAuth } from './plugins/auth.js';
+import { openApi } from './plugins/openapi.js';
+import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
 import { providerWebhookRoutes } from './routes/provider-webhooks.js';
@@ -21,8 +23,11 @@ export function buildApp(deps: ApiDeps, options: { logger?: boolean } = {}): Fas
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app, deps.publicUrl);
+  // Before every route: the OpenAPI document is collected through onRoute.
+  app.register(openApi);
   app.register(healthRoutes, { deps });
   app.register(providerWebhookRoutes, { deps });
+  app.register(docsRoutes, { prefix: '/api/v1' });
   app.register(
     async (api) => {
       await api.register(apiKeyAuth, { deps });

@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStack, type Stack } from '../support/stack.js';
+
+let stack: Stack;
+// biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is plain JSON.
+let doc: any;
+
+beforeAll(async () => {
+  stack = await openStack();
+  const response = await stack.app.inject({ method: 'GET', url: '/api/v1/openapi.json' });
+  expect(response.statusCode).toBe(200);
+  doc = response.json();
+});
+
+afterAll(() => stack.close());
+
+describe('OpenAPI description', () => {
+  it('is OpenAPI 3.1, version 1.0.0, secured by bearer API keys', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info).toMatchObject({ title: 'Herald API', version: '1.0.0' });
+    expect(doc.components.securitySchemes.bearerAuth).toEqual({
+      type: 'http',
+      scheme: 'bearer',
+      description: 'API key',
+    });
+    expect(doc.security).toEqual([{ bearerAuth: [] }]);
+  });
+
+  it('documents the response status codes of the message routes', () => {
+    expect(Object.keys(doc.paths['/api/v1/messages'].post.responses).sort()).toEqual([
+      '202',
+      '401',
+      '403',
+      '409',
+      '422',
+    ]);
+    expect(Object.keys(doc.paths['/api/v1/messages/{campaign}'].get.responses).sort()).toEqual([
+      '200',
+      '401',
+      '403',
+      '404',
+    ]);
+  });
+
+  it('documents the send request body although the route validates in its handler', () => {
+    const schema =
+      doc.paths['/api/v1/messages'].post.requestBody.content['application/json'].schema;
+    expect(schema.required).toEqual(expect.arrayContaining(['recipients', 'message']));
+    expect(schema.properties.recipients.maxItems).toBe(1000);
+  });
+
+  it('leaves out health, hidden and documentation routes', () => {
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/api/v1/messages',
+      '/api/v1/messages/{campaign}',
+    ]);
+  });
+});
+
+describe('docs page', () => {
+  it('answers HTML without authentication and loads nothing from elsewhere', async () => {
+    const response = await stack.app.inject({ method: 'GET', url: '/api/v1/docs' });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toMatch(/^text\/html/);
+    expect(response.body).toContain('openapi.json');
+    expect(response.body).not.toMatch(/https?:\/\//);
+  });
+});
