@@ -58,6 +58,8 @@ export async function startEmbeddedPostgres(options: {
   } else {
     options.log?.(`Initialising Postgres cluster in ${clusterDir}`);
     state = { user: 'herald', password: randomBytes(18).toString('base64url'), port: 0 };
+    // Written first: a start interrupted after initdb must still know the password.
+    await writeFile(stateFile, JSON.stringify(state), { mode: 0o600 });
     await initCluster(binaries, clusterDir, state, owner, asOwner);
   }
 

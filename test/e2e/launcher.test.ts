@@ -31,7 +31,12 @@ describe('herald start (the launcher)', { timeout: 150_000 }, () => {
 
   /** Fresh ports for a run of the launcher on the test's data directory. */
   async function launcherEnv(): Promise<NodeJS.ProcessEnv> {
-    const [port, temporalPort, temporalUiPort] = (await freePorts(3)) as [number, number, number];
+    const [port, temporalPort, temporalUiPort, simulatorPort] = (await freePorts(4)) as [
+      number,
+      number,
+      number,
+      number,
+    ];
     baseUrl = `http://127.0.0.1:${port}`;
     uiPort = temporalUiPort;
     return heraldEnv({
@@ -39,6 +44,7 @@ describe('herald start (the launcher)', { timeout: 150_000 }, () => {
       PORT: String(port),
       TEMPORAL_DEV_PORT: String(temporalPort),
       TEMPORAL_UI_PORT: String(temporalUiPort),
+      SIMULATOR_PORT: String(simulatorPort),
     });
   }
 
