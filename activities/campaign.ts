@@ -25,6 +25,8 @@ export interface CampaignActivityDeps {
 const BATCH_SIZE = 50;
 /** Retryable provider failures are retried this many times before failing over. */
 const RETRY_DELAYS_MS = [200, 1000, 3000];
+/** Well inside the workflow's 10 s heartbeat timeout. */
+const HEARTBEAT_INTERVAL_MS = 2_000;
 
 export const messageReference = (campaignId: number, seq: number) => `cmp-${campaignId}-${seq}`;
 
@@ -154,21 +156,28 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
           `campaign ${input.campaignId} not found`,
           'CampaignNotFound',
         );
-      const resumeFrom = (activityInfo().heartbeatDetails as number | undefined) ?? input.fromSeq;
-      const chain = await providerChain(deps, campaign);
-      const pending = await findPendingMessages(deps.sql, campaign.id, resumeFrom, input.toSeq);
-      for (let offset = 0; offset < pending.length; offset += BATCH_SIZE) {
-        const batch = pending.slice(offset, offset + BATCH_SIZE);
-        const fresh = batch
-          .filter((message) => !message.attemptProvider)
-          .map((message) => message.seq);
-        if (chain[0] && fresh.length > 0)
-          await markAttempts(deps.sql, campaign.id, fresh, chain[0].slug);
-        const settled = await Promise.all(
-          batch.map((message) => deliverOne(campaign, chain, message)),
-        );
-        await settleMessages(deps.sql, campaign.id, settled);
-        heartbeat((batch.at(-1)?.seq ?? input.fromSeq) + 1);
+      let resumeFrom = (activityInfo().heartbeatDetails as number | undefined) ?? input.fromSeq;
+      // Beat while a slow batch runs too, so a dead worker is noticed within the heartbeat timeout.
+      const beating = setInterval(() => heartbeat(resumeFrom), HEARTBEAT_INTERVAL_MS);
+      try {
+        const chain = await providerChain(deps, campaign);
+        const pending = await findPendingMessages(deps.sql, campaign.id, resumeFrom, input.toSeq);
+        for (let offset = 0; offset < pending.length; offset += BATCH_SIZE) {
+          const batch = pending.slice(offset, offset + BATCH_SIZE);
+          const fresh = batch
+            .filter((message) => !message.attemptProvider)
+            .map((message) => message.seq);
+          if (chain[0] && fresh.length > 0)
+            await markAttempts(deps.sql, campaign.id, fresh, chain[0].slug);
+          const settled = await Promise.all(
+            batch.map((message) => deliverOne(campaign, chain, message)),
+          );
+          await settleMessages(deps.sql, campaign.id, settled);
+          resumeFrom = (batch.at(-1)?.seq ?? input.fromSeq) + 1;
+          heartbeat(resumeFrom);
+        }
+      } finally {
+        clearInterval(beating);
       }
     },
 

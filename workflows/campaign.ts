@@ -17,7 +17,7 @@ const { planCampaign, completeCampaign } = proxyActivities<Activities>({
 
 const { submitChunk } = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 

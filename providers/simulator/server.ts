@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { z } from 'zod';
@@ -52,6 +53,8 @@ export function createSimulator(options: SimulatorOptions = {}): FastifyInstance
   const receipts = new ReceiptScheduler(options.receipts);
   // Withheld answers end early when the server closes, so close() never hangs.
   const closing = new AbortController();
+  // Every withheld answer listens for the close: one per in-flight request, not a leak.
+  setMaxListeners(0, closing.signal);
 
   const wait = async (ms: number) => {
     if (ms <= 0 || closing.signal.aborted) return;

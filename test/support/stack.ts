@@ -18,12 +18,15 @@ export interface Stack {
 
 export const PUBLIC_URL = 'http://herald.test';
 
-/** The api wired to the run's real Postgres and Temporal, exercised with `app.inject`. */
-export async function openStack(): Promise<Stack> {
+/**
+ * The api wired to the run's real Postgres and Temporal, exercised with `app.inject`; its
+ * campaigns run on the shared worker unless `namespace` names one where a test runs its own.
+ */
+export async function openStack(namespace = 'default'): Promise<Stack> {
   const env = parseEnv({ LOG_LEVEL: 'silent', PUBLIC_URL });
   const secret = inject('secret');
   const sql = createSql(inject('databaseUrl'), { max: 4 });
-  const temporal = await connectTemporalClient(inject('temporalAddress'), 'default');
+  const temporal = await connectTemporalClient(inject('temporalAddress'), namespace);
   const app = buildApp({ env, publicUrl: PUBLIC_URL, secret, sql, temporal }, { logger: false });
   await app.ready();
   return {
