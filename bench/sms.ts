@@ -1,0 +1,169 @@
+/**
+ * `npm run bench:sms`: Herald's send path against a zero-latency simulator, and in the same run
+ * the baseline of submitting the same messages straight to the simulator. Prints JSON.
+ */
+import { cpus } from 'node:os';
+import { measureLatency, median, round, runConcurrently } from './support/measure.js';
+import { type BenchStack, log, startBenchStack } from './support/stack.js';
+
+const CAMPAIGN_SIZE = 1000;
+const SUSTAINED_CAMPAIGNS = 20;
+const DRAIN_RUNS = 5;
+/** Herald keeps 4 chunks × 50 submissions in flight per campaign; the baseline gets the same. */
+const BASELINE_CONCURRENCY = 200;
+const LATENCY_PLAN = [
+  { recipients: 1, concurrency: 1, requests: 200 },
+  { recipients: 1, concurrency: 32, requests: 640 },
+  { recipients: CAMPAIGN_SIZE, concurrency: 1, requests: 20 },
+  { recipients: CAMPAIGN_SIZE, concurrency: 32, requests: 64 },
+];
+
+const recipients = Array.from(
+  { length: CAMPAIGN_SIZE },
+  (_, i) => `+6141${String(i).padStart(7, '0')}`,
+);
+const MESSAGE = 'Your order has shipped and arrives tomorrow.';
+
+async function send(stack: BenchStack, count: number): Promise<{ id: number }> {
+  const response = await fetch(`${stack.apiUrl}/api/v1/messages`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ recipients: recipients.slice(0, count), message: MESSAGE }),
+  });
+  const body = (await response.json()) as { data?: { message: { id: number; status: string } } };
+  if (response.status !== 202 || body.data?.message.status !== 'queued')
+    throw new Error(`POST /api/v1/messages answered ${response.status}: ${JSON.stringify(body)}`);
+  return { id: body.data.message.id };
+}
+
+/** Waits until every campaign is completed and returns the latest completion time. */
+async function drained(stack: BenchStack, ids?: number[]): Promise<Date> {
+  for (;;) {
+    const [row] = await stack.sql<{ pending: number; lastCompletedAt: Date | null }[]>`
+      select count(*) filter (where status <> 'completed')::int as pending,
+             max(completed_at) as last_completed_at
+      from campaigns ${ids ? stack.sql`where id = any(${ids})` : stack.sql``}`;
+    if (row && row.pending === 0 && row.lastCompletedAt) return row.lastCompletedAt;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function clearInbox(stack: BenchStack): Promise<void> {
+  await fetch(`${stack.simulatorUrl}/v1/inbox`, { method: 'DELETE' });
+}
+
+async function acceptLatency(stack: BenchStack) {
+  const results = [];
+  for (const step of LATENCY_PLAN) {
+    log(`202 latency: ${step.recipients} recipient(s) at concurrency ${step.concurrency}`);
+    const summary = await measureLatency(step.requests, step.concurrency, async () => {
+      await send(stack, step.recipients);
+    });
+    results.push({ recipients: step.recipients, ...summary });
+    await drained(stack);
+    await clearInbox(stack);
+  }
+  return results;
+}
+
+/** Seconds from the request to the campaigns' completion, and the rate that makes. */
+async function herald(stack: BenchStack, campaigns: number) {
+  const started = Date.now();
+  const ids = await Promise.all(
+    Array.from({ length: campaigns }, async () => (await send(stack, CAMPAIGN_SIZE)).id),
+  );
+  const seconds = ((await drained(stack, ids)).getTime() - started) / 1000;
+  await clearInbox(stack);
+  return {
+    messages: campaigns * CAMPAIGN_SIZE,
+    seconds: round(seconds, 3),
+    messages_per_s: round((campaigns * CAMPAIGN_SIZE) / seconds),
+  };
+}
+
+/** The same messages posted straight to the simulator, as fast as the baseline client can. */
+async function baseline(stack: BenchStack, messages: number) {
+  const started = performance.now();
+  await runConcurrently(messages, BASELINE_CONCURRENCY, async (index) => {
+    const response = await fetch(`${stack.simulatorUrl}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        to: recipients[index % CAMPAIGN_SIZE],
+        body: MESSAGE,
+        reference: `baseline-${index}`,
+      }),
+    });
+    await response.arrayBuffer();
+    if (response.status !== 202) throw new Error(`simulator answered ${response.status}`);
+  });
+  const seconds = (performance.now() - started) / 1000;
+  await clearInbox(stack);
+  return { messages, seconds: round(seconds, 3), messages_per_s: round(messages / seconds) };
+}
+
+async function main() {
+  const stack = await startBenchStack();
+  try {
+    // Zero latency, no receipts: the figures are Herald's own cost per message.
+    await fetch(`${stack.simulatorUrl}/v1/behaviour`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ latency_ms: 0, receipt: { outcome: 'none' } }),
+    });
+    log('warming up');
+    await herald(stack, 1);
+    await baseline(stack, CAMPAIGN_SIZE);
+
+    const accept = await acceptLatency(stack);
+    const drainRuns = [];
+    const baselineRuns = [];
+    for (let run = 0; run < DRAIN_RUNS; run++) {
+      log(`drain run ${run + 1} of ${DRAIN_RUNS}`);
+      drainRuns.push(await herald(stack, 1));
+      baselineRuns.push(await baseline(stack, CAMPAIGN_SIZE));
+    }
+    log(`${SUSTAINED_CAMPAIGNS} concurrent campaigns`);
+    const sustained = await herald(stack, SUSTAINED_CAMPAIGNS);
+    const sustainedBaseline = await baseline(stack, SUSTAINED_CAMPAIGNS * CAMPAIGN_SIZE);
+
+    const drainSeconds = median(drainRuns.map((run) => run.seconds));
+    const drainRate = CAMPAIGN_SIZE / drainSeconds;
+    const baselineRate = median(baselineRuns.map((run) => run.messages_per_s));
+    const result = {
+      benchmark: 'sms',
+      machine: { cpus: cpus().length, node: process.version },
+      setup:
+        'herald api, worker and simulator as separate processes; embedded Postgres 16; Temporal dev server; simulator at 0 ms latency without receipts',
+      accept_latency_202: accept,
+      drain_1000: {
+        runs_s: drainRuns.map((run) => run.seconds),
+        median_s: round(drainSeconds, 3),
+        messages_per_s: round(drainRate),
+        baseline_messages_per_s: round(baselineRate),
+        fraction_of_baseline: round(drainRate / baselineRate, 2),
+      },
+      sustained_20_campaigns: {
+        ...sustained,
+        baseline_messages_per_s: sustainedBaseline.messages_per_s,
+        fraction_of_baseline: round(sustained.messages_per_s / sustainedBaseline.messages_per_s, 2),
+      },
+      baseline: {
+        concurrency: BASELINE_CONCURRENCY,
+        drain_1000_runs: baselineRuns,
+        sustained: sustainedBaseline,
+      },
+      aims: {
+        drain_1000_under_2_s: drainSeconds < 2,
+        drain_at_least_40pct_of_baseline: drainRate / baselineRate >= 0.4,
+        sustained_at_least_40pct_of_baseline:
+          sustained.messages_per_s / sustainedBaseline.messages_per_s >= 0.4,
+      },
+    };
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    await stack.close();
+  }
+}
+
+await main();

@@ -1,0 +1,123 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { keyCreate, userCreate, workspaceCreate } from '../../cli/commands/admin.js';
+import { freePort } from '../../cli/embedded/ports.js';
+import { startEmbeddedPostgres } from '../../cli/embedded/postgres.js';
+import { findTemporalCli, startTemporalDevServer } from '../../cli/embedded/temporal.js';
+import { parseEnv } from '../../config/env.js';
+import { createSql, type Sql } from '../../db/client.js';
+import { migrate } from '../../db/migrate.js';
+
+/**
+ * The production shape on one machine: real Postgres and a Temporal dev server, with
+ * `herald api`, `herald worker` and `herald simulator` as separate processes.
+ */
+export interface BenchStack {
+  apiUrl: string;
+  simulatorUrl: string;
+  sql: Sql;
+  /** A bearer token with every ability, for a fresh workspace. */
+  token: string;
+  close(): Promise<void>;
+}
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+export const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+function spawnRole(role: string, env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(process.execPath, ['bin/herald.js', role], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  child.once('exit', (code, signal) => {
+    if (code !== 0 && signal !== 'SIGINT') log(`herald ${role} exited (${code ?? signal})`);
+  });
+  return child;
+}
+
+async function stopRole(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGINT');
+  await exited;
+}
+
+async function waitForOk(url: string, timeoutMs = 90_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ok = await fetch(url, { signal: AbortSignal.timeout(2_000) }).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+export async function startBenchStack(): Promise<BenchStack> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'herald-bench-'));
+  const postgres = await startEmbeddedPostgres({ dataDir, adoptRunning: false });
+  const temporal = await startTemporalDevServer({
+    cli: await findTemporalCli(log),
+    dataDir,
+    port: await freePort(),
+    namespace: 'default',
+    persistent: false,
+  });
+  const sql = createSql(postgres.url);
+  await migrate(sql);
+
+  const [apiPort, simulatorPort] = [await freePort(), await freePort()];
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  const simulatorUrl = `http://127.0.0.1:${simulatorPort}`;
+  const secret = randomBytes(32).toString('base64url');
+  const env = {
+    DATABASE_URL: postgres.url,
+    TEMPORAL_ADDRESS: temporal.address,
+    HERALD_SECRET: secret,
+    HERALD_DATA_DIR: dataDir,
+    PORT: String(apiPort),
+    PUBLIC_URL: apiUrl,
+    SIMULATOR_PORT: String(simulatorPort),
+    OWN_PROVIDER_URL: simulatorUrl,
+  };
+  const roles = ['simulator', 'worker', 'api'].map((role) => spawnRole(role, env));
+  await waitForOk(`${simulatorUrl}/v1/behaviour`);
+  await waitForOk(`${apiUrl}/health`);
+
+  const admin = { env: parseEnv(env), secret, sql };
+  const slug = 'bench';
+  await workspaceCreate(admin, { name: 'Bench', slug });
+  await userCreate(admin, {
+    workspace: slug,
+    email: 'bench@herald.test',
+    password: 'bench pass 1',
+  });
+  const { token } = (
+    await keyCreate(admin, {
+      workspace: slug,
+      user: 'bench@herald.test',
+      abilities: 'messages:send,messages:read,otp:send,otp:verify',
+    })
+  ).json as { token: string };
+
+  return {
+    apiUrl,
+    simulatorUrl,
+    sql,
+    token,
+    async close() {
+      for (const child of roles.reverse()) await stopRole(child);
+      await sql.end();
+      await temporal.stop();
+      await postgres.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
