@@ -85,12 +85,17 @@ export async function completeCampaign(sql: Sql, campaignId: number): Promise<bo
   return row?.completed ?? false;
 }
 
-/** Delivery receipt: kept only for the message the provider id belongs to; the latest receipt wins. */
+/**
+ * Delivery receipt: kept only for the message the provider id belongs to; the latest receipt wins.
+ * A receipt can overtake the provider's answer to the submission: the message is then still
+ * queued with its attempt on that provider, and settles later with the same provider id.
+ */
 export async function recordDelivery(
   sql: Sql,
   input: {
     campaignId: number;
     seq: number;
+    provider: string;
     providerMessageId: string;
     status: 'delivered' | 'undelivered';
     errorCode: string | null;
@@ -101,7 +106,9 @@ export async function recordDelivery(
     update campaign_messages set delivery_status = ${input.status},
       delivery_error_code = ${input.errorCode}, delivered_at = ${input.at}
     where campaign_id = ${input.campaignId} and seq = ${input.seq}
-      and provider_message_id = ${input.providerMessageId}
+      and (provider_message_id = ${input.providerMessageId}
+           or (provider_message_id is null and status = 'queued'
+               and attempt_provider = ${input.provider}))
       and (delivered_at is null or delivered_at <= ${input.at})`;
   return result.count > 0;
 }

@@ -5,6 +5,22 @@
  */
 import type { FieldErrors } from './errors.js';
 import { parseE164 } from './phone.js';
+import {
+  characters,
+  checkEnum,
+  checkSlug,
+  collector,
+  type Fail,
+  isJsonObject,
+  isOmitted,
+  isOneOf,
+  label,
+  mustBeString,
+  NOT_AN_OBJECT,
+  optionalString,
+  required,
+  tooLong,
+} from './validation.js';
 
 export const MESSAGE_PURPOSES = ['transactional', 'marketing'] as const;
 export type MessagePurpose = (typeof MESSAGE_PURPOSES)[number];
@@ -19,7 +35,6 @@ export const MAX_REFERENCE_LENGTH = 100;
 export const OPT_OUT_PLACEHOLDER = '{opt_out_url}';
 
 const SENDER_ID_CHARS = /^[A-Za-z0-9 ]*$/;
-const SLUG = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 export interface SendRequest {
   /** Normalized E.164, distinct, in request order. */
@@ -38,31 +53,10 @@ export type SendRequestValidation =
   | { ok: true; value: SendRequest }
   | { ok: false; errors: FieldErrors };
 
-type Fail = (key: string, message: string) => void;
-
-/** Laravel's display name for an attribute: `sender_id` → `sender id`. */
-const label = (key: string): string => key.replaceAll('_', ' ');
-const required = (key: string): string => `The ${label(key)} field is required.`;
-const mustBeString = (key: string): string => `The ${label(key)} field must be a string.`;
-const tooLong = (key: string, max: number): string =>
-  `The ${label(key)} field must not be greater than ${max} characters.`;
-/** Characters as Laravel counts them (mb_strlen): Unicode code points, not UTF-16 units. */
-const characters = (value: string): number => [...value].length;
-const isOmitted = (value: unknown): value is null | undefined =>
-  value === undefined || value === null;
-const isOneOf = <T extends string>(value: unknown, allowed: readonly T[]): value is T =>
-  (allowed as readonly unknown[]).includes(value);
-
 export function validateSendRequest(body: unknown): SendRequestValidation {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    return { ok: false, errors: { body: ['The request body must be a JSON object.'] } };
-  }
-  const input = body as Record<string, unknown>;
-  const errors: FieldErrors = {};
-  const fail: Fail = (key, message) => {
-    errors[key] ??= [];
-    errors[key].push(message);
-  };
+  if (!isJsonObject(body)) return { ok: false, errors: NOT_AN_OBJECT };
+  const input = body;
+  const { errors, fail } = collector();
 
   const recipients = checkRecipients(input.recipients, fail);
   const purposeGiven = isOmitted(input.message_purpose) ? 'transactional' : input.message_purpose;
@@ -197,31 +191,4 @@ function checkRouting(input: Record<string, unknown>, fail: Fail): Routing {
   // A provider slug on its own means direct routing to that provider.
   if (isOmitted(rawType) && providerSlug !== null) routingType = 'direct';
   return { routingType, providerSlug, failoverRouteSlug };
-}
-
-function checkSlug(key: string, value: unknown, fail: Fail): string | null {
-  const slug = optionalString(key, value, fail);
-  if (slug === null || SLUG.test(slug)) return slug;
-  fail(key, `The ${label(key)} field format is invalid.`);
-  return null;
-}
-
-function checkEnum<T extends string>(
-  key: string,
-  value: unknown,
-  allowed: readonly T[],
-  fail: Fail,
-): T | null {
-  const given = optionalString(key, value, fail);
-  if (given === null || isOneOf(given, allowed)) return given;
-  fail(key, `The selected ${label(key)} is invalid.`);
-  return null;
-}
-
-/** Null when omitted (or null); null after reporting when not a string. */
-function optionalString(key: string, value: unknown, fail: Fail): string | null {
-  if (isOmitted(value)) return null;
-  if (typeof value === 'string') return value;
-  fail(key, mustBeString(key));
-  return null;
 }

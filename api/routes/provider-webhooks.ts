@@ -35,6 +35,7 @@ export const providerWebhookRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = a
         await recordDelivery(deps.sql, {
           campaignId: Number(match[1]),
           seq: Number(match[2]),
+          provider: request.params.provider,
           providerMessageId: receipt.id,
           status: receipt.status,
           errorCode: receipt.error_code,

@@ -1,5 +1,16 @@
 import { createHash } from 'node:crypto';
-import { validationError } from '../../domain/errors.js';
+import {
+  attachIdempotentResource,
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  type IdempotencyScope,
+  releaseIdempotencyKey,
+} from '../../db/idempotency.js';
+import { HeraldError, validationError } from '../../domain/errors.js';
+import type { ApiDeps } from '../deps.js';
+
+/** A request holding a key longer than this is presumed dead; a retry may take over. */
+const LEASE_SECONDS = 30;
 
 const KEY_PATTERN = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
 
@@ -30,4 +41,63 @@ function canonical(value: unknown): string {
 
 export function requestHash(body: unknown): Buffer {
   return createHash('sha256').update(canonical(body)).digest();
+}
+
+/** A send endpoint's answer: the JSON text exactly as stored, so a replay is byte-identical. */
+export interface IdempotentResponse {
+  status: number;
+  body: string;
+  replayed: boolean;
+}
+
+export interface IdempotentWork {
+  /** Set when an earlier attempt with this key already created the resource. */
+  resourceId: string | null;
+  /** Ties the resource to the key before anything irreversible happens. */
+  attach(resourceId: string): Promise<void>;
+}
+
+/**
+ * Runs a send under its Idempotency-Key (DESIGN.md): claims the key, replays a finished answer,
+ * and stores this answer when it is final. A non-final answer (`paused`, `pending`) releases the
+ * key so that a retry continues the same resource.
+ */
+export async function idempotently(
+  deps: Pick<ApiDeps, 'sql' | 'env'>,
+  scope: IdempotencyScope | null,
+  rawBody: unknown,
+  work: (context: IdempotentWork) => Promise<{ status: number; body: string; final: boolean }>,
+): Promise<IdempotentResponse> {
+  if (!scope) {
+    const { status, body } = await work({ resourceId: null, attach: async () => {} });
+    return { status, body, replayed: false };
+  }
+  const claim = await claimIdempotencyKey(deps.sql, scope, {
+    requestHash: requestHash(rawBody),
+    leaseSeconds: LEASE_SECONDS,
+    ttlHours: deps.env.IDEMPOTENCY_KEY_TTL_HOURS,
+  });
+  if (claim.state === 'mismatch') {
+    throw validationError({
+      'Idempotency-Key': ['This Idempotency-Key was already used with a different request body.'],
+    });
+  }
+  if (claim.state === 'in_progress') {
+    throw new HeraldError('idempotency_in_progress', { headers: { 'retry-after': '1' } });
+  }
+  if (claim.state === 'completed')
+    return { status: claim.status, body: claim.body, replayed: true };
+
+  try {
+    const answer = await work({
+      resourceId: claim.resourceId,
+      attach: (resourceId) => attachIdempotentResource(deps.sql, scope, resourceId),
+    });
+    if (answer.final) await completeIdempotencyKey(deps.sql, scope, answer);
+    else await releaseIdempotencyKey(deps.sql, scope);
+    return { status: answer.status, body: answer.body, replayed: false };
+  } catch (error) {
+    await releaseIdempotencyKey(deps.sql, scope).catch(() => {});
+    throw error;
+  }
 }

@@ -6,33 +6,18 @@ import {
   insertCampaign,
   recordDispatch,
 } from '../../db/campaigns.js';
-import {
-  attachIdempotentResource,
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  type IdempotencyScope,
-  releaseIdempotencyKey,
-} from '../../db/idempotency.js';
-import { HeraldError, validationError } from '../../domain/errors.js';
+import { validationError } from '../../domain/errors.js';
 import { validateSendRequest } from '../../domain/send-request.js';
 import type { campaignWorkflow } from '../../workflows/campaign.js';
 import { searchAttributes, TASK_QUEUE } from '../../workflows/definitions.js';
 import type { ApiDeps } from '../deps.js';
 import { presentCampaign } from '../presenters.js';
-import { requestHash } from './idempotency.js';
+import { type IdempotentResponse, idempotently } from './idempotency.js';
 import { resolveRouting } from './routing.js';
 
 /** How long a send waits for Temporal to confirm the workflow start before answering `paused`. */
 const DISPATCH_CONFIRM_MS = 5000;
-/** A request holding a key longer than this is presumed dead; a retry may take over. */
-const LEASE_SECONDS = 30;
 const ENDPOINT = 'POST /api/v1/messages';
-
-export interface SendResponse {
-  status: number;
-  body: string;
-  replayed: boolean;
-}
 
 export function campaignWorkflowId(workspaceId: number, key: string | null, campaignId: number) {
   return `campaign/${workspaceId}/${key ?? `id-${campaignId}`}`;
@@ -82,10 +67,11 @@ async function respond(
   key: string | null,
 ) {
   const workflowId = campaignWorkflowId(principal.workspaceId, key, campaignId);
-  const { confirmed, info } = await dispatch(deps, principal.workspaceId, campaignId, workflowId);
+  // Counters as dispatched (SPEC §3: all queued, none sent), before a fast worker moves them.
   const campaign = await findCampaignView(deps.sql, principal.workspaceId, campaignId);
   if (!campaign) throw new Error(`campaign ${campaignId} vanished`);
-  const message = presentCampaign(campaign);
+  const { confirmed, info } = await dispatch(deps, principal.workspaceId, campaignId, workflowId);
+  const message = presentCampaign({ ...campaign, status: confirmed ? 'queued' : campaign.status });
   const body = confirmed
     ? {
         message: 'Messages queued for sending.',
@@ -98,7 +84,7 @@ async function respond(
             total_recipients: campaign.totalRecipients,
             requested_recipients: info.requestedRecipients,
             excluded_recipients: info.excludedRecipients,
-            message: `${campaign.totalRecipients} messages queued for sending.`,
+            message: `${campaign.totalRecipients} ${campaign.totalRecipients === 1 ? 'message' : 'messages'} queued for sending.`,
           },
         },
       }
@@ -124,36 +110,14 @@ export async function sendCampaign(
   principal: ApiKeyPrincipal,
   rawBody: unknown,
   key: string | null,
-): Promise<SendResponse> {
+): Promise<IdempotentResponse> {
   const validation = validateSendRequest(rawBody);
   if (!validation.ok) throw validationError(validation.errors);
   const request = validation.value;
   const routing = await resolveRouting(deps.sql, principal, request);
+  const scope = key ? { workspaceId: principal.workspaceId, endpoint: ENDPOINT, key } : null;
 
-  const scope: IdempotencyScope | null = key
-    ? { workspaceId: principal.workspaceId, endpoint: ENDPOINT, key }
-    : null;
-  let resourceId: string | null = null;
-  if (scope) {
-    const claim = await claimIdempotencyKey(deps.sql, scope, {
-      requestHash: requestHash(rawBody),
-      leaseSeconds: LEASE_SECONDS,
-      ttlHours: deps.env.IDEMPOTENCY_KEY_TTL_HOURS,
-    });
-    if (claim.state === 'mismatch') {
-      throw validationError({
-        'Idempotency-Key': ['This Idempotency-Key was already used with a different request body.'],
-      });
-    }
-    if (claim.state === 'in_progress') {
-      throw new HeraldError('idempotency_in_progress', { headers: { 'retry-after': '1' } });
-    }
-    if (claim.state === 'completed')
-      return { status: claim.status, body: claim.body, replayed: true };
-    resourceId = claim.resourceId;
-  }
-
-  try {
+  return idempotently(deps, scope, rawBody, async ({ resourceId, attach }) => {
     let campaignId = resourceId === null ? null : Number(resourceId);
     if (campaignId === null) {
       ({ id: campaignId } = await insertCampaign(deps.sql, {
@@ -166,17 +130,10 @@ export async function sendCampaign(
         ...routing,
         recipients: request.recipients,
       }));
-      if (scope) await attachIdempotentResource(deps.sql, scope, String(campaignId));
+      await attach(String(campaignId));
     }
+    // A paused answer is not final: the next retry with this key resumes the same campaign.
     const { confirmed, body } = await respond(deps, principal, campaignId, key);
-    if (scope) {
-      // A paused answer is not final: the next retry with this key resumes the same campaign.
-      if (confirmed) await completeIdempotencyKey(deps.sql, scope, { status: 202, body });
-      else await releaseIdempotencyKey(deps.sql, scope);
-    }
-    return { status: 202, body, replayed: false };
-  } catch (error) {
-    if (scope) await releaseIdempotencyKey(deps.sql, scope).catch(() => {});
-    throw error;
-  }
+    return { status: 202, body, final: confirmed };
+  });
 }
