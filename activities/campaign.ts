@@ -13,7 +13,8 @@ import {
 import type { Sql } from '../db/client.js';
 import { findFailoverRoute } from '../db/providers.js';
 import { resolveProviders } from '../providers/registry.js';
-import type { SmsProvider, SubmitOutcome } from '../providers/types.js';
+import type { SmsProvider } from '../providers/types.js';
+import { submitWithRetries } from './submission.js';
 
 export interface CampaignActivityDeps {
   sql: Sql;
@@ -23,14 +24,10 @@ export interface CampaignActivityDeps {
 
 /** Messages submitted concurrently within a chunk; each batch is one attempt write and one settle. */
 const BATCH_SIZE = 50;
-/** Retryable provider failures are retried this many times before failing over. */
-const RETRY_DELAYS_MS = [200, 1000, 3000];
 /** Well inside the workflow's 10 s heartbeat timeout. */
 const HEARTBEAT_INTERVAL_MS = 2_000;
 
 export const messageReference = (campaignId: number, seq: number) => `cmp-${campaignId}-${seq}`;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function providerChain(deps: CampaignActivityDeps, campaign: CampaignForSubmission) {
   let slugs: string[];
@@ -50,19 +47,6 @@ async function providerChain(deps: CampaignActivityDeps, campaign: CampaignForSu
     campaign.workspaceId,
     slugs,
   );
-}
-
-async function submitWithRetries(
-  provider: SmsProvider,
-  message: Parameters<SmsProvider['submit']>[0],
-) {
-  let outcome: SubmitOutcome = await provider.submit(message);
-  for (const delay of RETRY_DELAYS_MS) {
-    if (outcome.kind !== 'failed') return outcome;
-    await sleep(delay);
-    outcome = await provider.submit(message);
-  }
-  return outcome;
 }
 
 export function createCampaignActivities(deps: CampaignActivityDeps) {

@@ -1,6 +1,7 @@
 import type { Sql } from '../db/client.js';
 import { createCampaignActivities } from './campaign.js';
 import { createMaintenanceActivities } from './maintenance.js';
+import { createOtpActivities } from './otp.js';
 
 export interface ActivityDeps {
   sql: Sql;
@@ -8,12 +9,15 @@ export interface ActivityDeps {
   ownProviderUrl: string;
   /** Base of the delivery-receipt webhooks handed to providers. */
   publicUrl: string;
+  /** Keys the hash of every OTP code. */
+  secret: string;
 }
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createCampaignActivities(deps),
     ...createMaintenanceActivities(deps),
+    ...createOtpActivities(deps),
   };
 }
 

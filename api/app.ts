@@ -8,6 +8,7 @@ import { openApi } from './plugins/openapi.js';
 import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
+import { otpRoutes } from './routes/otp.js';
 import { providerWebhookRoutes } from './routes/provider-webhooks.js';
 
 export function buildApp(deps: ApiDeps, options: { logger?: boolean } = {}): FastifyInstance {
@@ -32,6 +33,7 @@ export function buildApp(deps: ApiDeps, options: { logger?: boolean } = {}): Fas
     async (api) => {
       await api.register(apiKeyAuth, { deps });
       await api.register(messageRoutes, { deps });
+      await api.register(otpRoutes, { deps });
     },
     { prefix: '/api/v1' },
   );

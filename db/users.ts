@@ -55,3 +55,15 @@ export async function findMemberUserId(
     where lower(u.email) = lower(${email})`;
   return row?.id;
 }
+
+/** The member's current permissions in the workspace; empty when not a member. */
+export async function findMemberPermissions(
+  sql: Sql,
+  workspaceId: number,
+  userId: number,
+): Promise<Permission[]> {
+  const [row] = await sql<{ permissions: Permission[] }[]>`
+    select permissions from workspace_members
+    where workspace_id = ${workspaceId} and user_id = ${userId}`;
+  return row?.permissions ?? [];
+}

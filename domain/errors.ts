@@ -12,6 +12,12 @@ export const ERROR_CATALOGUE = {
     message:
       'A request with this Idempotency-Key is still being processed. Retry with the same key shortly.',
   },
+  /** SPEC §4.4: one answer for invalid, expired, exhausted, used, superseded or unknown codes. */
+  otp_verification_failed: { status: 422, message: 'The code is invalid or has expired.' },
+  insufficient_credits: {
+    status: 402,
+    message: 'The workspace does not have enough credits for this send.',
+  },
   service_unavailable: { status: 503, message: 'Service temporarily unavailable.' },
   internal: { status: 500, message: 'Server error.' },
 } as const;

@@ -1,2 +1,3 @@
 export { campaignWorkflow } from './campaign.js';
 export { maintenanceWorkflow } from './maintenance.js';
+export { otpWorkflow } from './otp.js';

@@ -114,6 +114,7 @@ async function startParts(
       sql,
       ownProviderUrl: ownProviderUrlOf(env),
       publicUrl: publicUrlOf(env),
+      secret,
     });
     lifecycle.add('worker', worker.shutdown);
     worker.done.catch((error: Error) => {

@@ -53,15 +53,16 @@ export default async function setup(project: TestProject) {
   await client.connection.close();
   const simulator = await startSimulator({ port: await freePort() });
   const apiPort = await freePort();
+  const secret = randomBytes(32).toString('base64url');
   const worker = await startHeraldWorker({
     address: temporal.address,
     namespace: 'default',
     sql,
     ownProviderUrl: simulator.url,
     publicUrl: `http://127.0.0.1:${apiPort}`,
+    secret,
   });
 
-  const secret = randomBytes(32).toString('base64url');
   project.provide('databaseUrl', databaseUrl);
   project.provide('temporalAddress', temporal.address);
   project.provide('isolatedNamespace', ISOLATED_NAMESPACE);

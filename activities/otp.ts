@@ -1,0 +1,115 @@
+import { randomInt } from 'node:crypto';
+import type { Sql } from '../db/client.js';
+import {
+  claimOtpAttempt,
+  finishOtpRequest,
+  findOtpForSubmission,
+  markOtpAccepted,
+  markOtpFailed,
+  type OtpForSubmission,
+  type OtpOutcome,
+} from '../db/otp-requests.js';
+import { renderOtpMessage } from '../domain/otp.js';
+import { resolveProviders } from '../providers/registry.js';
+import type { SmsProvider } from '../providers/types.js';
+import { keyedHash } from '../security/tokens.js';
+import type { OtpSubmission } from '../workflows/otp.js';
+import { submitWithRetries } from './submission.js';
+
+export interface OtpActivityDeps {
+  sql: Sql;
+  secret: string;
+  ownProviderUrl: string;
+  publicUrl: string;
+}
+
+/** A provider may record a submission a little after answering; "not found" is final after this. */
+const NOT_FOUND_GRACE_MS = 30_000;
+
+export const otpReference = (requestId: string) => `otp-${requestId}`;
+
+/** A uniformly random code of `length` digits, leading zeroes included. */
+export function generateCode(length: number): string {
+  return String(randomInt(0, 10 ** length)).padStart(length, '0');
+}
+
+export function createOtpActivities(deps: OtpActivityDeps) {
+  async function providerFor(request: OtpForSubmission): Promise<SmsProvider | undefined> {
+    const [provider] = await resolveProviders(
+      deps.sql,
+      { ownProviderUrl: deps.ownProviderUrl },
+      request.workspaceId,
+      [request.providerSlug],
+    );
+    return provider;
+  }
+
+  /** An earlier attempt's outcome is unknown: only the provider can say whether it went out. */
+  async function reconcile(request: OtpForSubmission): Promise<OtpSubmission> {
+    if (request.status !== 'pending') return { status: request.status };
+    const provider = await providerFor(request);
+    const found = await provider?.lookup(otpReference(request.id)).catch(() => undefined);
+    if (found?.found) {
+      await markOtpAccepted(deps.sql, request.id, found.providerMessageId);
+      return { status: 'accepted' };
+    }
+    const age = Date.now() - (request.attemptStartedAt?.getTime() ?? 0);
+    if (request.expired || (found?.found === false && age > NOT_FOUND_GRACE_MS)) {
+      await markOtpFailed(deps.sql, request.id, 'the provider has no record of the submission');
+      return { status: 'failed' };
+    }
+    return { status: 'pending' };
+  }
+
+  return {
+    /**
+     * Generates the code, stores only its keyed hash, and submits it. The plaintext lives only
+     * in this function's memory: it is not returned, logged or saved.
+     */
+    async submitOtp({ requestId }: { requestId: string }): Promise<OtpSubmission> {
+      const request = await findOtpForSubmission(deps.sql, requestId);
+      if (!request) return { status: 'failed' };
+      if (request.status !== 'pending' || request.attemptStartedAt) return reconcile(request);
+      if (request.expired) {
+        await markOtpFailed(deps.sql, requestId, 'expired before it could be submitted');
+        return { status: 'failed' };
+      }
+      const provider = await providerFor(request);
+      if (!provider) {
+        await markOtpFailed(deps.sql, requestId, `provider ${request.providerSlug} is not active`);
+        return { status: 'failed' };
+      }
+      const code = generateCode(request.codeLength);
+      if (!(await claimOtpAttempt(deps.sql, requestId, keyedHash(deps.secret, code)))) {
+        return reconcile({ ...request, attemptStartedAt: new Date() });
+      }
+      const outcome = await submitWithRetries(provider, {
+        to: request.recipient,
+        from: request.senderId,
+        body: renderOtpMessage(request.bodyTemplate, code),
+        reference: otpReference(requestId),
+        callbackUrl: new URL(`/webhooks/providers/${provider.slug}`, deps.publicUrl).toString(),
+      });
+      switch (outcome.kind) {
+        case 'accepted':
+          await markOtpAccepted(deps.sql, requestId, outcome.providerMessageId);
+          return { status: 'accepted' };
+        case 'rejected':
+        case 'failed':
+          await markOtpFailed(deps.sql, requestId, `${provider.slug}: ${outcome.reason}`);
+          return { status: 'failed' };
+        case 'unknown':
+          return reconcile({ ...request, attemptStartedAt: new Date() });
+      }
+    },
+
+    async reconcileOtp({ requestId }: { requestId: string }): Promise<OtpSubmission> {
+      const request = await findOtpForSubmission(deps.sql, requestId);
+      return request ? reconcile(request) : { status: 'failed' };
+    },
+
+    async finishOtp({ requestId }: { requestId: string }): Promise<OtpOutcome> {
+      return finishOtpRequest(deps.sql, requestId);
+    },
+  };
+}

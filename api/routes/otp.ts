@@ -1,0 +1,82 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { ApiDeps } from '../deps.js';
+import { principalOf } from '../plugins/auth.js';
+import { authErrorResponses, messageOnlySchema, validationErrorSchema } from '../schemas/common.js';
+import {
+  otpSendRequestSchema,
+  otpSendResponseSchema,
+  otpVerifyRequestSchema,
+  otpVerifyResponseSchema,
+} from '../schemas/otp.js';
+import { parseIdempotencyKey } from '../services/idempotency.js';
+import { sendOtp } from '../services/send-otp.js';
+import { verifyOtp } from '../services/verify-otp.js';
+
+/** The documented schemas are for OpenAPI; the handlers validate, so every rule answers 422. */
+const documentOnly = () => (data: unknown) => ({ value: data });
+
+export const otpRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (app, { deps }) => {
+  app.post(
+    '/otp/send',
+    {
+      config: { ability: 'otp:send' },
+      schema: {
+        summary: 'Send a one-time passcode by SMS',
+        tags: ['OTP'],
+        headers: z.object({
+          'idempotency-key': z
+            .string()
+            .optional()
+            .describe('Use the same key when retrying; a pending request is checked, not resent'),
+        }),
+        body: otpSendRequestSchema,
+        response: {
+          202: otpSendResponseSchema,
+          ...authErrorResponses,
+          402: messageOnlySchema.describe('The workspace does not have enough credits'),
+          409: messageOnlySchema.describe(
+            'A request with this Idempotency-Key is still processing',
+          ),
+          422: validationErrorSchema,
+        },
+      },
+      validatorCompiler: documentOnly,
+    },
+    async (request, reply) => {
+      const key = parseIdempotencyKey(request.headers['idempotency-key']);
+      const result = await sendOtp(deps, principalOf(request), request.body, key);
+      if (result.replayed) reply.header('idempotent-replayed', 'true');
+      return reply
+        .code(result.status)
+        .header('content-type', 'application/json; charset=utf-8')
+        .send(result.body as never);
+    },
+  );
+
+  app.post(
+    '/otp/verify',
+    {
+      config: { ability: 'otp:verify' },
+      schema: {
+        summary: 'Verify a one-time passcode',
+        tags: ['OTP'],
+        body: otpVerifyRequestSchema,
+        response: {
+          200: otpVerifyResponseSchema,
+          ...authErrorResponses,
+          422: z
+            .union([validationErrorSchema, messageOnlySchema])
+            .describe(
+              'Validation error, or the one answer for an invalid, expired, exhausted, used or superseded code',
+            ),
+        },
+      },
+      validatorCompiler: documentOnly,
+    },
+    async (request) => {
+      await verifyOtp(deps, principalOf(request), request.body);
+      return { message: 'The code is verified.' };
+    },
+  );
+};

@@ -1,0 +1,160 @@
+import { randomUUID } from 'node:crypto';
+import { WithStartWorkflowOperation } from '@temporalio/client';
+import type { ApiKeyPrincipal } from '../../db/api-keys.js';
+import {
+  findOtpRequestView,
+  InsufficientCreditsError,
+  insertOtpRequest,
+  type OtpRequestView,
+  type OtpStatus,
+} from '../../db/otp-requests.js';
+import { HeraldError, validationError } from '../../domain/errors.js';
+import { validateOtpSend } from '../../domain/otp.js';
+import { searchAttributes, TASK_QUEUE } from '../../workflows/definitions.js';
+import { type otpWorkflow, settledSignal, submissionUpdate } from '../../workflows/otp.js';
+import type { ApiDeps } from '../deps.js';
+import { type IdempotentResponse, idempotently } from './idempotency.js';
+import { type ResolvedOtpSend, resolveOtpSend } from './otp-settings.js';
+
+/** How long the request waits for the provider's answer before reporting `pending`. */
+const SUBMISSION_WAIT_MS = 5000;
+const ENDPOINT = 'POST /api/v1/otp/send';
+
+export function otpWorkflowId(workspaceId: number, key: string | null, requestId: string) {
+  return `otp/${workspaceId}/${key ?? requestId}`;
+}
+
+const MESSAGES: Record<OtpStatus, string> = {
+  accepted: 'Verification code sent.',
+  pending:
+    'The verification code was submitted but its acceptance is not confirmed yet. Retry with the same Idempotency-Key to check; it will not be sent again.',
+  failed: 'The verification code could not be sent.',
+};
+
+/** SPEC §2.3, with billing as documented in the README. */
+function presentOtpRequest(view: OtpRequestView) {
+  const settlement =
+    view.billingSource === 'connected_provider'
+      ? 'external'
+      : view.status === 'failed'
+        ? 'refunded'
+        : view.status === 'pending'
+          ? 'pending'
+          : 'settled';
+  return {
+    message: MESSAGES[view.status],
+    data: {
+      request_id: view.id,
+      status: view.status,
+      expires_at: view.expiresAt.toISOString(),
+      provider: view.providerSlug,
+      sender_id: view.senderId,
+      billing: {
+        source: view.billingSource,
+        settlement_status: settlement,
+        credits_charged: view.creditsCharged,
+      },
+    },
+  };
+}
+
+/** Starts the request's workflow (or finds it) and waits, bounded, for the submission outcome. */
+async function dispatch(deps: ApiDeps, workspaceId: number, view: OtpRequestView, purpose: string) {
+  const start = new WithStartWorkflowOperation<typeof otpWorkflow>('otpWorkflow', {
+    workflowId: view.workflowId,
+    taskQueue: TASK_QUEUE,
+    args: [{ requestId: view.id, expiresAt: view.expiresAt.getTime() }],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    // A finished run is never started again: that would send another code.
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    typedSearchAttributes: [
+      { key: searchAttributes.workspaceId, value: String(workspaceId) },
+      { key: searchAttributes.kind, value: 'otp' },
+      { key: searchAttributes.status, value: 'pending' },
+    ],
+    memo: { purpose },
+    staticSummary: `OTP ${view.id} for ${purpose}`,
+  });
+  try {
+    await deps.temporal.withDeadline(Date.now() + SUBMISSION_WAIT_MS, () =>
+      deps.temporal.workflow.executeUpdateWithStart(submissionUpdate, {
+        startWorkflowOperation: start,
+      }),
+    );
+  } catch {
+    // Temporal slow or unreachable, or the run already over: the database has the truth.
+  }
+}
+
+async function createRequest(
+  deps: ApiDeps,
+  principal: ApiKeyPrincipal,
+  send: ResolvedOtpSend,
+  requestId: string,
+  key: string | null,
+) {
+  try {
+    const { supersededWorkflowIds } = await insertOtpRequest(deps.sql, {
+      ...send,
+      id: requestId,
+      workspaceId: principal.workspaceId,
+      apiKeyId: principal.keyId,
+      userId: principal.userId,
+      workflowId: otpWorkflowId(principal.workspaceId, key, requestId),
+    });
+    for (const workflowId of supersededWorkflowIds) {
+      // Best effort: a run that misses it still ends as superseded when its code expires.
+      deps.temporal.workflow
+        .getHandle(workflowId)
+        .signal(settledSignal)
+        .catch(() => {});
+    }
+  } catch (error) {
+    if (error instanceof InsufficientCreditsError)
+      throw new HeraldError('insufficient_credits', {
+        message: `The workspace does not have enough credits: this code needs ${error.needed}.`,
+      });
+    throw error;
+  }
+}
+
+/** POST /api/v1/otp/send: validate, resolve settings, save and charge, submit through Temporal. */
+export async function sendOtp(
+  deps: ApiDeps,
+  principal: ApiKeyPrincipal,
+  rawBody: unknown,
+  key: string | null,
+): Promise<IdempotentResponse> {
+  const validation = validateOtpSend(rawBody);
+  if (!validation.ok) throw validationError(validation.errors);
+  const send = await resolveOtpSend(deps.sql, principal, validation.value);
+  const scope = key ? { workspaceId: principal.workspaceId, endpoint: ENDPOINT, key } : null;
+
+  return idempotently(deps, scope, rawBody, async ({ resourceId, attach }) => {
+    const requestId = resourceId ?? randomUUID();
+    if (!resourceId) await attach(requestId);
+    let view = await findOtpRequestView(deps.sql, principal.workspaceId, requestId);
+    if (!view) {
+      await createRequest(deps, principal, send, requestId, key);
+      view = (await findOtpRequestView(
+        deps.sql,
+        principal.workspaceId,
+        requestId,
+      )) as OtpRequestView;
+    }
+    if (view.status === 'pending') {
+      await dispatch(deps, principal.workspaceId, view, send.purpose);
+      view = (await findOtpRequestView(
+        deps.sql,
+        principal.workspaceId,
+        requestId,
+      )) as OtpRequestView;
+    }
+    // `pending` is not final: a retry with this key reports the outcome then known.
+    return {
+      status: 202,
+      body: JSON.stringify(presentOtpRequest(view)),
+      final: view.status !== 'pending',
+    };
+  });
+}

@@ -1,0 +1,68 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { ApiKeyPrincipal } from '../../db/api-keys.js';
+import {
+  lockVerificationCandidate,
+  markOtpVerified,
+  recordFailedVerification,
+} from '../../db/otp-requests.js';
+import { HeraldError, validationError } from '../../domain/errors.js';
+import {
+  FAILED_VERIFICATION_WINDOW_MINUTES,
+  MAX_FAILED_VERIFICATIONS,
+  validateOtpVerify,
+} from '../../domain/otp.js';
+import { keyedHash } from '../../security/tokens.js';
+import { settledSignal } from '../../workflows/otp.js';
+import type { ApiDeps } from '../deps.js';
+
+/** Compared against when there is no stored hash, so every failure costs the same work. */
+const NO_HASH = Buffer.alloc(32);
+
+/**
+ * POST /api/v1/otp/verify. One transaction locks the request, compares in constant time and
+ * either marks it verified or records a failure: two concurrent correct codes verify once, and
+ * every failure takes the same path to the same answer.
+ */
+export async function verifyOtp(
+  deps: ApiDeps,
+  principal: ApiKeyPrincipal,
+  rawBody: unknown,
+): Promise<void> {
+  const validation = validateOtpVerify(rawBody);
+  if (!validation.ok) throw validationError(validation.errors);
+  const request = validation.value;
+  const submitted = keyedHash(deps.secret, request.code);
+
+  const verifiedWorkflowId = await deps.sql.begin(async (tx) => {
+    const candidate = await lockVerificationCandidate(tx, {
+      workspaceId: principal.workspaceId,
+      userId: principal.userId,
+      recipient: request.recipient,
+      requestId: request.requestId,
+      purpose: request.purpose,
+      windowMinutes: FAILED_VERIFICATION_WINDOW_MINUTES,
+    });
+    const matches = timingSafeEqual(submitted, candidate?.codeHash ?? NO_HASH);
+    const acceptable =
+      candidate !== undefined &&
+      candidate.codeHash !== null &&
+      candidate.usable &&
+      candidate.recentFailures < MAX_FAILED_VERIFICATIONS;
+    if (matches && acceptable && (await markOtpVerified(tx, candidate.id))) {
+      return candidate.workflowId;
+    }
+    await recordFailedVerification(tx, {
+      workspaceId: principal.workspaceId,
+      userId: principal.userId,
+      recipient: request.recipient,
+      purpose: candidate?.purpose ?? request.purpose ?? '',
+    });
+    return null;
+  });
+  if (verifiedWorkflowId === null) throw new HeraldError('otp_verification_failed');
+  // Best effort: a run that misses it reads the verification from the database at expiry.
+  deps.temporal.workflow
+    .getHandle(verifiedWorkflowId)
+    .signal(settledSignal)
+    .catch(() => {});
+}

@@ -1,0 +1,237 @@
+import type { Sql, TransactionSql } from './client.js';
+
+export type OtpStatus = 'pending' | 'accepted' | 'failed';
+export type OtpOutcome = 'verified' | 'expired' | 'superseded' | 'failed';
+export type BillingSource = 'credits' | 'connected_provider';
+
+export interface NewOtpRequest {
+  id: string;
+  workspaceId: number;
+  apiKeyId: number;
+  userId: number | null;
+  recipient: string;
+  purpose: string;
+  serviceSlug: string | null;
+  bodyTemplate: string;
+  segments: number;
+  codeLength: number;
+  senderId: string | null;
+  providerSlug: string;
+  expiresInMinutes: number;
+  billingSource: BillingSource;
+  workflowId: string;
+}
+
+export interface OtpRequestView {
+  id: string;
+  status: OtpStatus;
+  expiresAt: Date;
+  providerSlug: string;
+  senderId: string | null;
+  billingSource: BillingSource;
+  outcome: OtpOutcome | null;
+  creditsCharged: number;
+  workflowId: string;
+}
+
+/** Whose earlier codes a new one supersedes, and whose failures count together (SPEC §3). */
+export interface OtpSubject {
+  workspaceId: number;
+  userId: number | null;
+  recipient: string;
+  purpose: string;
+}
+
+export class InsufficientCreditsError extends Error {
+  constructor(readonly needed: number) {
+    super(`Insufficient credits: this send needs ${needed}.`);
+  }
+}
+
+/**
+ * Saves a request, charging credits when the service pays, and supersedes the subject's earlier
+ * codes, all in one transaction. Returns the workflow ids of the superseded requests.
+ */
+export async function insertOtpRequest(
+  sql: Sql,
+  input: NewOtpRequest,
+): Promise<{ supersededWorkflowIds: string[] }> {
+  return sql.begin(async (tx) => {
+    if (input.billingSource === 'credits') {
+      const charged = await tx`
+        update workspaces set credit_balance = credit_balance - ${input.segments}
+        where id = ${input.workspaceId} and credit_balance >= ${input.segments}`;
+      if (charged.count === 0) throw new InsufficientCreditsError(input.segments);
+    }
+    await tx`
+      insert into otp_requests (id, workspace_id, api_key_id, user_id, recipient, purpose,
+        service_slug, body_template, segments, code_length, sender_id, provider_slug, expires_at,
+        billing_source, workflow_id)
+      values (${input.id}, ${input.workspaceId}, ${input.apiKeyId}, ${input.userId},
+        ${input.recipient}, ${input.purpose}, ${input.serviceSlug}, ${input.bodyTemplate},
+        ${input.segments}, ${input.codeLength}, ${input.senderId}, ${input.providerSlug},
+        now() + make_interval(mins => ${input.expiresInMinutes}), ${input.billingSource},
+        ${input.workflowId})`;
+    if (input.billingSource === 'credits') {
+      await tx`
+        insert into credit_ledger (workspace_id, amount, reason, otp_request_id)
+        values (${input.workspaceId}, ${-input.segments}, 'otp_charge', ${input.id})`;
+    }
+    const superseded = await tx<{ workflowId: string }[]>`
+      update otp_requests set superseded_at = now()
+      where workspace_id = ${input.workspaceId} and recipient = ${input.recipient}
+        and purpose = ${input.purpose} and user_id is not distinct from ${input.userId}
+        and id <> ${input.id} and verified_at is null and superseded_at is null
+        and expires_at > now()
+      returning workflow_id`;
+    return { supersededWorkflowIds: superseded.map((row) => row.workflowId) };
+  });
+}
+
+export async function findOtpRequestView(
+  sql: Sql,
+  workspaceId: number,
+  id: string,
+): Promise<OtpRequestView | undefined> {
+  const [view] = await sql<OtpRequestView[]>`
+    select r.id, r.status, r.expires_at, r.provider_slug, r.sender_id, r.billing_source, r.outcome,
+      r.workflow_id,
+      coalesce((select -sum(amount) from credit_ledger where otp_request_id = r.id), 0)::int
+        as credits_charged
+    from otp_requests r where r.workspace_id = ${workspaceId} and r.id = ${id}`;
+  return view;
+}
+
+export interface OtpForSubmission {
+  id: string;
+  workspaceId: number;
+  recipient: string;
+  bodyTemplate: string;
+  codeLength: number;
+  senderId: string | null;
+  providerSlug: string;
+  status: OtpStatus;
+  attemptStartedAt: Date | null;
+  expired: boolean;
+}
+
+export async function findOtpForSubmission(sql: Sql, id: string) {
+  const [request] = await sql<OtpForSubmission[]>`
+    select id, workspace_id, recipient, body_template, code_length, sender_id, provider_slug,
+      status, attempt_started_at, expires_at <= now() as expired
+    from otp_requests where id = ${id}`;
+  return request;
+}
+
+/**
+ * Stores the code's hash and marks the attempt, before the code leaves Herald. False when an
+ * earlier attempt already did: its outcome must be reconciled, never sent again.
+ */
+export async function claimOtpAttempt(sql: Sql, id: string, codeHash: Buffer): Promise<boolean> {
+  const result = await sql`
+    update otp_requests set code_hash = ${codeHash}, attempt_started_at = now()
+    where id = ${id} and attempt_started_at is null and status = 'pending'`;
+  return result.count > 0;
+}
+
+export async function markOtpAccepted(sql: Sql, id: string, providerMessageId: string) {
+  await sql`
+    update otp_requests set status = 'accepted', provider_message_id = ${providerMessageId}
+    where id = ${id} and status = 'pending'`;
+}
+
+/** Fails a pending request and refunds what it was charged, once. */
+export async function markOtpFailed(sql: Sql, id: string, error: string) {
+  await sql.begin(async (tx) => {
+    const [failed] = await tx<{ workspaceId: number }[]>`
+      update otp_requests set status = 'failed', error = ${error}
+      where id = ${id} and status = 'pending'
+      returning workspace_id`;
+    if (!failed) return;
+    const refunded = await tx<{ amount: number }[]>`
+      insert into credit_ledger (workspace_id, amount, reason, otp_request_id)
+      select workspace_id, -amount, 'otp_refund', otp_request_id from credit_ledger
+      where otp_request_id = ${id} and reason = 'otp_charge'
+      on conflict do nothing
+      returning amount`;
+    const amount = refunded[0]?.amount ?? 0;
+    if (amount > 0) {
+      await tx`
+        update workspaces set credit_balance = credit_balance + ${amount}
+        where id = ${failed.workspaceId}`;
+    }
+  });
+}
+
+/** Records how the workflow ended, from the request's state: verified, superseded or expired. */
+export async function finishOtpRequest(sql: Sql, id: string): Promise<OtpOutcome> {
+  const [row] = await sql<{ outcome: OtpOutcome }[]>`
+    update otp_requests set outcome = case
+        when status = 'failed' then 'failed'
+        when verified_at is not null then 'verified'
+        when superseded_at is not null then 'superseded'
+        else 'expired' end
+    where id = ${id}
+    returning outcome`;
+  return row?.outcome ?? 'failed';
+}
+
+export interface VerificationCandidate {
+  id: string;
+  purpose: string;
+  codeHash: Buffer | null;
+  usable: boolean;
+  recentFailures: number;
+  workflowId: string;
+}
+
+/**
+ * The request a verification is about, locked for the rest of the transaction: by id, or the
+ * subject's latest sent request for the purpose. `usable` is false once verified, superseded,
+ * expired or failed; `recentFailures` counts the subject's failures in the window.
+ */
+export async function lockVerificationCandidate(
+  tx: TransactionSql,
+  selector: {
+    workspaceId: number;
+    userId: number | null;
+    recipient: string;
+    requestId: string | null;
+    purpose: string | null;
+    windowMinutes: number;
+  },
+): Promise<VerificationCandidate | undefined> {
+  const [candidate] = await tx<VerificationCandidate[]>`
+    select r.id, r.purpose, r.code_hash, r.workflow_id,
+      (r.status <> 'failed' and r.verified_at is null and r.superseded_at is null
+        and r.expires_at > now()) as usable,
+      (select count(*) from otp_verification_failures f
+        where f.workspace_id = r.workspace_id and f.recipient = r.recipient
+          and f.purpose = r.purpose and f.user_id is not distinct from r.user_id
+          and f.failed_at > now() - make_interval(mins => ${selector.windowMinutes}))::int
+        as recent_failures
+    from otp_requests r
+    where r.workspace_id = ${selector.workspaceId} and r.recipient = ${selector.recipient}
+      and r.user_id is not distinct from ${selector.userId}
+      and ${
+        selector.requestId === null
+          ? tx`r.purpose = ${selector.purpose} and r.code_hash is not null`
+          : tx`r.id = ${selector.requestId}`
+      }
+    order by r.created_at desc
+    limit 1
+    for update of r`;
+  return candidate;
+}
+
+export async function markOtpVerified(tx: TransactionSql, id: string): Promise<boolean> {
+  const result = await tx`
+    update otp_requests set verified_at = now() where id = ${id} and verified_at is null`;
+  return result.count > 0;
+}
+
+export async function recordFailedVerification(tx: TransactionSql, subject: OtpSubject) {
+  await tx`
+    insert into otp_verification_failures (workspace_id, user_id, recipient, purpose)
+    values (${subject.workspaceId}, ${subject.userId}, ${subject.recipient}, ${subject.purpose})`;
+}
