@@ -2,8 +2,8 @@ import { randomInt } from 'node:crypto';
 import type { Sql } from '../db/client.js';
 import {
   claimOtpAttempt,
-  finishOtpRequest,
   findOtpForSubmission,
+  finishOtpRequest,
   markOtpAccepted,
   markOtpFailed,
   type OtpForSubmission,

@@ -8,8 +8,15 @@ export class Lifecycle {
 
   constructor(private readonly log: (line: string) => void) {}
 
+  /** Call as soon as there is something to stop: a signal may arrive while the part starts. */
   add(name: string, stop: () => Promise<unknown>): void {
     this.parts.push({ name, stop });
+    // Start-up goes on after a signal until it fails: what it still starts is stopped too.
+    if (this.stopping) this.stopping = this.stopping.then(() => this.stopParts());
+  }
+
+  get isStopping(): boolean {
+    return this.stopping !== undefined;
   }
 
   /** Stops everything on the first signal; a second one says it is still stopping. */
@@ -29,16 +36,22 @@ export class Lifecycle {
     }
   }
 
-  shutdown(): Promise<void> {
-    this.stopping ??= (async () => {
-      for (const part of this.parts.splice(0).reverse()) {
-        try {
-          await part.stop();
-        } catch (error) {
-          this.log(`Stopping ${part.name} failed: ${(error as Error).message}`);
-        }
+  /** Resolves once every part is stopped, including parts added while it runs. */
+  async shutdown(): Promise<void> {
+    this.stopping ??= this.stopParts();
+    for (let awaited: Promise<void> | undefined; awaited !== this.stopping; ) {
+      awaited = this.stopping;
+      await awaited;
+    }
+  }
+
+  private async stopParts(): Promise<void> {
+    for (const part of this.parts.splice(0).reverse()) {
+      try {
+        await part.stop();
+      } catch (error) {
+        this.log(`Stopping ${part.name} failed: ${(error as Error).message}`);
       }
-    })();
-    return this.stopping;
+    }
   }
 }

@@ -82,9 +82,20 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
 
 /** Settings derived from several variables, computed in one place. */
 export function publicUrlOf(env: Env): string {
-  return env.PUBLIC_URL ?? `http://${env.HOST}:${env.PORT}`;
+  return env.PUBLIC_URL ?? `http://${connectableHost(env.HOST)}:${env.PORT}`;
 }
 
+/** The local simulator listens on HOST too (`herald start`, `herald simulator`). */
 export function ownProviderUrlOf(env: Env): string {
-  return env.OWN_PROVIDER_URL ?? `http://127.0.0.1:${env.SIMULATOR_PORT}`;
+  return env.OWN_PROVIDER_URL ?? `http://${connectableHost(env.HOST)}:${env.SIMULATOR_PORT}`;
+}
+
+/**
+ * Where to connect to a listener bound to `host`, as a URL's host: a wildcard address is not
+ * one to connect to, so it means loopback; an IPv6 address needs brackets.
+ */
+function connectableHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
 }

@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { insertApiKey, revokeApiKey } from '../../db/api-keys.js';
+import { findFailoverRoute, findProvider } from '../../db/providers.js';
 import { findMemberUserId, upsertMember } from '../../db/users.js';
-import { findWorkspaceBySlug, insertWorkspace } from '../../db/workspaces.js';
+import { findWorkspaceBySlug, insertWorkspace, type Workspace } from '../../db/workspaces.js';
 import { ABILITIES, isAbility, isRole, ROLE_PERMISSIONS, ROLES } from '../../domain/access.js';
+import { OWN_PROVIDER_SLUG } from '../../providers/registry.js';
 import { hashPassword } from '../../security/password.js';
 import { issueApiKeyToken, keyedHash } from '../../security/tokens.js';
 import type { AdminContext } from '../context.js';
@@ -123,6 +125,9 @@ export async function keyCreate(context: AdminContext, options: Options): Promis
   const failoverRoute = optional(options, 'failover-route');
   if (provider && failoverRoute)
     throw new UsageError('--provider and --failover-route are exclusive');
+  // Sends with the key would all be refused (422), so refuse the key instead.
+  if (provider) await checkKeyProvider(context, workspace, provider);
+  if (failoverRoute) await checkKeyFailoverRoute(context, workspace, failoverRoute);
   const email = optional(options, 'user');
   const userId = email ? await findMemberUserId(context.sql, workspace.id, email) : null;
   if (email && userId === undefined)
@@ -143,6 +148,23 @@ export async function keyCreate(context: AdminContext, options: Options): Promis
     json: { id, token, prefix, abilities },
     human: `Created API key ${id} (${prefix}) with ${abilities.join(', ')}.\nToken (shown once): ${token}`,
   };
+}
+
+async function checkKeyProvider(context: AdminContext, workspace: Workspace, slug: string) {
+  if (slug === OWN_PROVIDER_SLUG) return;
+  const provider = await findProvider(context.sql, workspace.id, slug);
+  if (!provider)
+    throw new UsageError(`--provider "${slug}" is not a provider of ${workspace.slug}`);
+  if (!provider.active)
+    throw new UsageError(`--provider "${slug}" is disabled in ${workspace.slug}`);
+}
+
+async function checkKeyFailoverRoute(context: AdminContext, workspace: Workspace, slug: string) {
+  const route = await findFailoverRoute(context.sql, workspace.id, slug);
+  if (!route)
+    throw new UsageError(`--failover-route "${slug}" is not a failover route of ${workspace.slug}`);
+  if (!route.enabled)
+    throw new UsageError(`--failover-route "${slug}" is disabled in ${workspace.slug}`);
 }
 
 export async function keyRevoke(context: AdminContext, options: Options): Promise<CommandResult> {

@@ -39,12 +39,15 @@ async function serve(roles: Role[], embed: boolean): Promise<void> {
   lifecycle.handleSignals();
   try {
     const lines = await startParts(env, secret, roles, lifecycle);
+    if (lifecycle.isStopping) return;
     log(
       ['', 'Herald is running', ...lines.map((line) => `  ${line}`), 'Press Ctrl-C to stop.'].join(
         '\n',
       ),
     );
   } catch (error) {
+    // Interrupted: the parts stopped under the start-up, and the signal handler exits.
+    if (lifecycle.isStopping) return;
     await lifecycle.shutdown();
     throw error;
   }
@@ -66,7 +69,7 @@ async function startParts(
 ): Promise<string[]> {
   const lines: string[] = [];
   if (roles.includes('simulator')) {
-    const simulator = await startSimulator({ port: env.SIMULATOR_PORT });
+    const simulator = await startSimulator({ port: env.SIMULATOR_PORT, host: env.HOST });
     lifecycle.add('simulator', simulator.close);
     lines.push(`Simulator    ${simulator.url}  (inbox: ${simulator.url}/v1/inbox)`);
   }
@@ -76,8 +79,8 @@ async function startParts(
       dataDir: env.HERALD_DATA_DIR,
       adoptRunning: true,
       log,
+      registerStop: (stop) => lifecycle.add('Postgres', stop),
     });
-    lifecycle.add('Postgres', postgres.stop);
     databaseUrl = postgres.url;
     lines.push(`Postgres     embedded in ${resolve(env.HERALD_DATA_DIR, 'postgres')}`);
   }
@@ -91,8 +94,8 @@ async function startParts(
       uiPort: env.TEMPORAL_UI_PORT,
       namespace: env.TEMPORAL_NAMESPACE,
       persistent: true,
+      registerStop: (stop) => lifecycle.add('Temporal dev server', stop),
     });
-    lifecycle.add('Temporal dev server', server.stop);
     temporalAddress = server.address;
     lines.push(`Temporal UI  ${server.uiUrl}`);
   }

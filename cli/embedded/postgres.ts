@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, chown, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { arch, platform, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import postgres from 'postgres';
@@ -33,15 +33,20 @@ export interface EmbeddedPostgres {
 }
 
 const DATABASE = 'herald';
+const CLUSTER_DIR = 'postgres';
+/** Where initdb works; renamed to CLUSTER_DIR once it succeeded. */
+const INIT_DIR = 'postgres.initdb-tmp';
 
 export async function startEmbeddedPostgres(options: {
   dataDir: string;
   /** Take over a server left running (e.g. by a crashed launcher) and stop it on `stop()`. */
   adoptRunning: boolean;
   log?: (line: string) => void;
+  /** Receives the stop before the server starts, so an interrupt while it boots stops it. */
+  registerStop?: (stop: () => Promise<void>) => void;
 }): Promise<EmbeddedPostgres> {
   const dataDir = resolve(options.dataDir);
-  const clusterDir = join(dataDir, 'postgres');
+  const clusterDir = join(dataDir, CLUSTER_DIR);
   const stateFile = join(dataDir, 'postgres.json');
   const binaries = await loadBinaries();
   const owner = await serverOwner();
@@ -60,59 +65,66 @@ export async function startEmbeddedPostgres(options: {
     state = { user: 'herald', password: randomBytes(18).toString('base64url'), port: 0 };
     // Written first: a start interrupted after initdb must still know the password.
     await writeFile(stateFile, JSON.stringify(state), { mode: 0o600 });
-    await initCluster(binaries, clusterDir, state, owner, asOwner);
+    await initCluster(binaries, dataDir, state, owner, asOwner);
   }
 
   const runningPort = await runningServerPort(binaries, clusterDir, asOwner);
+  const port =
+    runningPort ?? (state.port && (await isPortFree(state.port)) ? state.port : await freePort());
   let ownsServer = runningPort === undefined || options.adoptRunning;
-  if (runningPort === undefined) {
-    const port = state.port && (await isPortFree(state.port)) ? state.port : await freePort();
-    const started = await run(
+  const starting =
+    runningPort === undefined ? startServer(binaries, clusterDir, port, asOwner) : undefined;
+  const stop = async () => {
+    // Stopping while `pg_ctl start` waits would find no server yet, and it would come up after.
+    await starting?.catch(() => {});
+    if (!ownsServer) return;
+    ownsServer = false;
+    await run(
       binaries.pg_ctl,
-      [
-        'start',
-        '--pgdata',
-        clusterDir,
-        '--wait',
-        '--timeout',
-        '60',
-        '--log',
-        join(clusterDir, 'server.log'),
-        '-o',
-        `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
-      ],
+      ['stop', '--pgdata', clusterDir, '--mode', 'fast', '--wait'],
       asOwner,
     );
+  };
+  // In the same tick as the spawn: nothing can stop the launcher in between.
+  options.registerStop?.(stop);
+  if (starting) {
+    const started = await starting;
     if (started.code !== 0) {
       const log = await readFile(join(clusterDir, 'server.log'), 'utf8').catch(() => '');
       throw new Error(
         `Postgres did not start: ${started.stderr}${log.split('\n').slice(-10).join('\n')}`,
       );
     }
-    state.port = port;
-    ownsServer = true;
   } else {
-    state.port = runningPort;
-    options.log?.(`Using the Postgres server already running on port ${runningPort}`);
+    options.log?.(`Using the Postgres server already running on port ${port}`);
   }
+  state.port = port;
   await writeFile(stateFile, JSON.stringify(state), { mode: 0o600 });
 
   const serverUrl = (database: string) =>
     `postgres://${state.user}:${state.password}@127.0.0.1:${state.port}/${database}`;
   await ensureDatabase(serverUrl('postgres'));
 
-  return {
-    url: serverUrl(DATABASE),
-    async stop() {
-      if (!ownsServer) return;
-      ownsServer = false;
-      await run(
-        binaries.pg_ctl,
-        ['stop', '--pgdata', clusterDir, '--mode', 'fast', '--wait'],
-        asOwner,
-      );
-    },
-  };
+  return { url: serverUrl(DATABASE), stop };
+}
+
+function startServer(binaries: Binaries, clusterDir: string, port: number, asOwner: object) {
+  return run(
+    binaries.pg_ctl,
+    [
+      'start',
+      '--pgdata',
+      clusterDir,
+      '--wait',
+      '--timeout',
+      '60',
+      '--log',
+      join(clusterDir, 'server.log'),
+      '-o',
+      `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
+    ],
+    asOwner,
+  );
 }
 
 async function loadBinaries(): Promise<Binaries> {
@@ -151,16 +163,20 @@ async function serverOwner(): Promise<{ uid: number; gid: number }> {
   return created;
 }
 
+/** Runs initdb beside the cluster's place and moves the result in, so a cluster is never half made. */
 async function initCluster(
   binaries: Binaries,
-  clusterDir: string,
+  dataDir: string,
   state: ClusterState,
   owner: { uid: number; gid: number },
   asOwner: object,
 ): Promise<void> {
-  await rm(clusterDir, { recursive: true, force: true });
-  await mkdir(clusterDir, { recursive: true, mode: 0o700 });
-  await chown(clusterDir, owner.uid, owner.gid);
+  const clusterDir = join(dataDir, CLUSTER_DIR);
+  const initDir = join(dataDir, INIT_DIR);
+  // What an interrupted initdb left behind.
+  await rm(initDir, { recursive: true, force: true });
+  await mkdir(initDir, { mode: 0o700 });
+  await chown(initDir, owner.uid, owner.gid);
   const passwordFile = join(tmpdir(), `herald-pg-${randomBytes(6).toString('hex')}`);
   await writeFile(passwordFile, `${state.password}\n`, { mode: 0o600 });
   await chown(passwordFile, owner.uid, owner.gid);
@@ -169,7 +185,7 @@ async function initCluster(
       binaries.initdb,
       [
         '--pgdata',
-        clusterDir,
+        initDir,
         '--username',
         state.user,
         '--pwfile',
@@ -185,12 +201,15 @@ async function initCluster(
     );
     if (result.code !== 0) {
       throw new Error(
-        `initdb failed (is every folder above ${clusterDir} readable by the postgres user?): ${result.stderr}`,
+        `initdb failed (is every folder above ${initDir} readable by the postgres user?): ${result.stderr}`,
       );
     }
   } finally {
     await rm(passwordFile, { force: true });
   }
+  // A cluster folder without PG_VERSION (an older launcher's interrupted initdb) is not usable.
+  await rm(clusterDir, { recursive: true, force: true });
+  await rename(initDir, clusterDir);
 }
 
 /** The port of a server already running on this cluster, from its postmaster.pid. */

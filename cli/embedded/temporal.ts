@@ -82,6 +82,8 @@ export async function startTemporalDevServer(options: {
   namespace: string;
   /** Keep workflow history in `<dataDir>/temporal.db` across restarts; tests run in memory. */
   persistent: boolean;
+  /** Receives the stop as soon as the process exists, so an interrupt while it boots stops it. */
+  registerStop?: (stop: () => Promise<void>) => void;
 }): Promise<TemporalDevServer> {
   const dataDir = resolve(options.dataDir);
   await mkdir(dataDir, { recursive: true });
@@ -118,17 +120,18 @@ export async function startTemporalDevServer(options: {
   closeSync(logFd);
   const pid = child.pid;
   if (pid === undefined) throw new Error(`Could not start ${options.cli}`);
-  await writeFile(pidFile, String(pid));
-  let exited = false;
-  child.once('exit', () => {
-    exited = true;
-  });
-
-  const address = `127.0.0.1:${options.port}`;
   const stop = async () => {
     await terminateGroup(pid);
     await rm(pidFile, { force: true });
   };
+  options.registerStop?.(stop);
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
+  await writeFile(pidFile, String(pid));
+
+  const address = `127.0.0.1:${options.port}`;
   try {
     await waitFor('the Temporal dev server', async () => {
       if (exited)

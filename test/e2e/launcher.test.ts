@@ -4,12 +4,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ensureStopped,
-  freePorts,
   type HeraldProcess,
-  heraldEnv,
   httpGet,
   interrupt,
   killProcessesMentioning,
+  launcherEnv,
   leftoverProcesses,
   processesMentioning,
   runHeraldJson,
@@ -30,22 +29,11 @@ describe('herald start (the launcher)', { timeout: 150_000 }, () => {
   let key: { id: number; token: string };
 
   /** Fresh ports for a run of the launcher on the test's data directory. */
-  async function launcherEnv(): Promise<NodeJS.ProcessEnv> {
-    const [port, temporalPort, temporalUiPort, simulatorPort] = (await freePorts(4)) as [
-      number,
-      number,
-      number,
-      number,
-    ];
-    baseUrl = `http://127.0.0.1:${port}`;
-    uiPort = temporalUiPort;
-    return heraldEnv({
-      HERALD_DATA_DIR: dataDir,
-      PORT: String(port),
-      TEMPORAL_DEV_PORT: String(temporalPort),
-      TEMPORAL_UI_PORT: String(temporalUiPort),
-      SIMULATOR_PORT: String(simulatorPort),
-    });
+  async function freshLauncherEnv(): Promise<NodeJS.ProcessEnv> {
+    const { env, ports } = await launcherEnv(dataDir);
+    baseUrl = `http://127.0.0.1:${ports.port}`;
+    uiPort = ports.temporalUiPort;
+    return env;
   }
 
   async function startLauncher(): Promise<HeraldProcess> {
@@ -92,7 +80,7 @@ describe('herald start (the launcher)', { timeout: 150_000 }, () => {
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'herald-launcher-'));
-    env = await launcherEnv();
+    env = await freshLauncherEnv();
   });
 
   afterAll(async () => {
@@ -188,7 +176,7 @@ describe('herald start (the launcher)', { timeout: 150_000 }, () => {
   });
 
   it('starts again on the same data directory and keeps its data', async () => {
-    env = await launcherEnv();
+    env = await freshLauncherEnv();
     await startLauncher();
     const again = await runHeraldJson(
       ['workspace', 'create', '--name', 'Acme', '--slug', 'acme'],

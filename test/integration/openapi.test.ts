@@ -42,6 +42,23 @@ describe('OpenAPI description', () => {
     ]);
   });
 
+  it('documents the response status codes of the OTP routes', () => {
+    expect(Object.keys(doc.paths['/api/v1/otp/send'].post.responses).sort()).toEqual([
+      '202',
+      '401',
+      '402',
+      '403',
+      '409',
+      '422',
+    ]);
+    expect(Object.keys(doc.paths['/api/v1/otp/verify'].post.responses).sort()).toEqual([
+      '200',
+      '401',
+      '403',
+      '422',
+    ]);
+  });
+
   it('documents the send request body although the route validates in its handler', () => {
     const schema =
       doc.paths['/api/v1/messages'].post.requestBody.content['application/json'].schema;
@@ -53,6 +70,8 @@ describe('OpenAPI description', () => {
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/api/v1/messages',
       '/api/v1/messages/{campaign}',
+      '/api/v1/otp/send',
+      '/api/v1/otp/verify',
     ]);
   });
 });

@@ -1,6 +1,10 @@
+import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { buildApp } from '../../api/app.js';
+import { otpWorkflowId } from '../../api/services/send-otp.js';
+import { parseEnv } from '../../config/env.js';
 import { addCredits, creditBalance } from '../../db/credits.js';
-import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
+import { createTenant, openStack, PUBLIC_URL, type Stack, type Tenant } from '../support/stack.js';
 
 const simulatorUrl = inject('simulatorUrl');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -12,8 +16,8 @@ let numberSeed = Math.floor(Math.random() * 9_000_000);
 /** A fresh Australian mobile per test, under +6143 so no other file reads its inbox. */
 const mobile = () => `+6143${String(1_000_000 + numberSeed++).slice(-7)}`;
 
-function post(url: string, payload: object, headers: Record<string, string> = {}) {
-  return stack.app.inject({
+function post(url: string, payload: object, headers: Record<string, string> = {}, app = stack.app) {
+  return app.inject({
     method: 'POST',
     url,
     headers: { authorization: `Bearer ${tenant.token}`, ...headers },
@@ -29,6 +33,14 @@ async function codesSentTo(to: string): Promise<string[]> {
   const response = await fetch(`${simulatorUrl}/v1/inbox?to=${encodeURIComponent(to)}`);
   const { messages } = (await response.json()) as { messages: { body: string }[] };
   return messages.map((message) => /(\d{6,8})/.exec(message.body)?.[1] ?? message.body);
+}
+
+/** History JSON with every base64 payload decoded, so a plaintext search sees inside them. */
+function readable(historyJson: string): string {
+  const decoded = [...historyJson.matchAll(/"data":"([A-Za-z0-9+/=]+)"/g)].map(([, data]) =>
+    Buffer.from(data as string, 'base64').toString('utf8'),
+  );
+  return [historyJson, ...decoded].join('\n');
 }
 
 beforeAll(async () => {
@@ -69,6 +81,52 @@ describe('POST /api/v1/otp/send', () => {
   });
 });
 
+describe('POST /api/v1/otp/send idempotency', () => {
+  it('replays the first answer for the same key without sending again', async () => {
+    const recipient = mobile();
+    const key = `otp-replay-${numberSeed}`;
+    const first = await send({ recipient, purpose: 'login' }, { 'idempotency-key': key });
+    const second = await send({ recipient, purpose: 'login' }, { 'idempotency-key': key });
+    expect(second.statusCode).toBe(202);
+    expect(second.body).toBe(first.body);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    expect(await codesSentTo(recipient)).toHaveLength(1);
+  });
+
+  it('answers pending when Temporal is unreachable, and a retry with the key sends once', async () => {
+    const offline = buildApp(
+      {
+        env: parseEnv({ LOG_LEVEL: 'silent', PUBLIC_URL }),
+        publicUrl: PUBLIC_URL,
+        secret: inject('secret'),
+        sql: stack.sql,
+        temporal: new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) }),
+      },
+      { logger: false },
+    );
+    const recipient = mobile();
+    const key = `otp-pending-${numberSeed}`;
+    const payload = { recipient, purpose: 'login' };
+    const pending = await post('/api/v1/otp/send', payload, { 'idempotency-key': key }, offline);
+    await offline.close();
+    expect(pending.statusCode).toBe(202);
+    expect(pending.json().data).toMatchObject({
+      status: 'pending',
+      billing: { source: 'credits', settlement_status: 'pending', credits_charged: 1 },
+    });
+    expect(await codesSentTo(recipient)).toEqual([]);
+
+    const retried = await send(payload, { 'idempotency-key': key });
+    expect(retried.json().data).toMatchObject({
+      request_id: pending.json().data.request_id,
+      status: 'accepted',
+    });
+    const again = await send(payload, { 'idempotency-key': key });
+    expect(again.body).toBe(retried.body);
+    expect(await codesSentTo(recipient)).toHaveLength(1);
+  });
+});
+
 describe('POST /api/v1/otp/verify', () => {
   it('accepts a code once only', async () => {
     const recipient = mobile();
@@ -78,6 +136,99 @@ describe('POST /api/v1/otp/verify', () => {
     const again = await verify({ recipient, code, request_id });
     expect(again.statusCode).toBe(422);
     expect(again.json()).toEqual(FAILED);
+  });
+
+  it('accepts a correct code for the latest request of a purpose', async () => {
+    const recipient = mobile();
+    await send({ recipient, purpose: 'checkout' });
+    const [code] = await codesSentTo(recipient);
+    expect((await verify({ recipient, code, purpose: 'login' })).json()).toEqual(FAILED);
+    expect((await verify({ recipient, code, purpose: 'checkout' })).statusCode).toBe(200);
+  });
+
+  it('rejects a code once a newer one was sent for the same recipient and purpose', async () => {
+    const recipient = mobile();
+    const first = (await send({ recipient, purpose: 'login' })).json().data.request_id;
+    const [firstCode] = await codesSentTo(recipient);
+    const second = (await send({ recipient, purpose: 'login' })).json().data.request_id;
+    const [secondCode] = await codesSentTo(recipient);
+    const stale = await verify({ recipient, code: firstCode, request_id: first });
+    expect(stale.statusCode).toBe(422);
+    expect(stale.json()).toEqual(FAILED);
+    expect((await verify({ recipient, code: secondCode, request_id: second })).statusCode).toBe(
+      200,
+    );
+    const handle = stack.temporal.workflow.getHandle(
+      otpWorkflowId(tenant.workspaceId, null, first),
+    );
+    expect(await handle.result()).toBe('superseded');
+  });
+
+  it('locks out after five failures in 15 minutes, and a resend does not reset the count', async () => {
+    const recipient = mobile();
+    const { request_id } = (await send({ recipient, purpose: 'login' })).json().data;
+    const [code] = (await codesSentTo(recipient)) as [string];
+    const wrong = code === '000000' ? '111111' : '000000';
+    for (let attempt = 0; attempt < 5; attempt++) {
+      expect((await verify({ recipient, code: wrong, request_id })).json()).toEqual(FAILED);
+    }
+    const exhausted = await verify({ recipient, code, request_id });
+    expect(exhausted.statusCode).toBe(422);
+    expect(exhausted.json()).toEqual(FAILED);
+
+    const resent = (await send({ recipient, purpose: 'login' })).json().data.request_id;
+    const [newCode] = await codesSentTo(recipient);
+    expect((await verify({ recipient, code: newCode, request_id: resent })).json()).toEqual(FAILED);
+    // Another purpose has its own count.
+    await send({ recipient, purpose: 'reset' });
+    const [resetCode] = await codesSentTo(recipient);
+    expect((await verify({ recipient, code: resetCode, purpose: 'reset' })).statusCode).toBe(200);
+  });
+
+  it('answers an unknown request exactly as a wrong code', async () => {
+    const recipient = mobile();
+    const unknown = await verify({
+      recipient,
+      code: '123456',
+      request_id: '00000000-0000-4000-8000-000000000000',
+    });
+    expect(unknown.statusCode).toBe(422);
+    expect(unknown.body).toBe(JSON.stringify(FAILED));
+  });
+
+  it('verifies once when two correct submissions race', async () => {
+    const recipient = mobile();
+    const { request_id } = (await send({ recipient, purpose: 'login' })).json().data;
+    const [code] = await codesSentTo(recipient);
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => verify({ recipient, code, request_id })),
+    );
+    expect(answers.map((answer) => answer.statusCode).sort()).toEqual([
+      200, 422, 422, 422, 422, 422, 422, 422,
+    ]);
+    const handle = stack.temporal.workflow.getHandle(
+      otpWorkflowId(tenant.workspaceId, null, request_id),
+    );
+    expect(await handle.result()).toBe('verified');
+  });
+
+  it('keeps the plaintext code out of Temporal history and the database', async () => {
+    const recipient = mobile();
+    const key = `otp-secret-${numberSeed}`;
+    const { request_id } = (
+      await send({ recipient, purpose: 'login' }, { 'idempotency-key': key })
+    ).json().data;
+    const [code] = (await codesSentTo(recipient)) as [string];
+    const handle = stack.temporal.workflow.getHandle(
+      otpWorkflowId(tenant.workspaceId, key, request_id),
+    );
+    const history = readable(JSON.stringify(await handle.fetchHistory()));
+    expect(history).toContain(request_id);
+    expect(history).not.toContain(code);
+    const [row] = await stack.sql`select * from otp_requests where id = ${request_id}`;
+    expect(JSON.stringify(row)).not.toContain(code);
+    const idempotency = await stack.sql`select * from idempotency_keys where key = ${key}`;
+    expect(JSON.stringify(idempotency)).not.toContain(code);
   });
 
   it('keeps the ledger and the balance in agreement', async () => {

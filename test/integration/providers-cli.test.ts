@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { keyCreate, type Options } from '../../cli/commands/admin.js';
 import { providerCreate, providerDisable, routeCreate } from '../../cli/commands/providers.js';
 import { UsageError } from '../../cli/output.js';
+import { heraldEnv, runHeraldJson } from '../support/processes.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
 
 let stack: Stack;
@@ -69,6 +71,74 @@ describe('herald provider and route commands', () => {
     expect(response.json()).toEqual({
       message: 'The selected provider slug is invalid.',
       errors: { provider_slug: ['The selected provider slug is invalid.'] },
+    });
+  });
+});
+
+describe('herald key create with --provider or --failover-route', () => {
+  let workspace: string;
+  let workspaceId: number;
+  const createKey = (routing: Options) =>
+    keyCreate(stack.admin, { workspace, abilities: 'messages:send', ...routing });
+
+  beforeAll(async () => {
+    ({ slug: workspace, workspaceId } = await createTenant(stack.admin));
+    for (const slug of ['live', 'off']) {
+      await providerCreate(stack.admin, {
+        workspace,
+        slug,
+        type: 'simulator',
+        'base-url': inject('simulatorUrl'),
+      });
+    }
+    await providerDisable(stack.admin, { workspace, slug: 'off' });
+    for (const slug of ['main', 'paused'])
+      await routeCreate(stack.admin, { workspace, slug, providers: 'live,own' });
+    // No command disables a route yet.
+    await stack.sql`
+      update failover_routes set enabled = false
+      where workspace_id = ${workspaceId} and slug = 'paused'`;
+  });
+
+  it('accepts an active provider, `own` and an enabled failover route', async () => {
+    for (const routing of [{ provider: 'live' }, { provider: 'own' }, { 'failover-route': 'main' }])
+      expect((await createKey(routing)).json).toMatchObject({ token: expect.any(String) });
+  });
+
+  it('refuses a provider the workspace does not have', async () => {
+    await expect(createKey({ provider: 'ghost' })).rejects.toThrow(
+      new UsageError(`--provider "ghost" is not a provider of ${workspace}`),
+    );
+  });
+
+  it('refuses a disabled provider', async () => {
+    await expect(createKey({ provider: 'off' })).rejects.toThrow(
+      new UsageError(`--provider "off" is disabled in ${workspace}`),
+    );
+  });
+
+  it('refuses a failover route the workspace does not have', async () => {
+    await expect(createKey({ 'failover-route': 'ghost' })).rejects.toThrow(
+      new UsageError(`--failover-route "ghost" is not a failover route of ${workspace}`),
+    );
+  });
+
+  it('refuses a disabled failover route', async () => {
+    await expect(createKey({ 'failover-route': 'paused' })).rejects.toThrow(
+      new UsageError(`--failover-route "paused" is disabled in ${workspace}`),
+    );
+  });
+
+  it('exits 2 with a JSON error naming the option', async () => {
+    const env = heraldEnv({ DATABASE_URL: inject('databaseUrl'), HERALD_SECRET: inject('secret') });
+    const args = ['key', 'create', '--workspace', workspace, '--abilities', 'messages:send'];
+    const result = await runHeraldJson([...args, '--provider', 'ghost'], env);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.json).toEqual({
+      error: {
+        type: 'UsageError',
+        message: `--provider "ghost" is not a provider of ${workspace}`,
+      },
     });
   });
 });

@@ -31,6 +31,35 @@ export async function freePorts(count: number): Promise<number[]> {
   return [...ports];
 }
 
+export interface LauncherPorts {
+  port: number;
+  temporalPort: number;
+  temporalUiPort: number;
+  simulatorPort: number;
+}
+
+/** The environment of `herald start` on `dataDir`, on ports free right now, with `values` on top. */
+export async function launcherEnv(
+  dataDir: string,
+  values: Record<string, string | undefined> = {},
+): Promise<{ env: NodeJS.ProcessEnv; ports: LauncherPorts }> {
+  const [port, temporalPort, temporalUiPort, simulatorPort] = (await freePorts(4)) as [
+    number,
+    number,
+    number,
+    number,
+  ];
+  const env = heraldEnv({
+    HERALD_DATA_DIR: dataDir,
+    PORT: String(port),
+    TEMPORAL_DEV_PORT: String(temporalPort),
+    TEMPORAL_UI_PORT: String(temporalUiPort),
+    SIMULATOR_PORT: String(simulatorPort),
+    ...values,
+  });
+  return { env, ports: { port, temporalPort, temporalUiPort, simulatorPort } };
+}
+
 export interface Exit {
   code: number | null;
   signal: NodeJS.Signals | null;

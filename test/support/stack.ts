@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
 import { buildApp } from '../../api/app.js';
@@ -12,6 +13,7 @@ import { connectTemporalClient } from '../../temporal/client.js';
 export interface Stack {
   sql: Sql;
   app: FastifyInstance;
+  temporal: Client;
   admin: AdminContext;
   close(): Promise<void>;
 }
@@ -32,6 +34,7 @@ export async function openStack(namespace = 'default'): Promise<Stack> {
   return {
     sql,
     app,
+    temporal,
     admin: { env, secret, sql },
     async close() {
       await app.close();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseEnv } from '../../config/env.js';
+import { ConfigError, ownProviderUrlOf, parseEnv, publicUrlOf } from '../../config/env.js';
 
 describe('parseEnv', () => {
   it('applies the documented defaults', () => {
@@ -52,5 +52,32 @@ describe('parseEnv', () => {
         '  MCP_ENABLED: must be true or false',
       ].join('\n'),
     );
+  });
+});
+
+describe('URLs derived from HOST', () => {
+  // The launcher's simulator listens on HOST: the worker must reach it there, and the api too.
+  it.each([
+    ['127.0.0.1', 'http://127.0.0.1'],
+    ['0.0.0.0', 'http://127.0.0.1'],
+    ['::', 'http://[::1]'],
+    ['::1', 'http://[::1]'],
+    ['10.1.2.3', 'http://10.1.2.3'],
+    ['localhost', 'http://localhost'],
+  ])('HOST=%s is reached at %s', (host, base) => {
+    const env = parseEnv({ HOST: host, PORT: '3000', SIMULATOR_PORT: '4010' });
+    expect(ownProviderUrlOf(env)).toBe(`${base}:4010`);
+    expect(publicUrlOf(env)).toBe(`${base}:3000`);
+    expect(() => new URL('/webhooks/providers/own', publicUrlOf(env))).not.toThrow();
+  });
+
+  it('configured URLs win', () => {
+    const env = parseEnv({
+      HOST: '::',
+      PUBLIC_URL: 'https://sms.example.com',
+      OWN_PROVIDER_URL: 'http://sms-gateway:8080',
+    });
+    expect(publicUrlOf(env)).toBe('https://sms.example.com');
+    expect(ownProviderUrlOf(env)).toBe('http://sms-gateway:8080');
   });
 });
