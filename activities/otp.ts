@@ -66,22 +66,24 @@ export function createOtpActivities(deps: OtpActivityDeps) {
      * Generates the code, stores only its keyed hash, and submits it. The plaintext lives only
      * in this function's memory: it is not returned, logged or saved.
      */
-    async submitOtp({ requestId }: { requestId: string }): Promise<OtpSubmission> {
-      const request = await findOtpForSubmission(deps.sql, requestId);
-      if (!request) return { status: 'failed' };
-      if (request.status !== 'pending' || request.attemptStartedAt) return reconcile(request);
-      if (request.expired) {
-        await markOtpFailed(deps.sql, requestId, 'expired before it could be submitted');
-        return { status: 'failed' };
+    async submitOtp(input: { requestId: string; codeLength: number }): Promise<OtpSubmission> {
+      const { requestId } = input;
+      const code = generateCode(input.codeLength);
+      const request = await claimOtpAttempt(
+        deps.sql,
+        requestId,
+        input.codeLength,
+        keyedHash(deps.secret, code),
+      );
+      if (!request) {
+        // Retried, or expired before it could go: never send a second code for one request.
+        const existing = await findOtpForSubmission(deps.sql, requestId);
+        return existing ? reconcile(existing) : { status: 'failed' };
       }
       const provider = await providerFor(request);
       if (!provider) {
         await markOtpFailed(deps.sql, requestId, `provider ${request.providerSlug} is not active`);
         return { status: 'failed' };
-      }
-      const code = generateCode(request.codeLength);
-      if (!(await claimOtpAttempt(deps.sql, requestId, keyedHash(deps.secret, code)))) {
-        return reconcile({ ...request, attemptStartedAt: new Date() });
       }
       const outcome = await submitWithRetries(provider, {
         to: request.recipient,
@@ -99,7 +101,7 @@ export function createOtpActivities(deps: OtpActivityDeps) {
           await markOtpFailed(deps.sql, requestId, `${provider.slug}: ${outcome.reason}`);
           return { status: 'failed' };
         case 'unknown':
-          return reconcile({ ...request, attemptStartedAt: new Date() });
+          return reconcile(request);
       }
     },
 

@@ -17,7 +17,7 @@ export interface NewOtpRequest {
   codeLength: number;
   senderId: string | null;
   providerSlug: string;
-  expiresInMinutes: number;
+  expiresAt: Date;
   billingSource: BillingSource;
   workflowId: string;
 }
@@ -50,42 +50,46 @@ export class InsufficientCreditsError extends Error {
 
 /**
  * Saves a request, charging credits when the service pays, and supersedes the subject's earlier
- * codes, all in one transaction. Returns the workflow ids of the superseded requests.
+ * codes: one statement, so all of it happens or none (the send path's latency is its round
+ * trips). Returns the workflow ids of the superseded requests.
  */
 export async function insertOtpRequest(
   sql: Sql,
   input: NewOtpRequest,
 ): Promise<{ supersededWorkflowIds: string[] }> {
-  return sql.begin(async (tx) => {
-    if (input.billingSource === 'credits') {
-      const charged = await tx`
-        update workspaces set credit_balance = credit_balance - ${input.segments}
-        where id = ${input.workspaceId} and credit_balance >= ${input.segments}`;
-      if (charged.count === 0) throw new InsufficientCreditsError(input.segments);
-    }
-    await tx`
+  const charge = input.billingSource === 'credits' ? input.segments : 0;
+  const [row] = await sql<{ inserted: boolean; supersededWorkflowIds: string[] }[]>`
+    with charged as (
+      update workspaces set credit_balance = credit_balance - ${charge}
+      where id = ${input.workspaceId} and credit_balance >= ${charge}
+      returning id
+    ), inserted as (
       insert into otp_requests (id, workspace_id, api_key_id, user_id, recipient, purpose,
         service_slug, body_template, segments, code_length, sender_id, provider_slug, expires_at,
         billing_source, workflow_id)
-      values (${input.id}, ${input.workspaceId}, ${input.apiKeyId}, ${input.userId},
+      select ${input.id}, ${input.workspaceId}, ${input.apiKeyId}, ${input.userId},
         ${input.recipient}, ${input.purpose}, ${input.serviceSlug}, ${input.bodyTemplate},
         ${input.segments}, ${input.codeLength}, ${input.senderId}, ${input.providerSlug},
-        now() + make_interval(mins => ${input.expiresInMinutes}), ${input.billingSource},
-        ${input.workflowId})`;
-    if (input.billingSource === 'credits') {
-      await tx`
-        insert into credit_ledger (workspace_id, amount, reason, otp_request_id)
-        values (${input.workspaceId}, ${-input.segments}, 'otp_charge', ${input.id})`;
-    }
-    const superseded = await tx<{ workflowId: string }[]>`
+        ${input.expiresAt}, ${input.billingSource},
+        ${input.workflowId}
+      from charged
+      returning id
+    ), ledger as (
+      insert into credit_ledger (workspace_id, amount, reason, otp_request_id)
+      select ${input.workspaceId}, ${-charge}, 'otp_charge', id from inserted where ${charge} > 0
+    ), superseded as (
+      -- The statement's snapshot does not see the new row, so only earlier codes are touched.
       update otp_requests set superseded_at = now()
-      where workspace_id = ${input.workspaceId} and recipient = ${input.recipient}
+      where exists (select 1 from inserted)
+        and workspace_id = ${input.workspaceId} and recipient = ${input.recipient}
         and purpose = ${input.purpose} and user_id is not distinct from ${input.userId}
-        and id <> ${input.id} and verified_at is null and superseded_at is null
-        and expires_at > now()
-      returning workflow_id`;
-    return { supersededWorkflowIds: superseded.map((row) => row.workflowId) };
-  });
+        and verified_at is null and superseded_at is null and expires_at > now()
+      returning workflow_id
+    )
+    select exists (select 1 from inserted) as inserted,
+      array(select workflow_id from superseded) as superseded_workflow_ids`;
+  if (!row?.inserted) throw new InsufficientCreditsError(input.segments);
+  return { supersededWorkflowIds: row.supersededWorkflowIds };
 }
 
 export async function findOtpRequestView(
@@ -124,14 +128,23 @@ export async function findOtpForSubmission(sql: Sql, id: string) {
 }
 
 /**
- * Stores the code's hash and marks the attempt, before the code leaves Herald. False when an
- * earlier attempt already did: its outcome must be reconciled, never sent again.
+ * Stores the code's hash and marks the attempt, before the code leaves Herald, returning what the
+ * submission needs. Undefined when the request is not a fresh pending one (an earlier attempt's
+ * outcome must be reconciled, never sent again) or has expired.
  */
-export async function claimOtpAttempt(sql: Sql, id: string, codeHash: Buffer): Promise<boolean> {
-  const result = await sql`
+export async function claimOtpAttempt(
+  sql: Sql,
+  id: string,
+  codeLength: number,
+  codeHash: Buffer,
+): Promise<OtpForSubmission | undefined> {
+  const [claimed] = await sql<OtpForSubmission[]>`
     update otp_requests set code_hash = ${codeHash}, attempt_started_at = now()
-    where id = ${id} and attempt_started_at is null and status = 'pending'`;
-  return result.count > 0;
+    where id = ${id} and attempt_started_at is null and status = 'pending'
+      and code_length = ${codeLength} and expires_at > now()
+    returning id, workspace_id, recipient, body_template, code_length, sender_id, provider_slug,
+      status, attempt_started_at, false as expired`;
+  return claimed;
 }
 
 export async function markOtpAccepted(sql: Sql, id: string, providerMessageId: string) {

@@ -2,7 +2,6 @@ import {
   condition,
   defineSignal,
   defineUpdate,
-  proxyActivities,
   proxyLocalActivities,
   setHandler,
   sleep,
@@ -13,6 +12,8 @@ import { searchAttributes } from './definitions.js';
 
 export interface OtpWorkflowInput {
   requestId: string;
+  /** Digits of the code the submission generates. */
+  codeLength: number;
   /** Epoch milliseconds after which the code cannot be verified. */
   expiresAt: number;
 }
@@ -30,23 +31,23 @@ export const settledSignal = defineSignal('settled');
 /** How often an uncertain submission is looked up at the provider again. */
 const RECONCILE_INTERVAL = '5 seconds';
 
-// A local activity: the submission is the send request's latency, so no extra task round trip.
-// The code is generated inside it and never enters workflow history.
-const { submitOtp, reconcileOtp } = proxyLocalActivities<Activities>({
+// Local activities: each is a short database or provider call, and the submission is the send
+// request's latency, so none is worth an extra task round trip. The code is generated inside
+// submitOtp and never enters workflow history.
+const { submitOtp, reconcileOtp, finishOtp } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds' },
-});
-
-const { finishOtp } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 
 const setStatus = (status: string) =>
   upsertSearchAttributes({ [searchAttributes.status.name]: [status] });
 
 /** One OTP request: submit the code, then wait until it is verified, superseded or expired. */
-export async function otpWorkflow({ requestId, expiresAt }: OtpWorkflowInput): Promise<string> {
+export async function otpWorkflow({
+  requestId,
+  codeLength,
+  expiresAt,
+}: OtpWorkflowInput): Promise<string> {
   let submission: OtpSubmission | undefined;
   let settled = false;
   setHandler(submissionUpdate, async () => {
@@ -57,7 +58,7 @@ export async function otpWorkflow({ requestId, expiresAt }: OtpWorkflowInput): P
     settled = true;
   });
 
-  submission = await submitOtp({ requestId });
+  submission = await submitOtp({ requestId, codeLength });
   while (submission.status === 'pending' && Date.now() < expiresAt) {
     await sleep(RECONCILE_INTERVAL);
     submission = await reconcileOtp({ requestId });

@@ -59,11 +59,22 @@ function presentOtpRequest(view: OtpRequestView) {
 }
 
 /** Starts the request's workflow (or finds it) and waits, bounded, for the submission outcome. */
-async function dispatch(deps: ApiDeps, workspaceId: number, view: OtpRequestView, purpose: string) {
+async function dispatch(
+  deps: ApiDeps,
+  workspaceId: number,
+  request: {
+    requestId: string;
+    workflowId: string;
+    codeLength: number;
+    expiresAt: Date;
+    purpose: string;
+  },
+) {
+  const { requestId, purpose } = request;
   const start = new WithStartWorkflowOperation<typeof otpWorkflow>('otpWorkflow', {
-    workflowId: view.workflowId,
+    workflowId: request.workflowId,
     taskQueue: TASK_QUEUE,
-    args: [{ requestId: view.id, expiresAt: view.expiresAt.getTime() }],
+    args: [{ requestId, codeLength: request.codeLength, expiresAt: request.expiresAt.getTime() }],
     workflowIdConflictPolicy: 'USE_EXISTING',
     // A finished run is never started again: that would send another code.
     workflowIdReusePolicy: 'REJECT_DUPLICATE',
@@ -73,7 +84,7 @@ async function dispatch(deps: ApiDeps, workspaceId: number, view: OtpRequestView
       { key: searchAttributes.status, value: 'pending' },
     ],
     memo: { purpose },
-    staticSummary: `OTP ${view.id} for ${purpose}`,
+    staticSummary: `OTP ${requestId} for ${purpose}`,
   });
   try {
     await deps.temporal.withDeadline(Date.now() + SUBMISSION_WAIT_MS, () =>
@@ -89,7 +100,7 @@ async function dispatch(deps: ApiDeps, workspaceId: number, view: OtpRequestView
 async function createRequest(
   deps: ApiDeps,
   principal: ApiKeyPrincipal,
-  send: ResolvedOtpSend,
+  send: ResolvedOtpSend & { expiresAt: Date },
   requestId: string,
   key: string | null,
 ) {
@@ -132,29 +143,32 @@ export async function sendOtp(
 
   return idempotently(deps, scope, rawBody, async ({ resourceId, attach }) => {
     const requestId = resourceId ?? randomUUID();
-    if (!resourceId) await attach(requestId);
-    let view = await findOtpRequestView(deps.sql, principal.workspaceId, requestId);
-    if (!view) {
-      await createRequest(deps, principal, send, requestId, key);
-      view = (await findOtpRequestView(
-        deps.sql,
-        principal.workspaceId,
-        requestId,
-      )) as OtpRequestView;
+    const view = async () =>
+      (await findOtpRequestView(deps.sql, principal.workspaceId, requestId)) as OtpRequestView;
+    let current = resourceId
+      ? await findOtpRequestView(deps.sql, principal.workspaceId, requestId)
+      : undefined;
+    let expiresAt = current?.expiresAt;
+    if (!expiresAt) {
+      if (!resourceId) await attach(requestId);
+      expiresAt = new Date(Date.now() + send.expiresInMinutes * 60_000);
+      await createRequest(deps, principal, { ...send, expiresAt }, requestId, key);
     }
-    if (view.status === 'pending') {
-      await dispatch(deps, principal.workspaceId, view, send.purpose);
-      view = (await findOtpRequestView(
-        deps.sql,
-        principal.workspaceId,
+    if (!current || current.status === 'pending') {
+      await dispatch(deps, principal.workspaceId, {
         requestId,
-      )) as OtpRequestView;
+        workflowId: otpWorkflowId(principal.workspaceId, key, requestId),
+        codeLength: send.codeLength,
+        expiresAt,
+        purpose: send.purpose,
+      });
+      current = await view();
     }
     // `pending` is not final: a retry with this key reports the outcome then known.
     return {
       status: 202,
-      body: JSON.stringify(presentOtpRequest(view)),
-      final: view.status !== 'pending',
+      body: JSON.stringify(presentOtpRequest(current)),
+      final: current.status !== 'pending',
     };
   });
 }

@@ -28,8 +28,12 @@ export interface BenchStack {
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 export const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
+/** `BENCH_CPU_PROFILE=worker` (or api, simulator) writes that role's CPU profile to bench/profiles. */
+const profiled = process.env.BENCH_CPU_PROFILE;
+
 function spawnRole(role: string, env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, ['bin/herald.js', role], {
+  const profile = role === profiled ? ['--cpu-prof', '--cpu-prof-dir', 'bench/profiles'] : [];
+  const child = spawn(process.execPath, [...profile, 'bin/herald.js', role], {
     cwd: repoRoot,
     env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'inherit', 'inherit'],

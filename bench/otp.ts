@@ -1,0 +1,135 @@
+/**
+ * `npm run bench:otp`: OTP send and verify latency against a zero-latency simulator, and in the
+ * same run the floor: a bare authenticated route doing one indexed Postgres read. Prints JSON.
+ */
+import { cpus } from 'node:os';
+import { measureLatency, round } from './support/measure.js';
+import { type BenchStack, log, startBenchStack } from './support/stack.js';
+
+const SEQUENTIAL_SENDS = 200;
+const CONCURRENT_SENDS = 640;
+const CONCURRENCY = 32;
+
+const recipient = (index: number) => `+6141${String(index).padStart(7, '0')}`;
+
+interface Answer {
+  status: number;
+  body: { data?: { status?: string; request_id?: string; message?: { id: number } } };
+}
+
+async function call(
+  stack: BenchStack,
+  method: string,
+  path: string,
+  body?: object,
+): Promise<Answer> {
+  const response = await fetch(`${stack.apiUrl}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${stack.token}`,
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: response.status, body: (await response.json()) as Answer['body'] };
+}
+
+/** Answers by OTP status: `pending` is a correct answer when the system is saturated. */
+const outcomes: Record<string, number> = {};
+
+async function sendOtp(stack: BenchStack, index: number): Promise<string | undefined> {
+  const { status, body } = await call(stack, 'POST', '/api/v1/otp/send', {
+    recipient: recipient(index),
+    purpose: 'login',
+  });
+  if (status !== 202 || !body.data?.status)
+    throw new Error(`OTP send answered ${status}: ${JSON.stringify(body)}`);
+  outcomes[body.data.status] = (outcomes[body.data.status] ?? 0) + 1;
+  return body.data.status === 'accepted' ? body.data.request_id : undefined;
+}
+
+/** The code the simulator's phone received, as a user would read it. */
+async function codeSentTo(stack: BenchStack, index: number): Promise<string> {
+  const response = await fetch(
+    `${stack.simulatorUrl}/v1/inbox?to=${encodeURIComponent(recipient(index))}`,
+  );
+  const { messages } = (await response.json()) as { messages: { body: string }[] };
+  const code = /\d{6}/.exec(messages[0]?.body ?? '')?.[0];
+  if (!code) throw new Error(`no code in the inbox of ${recipient(index)}`);
+  return code;
+}
+
+async function main() {
+  const stack = await startBenchStack();
+  try {
+    await fetch(`${stack.simulatorUrl}/v1/behaviour`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ latency_ms: 0, receipt: { outcome: 'none' } }),
+    });
+    await stack.sql`update workspaces set credit_balance = 10000000`;
+    const floorCampaign = await call(stack, 'POST', '/api/v1/messages', {
+      recipients: [recipient(9_999_999)],
+      message: 'Floor',
+    });
+    const floorPath = `/api/v1/messages/${floorCampaign.body.data?.message?.id}`;
+
+    log('warming up');
+    for (let i = 0; i < 50; i++) await sendOtp(stack, 5_000_000 + i);
+
+    log(`send latency at concurrency 1 (${SEQUENTIAL_SENDS})`);
+    const sendSequential = await measureLatency(SEQUENTIAL_SENDS, 1, async (i) => {
+      await sendOtp(stack, 1_000_000 + i);
+    });
+    log(`send latency at concurrency ${CONCURRENCY} (${CONCURRENT_SENDS})`);
+    const accepted: { index: number; requestId: string }[] = [];
+    const sendConcurrent = await measureLatency(CONCURRENT_SENDS, CONCURRENCY, async (i) => {
+      const requestId = await sendOtp(stack, 2_000_000 + i);
+      if (requestId) accepted.push({ index: 2_000_000 + i, requestId });
+    });
+    const codes = await Promise.all(accepted.map(({ index }) => codeSentTo(stack, index)));
+
+    log(`verify latency at concurrency ${CONCURRENCY}`);
+    const verify = await measureLatency(accepted.length, CONCURRENCY, async (i) => {
+      const { index, requestId } = accepted[i] as { index: number; requestId: string };
+      const { status, body } = await call(stack, 'POST', '/api/v1/otp/verify', {
+        recipient: recipient(index),
+        code: codes[i],
+        request_id: requestId,
+      });
+      if (status !== 200) throw new Error(`verify answered ${status}: ${JSON.stringify(body)}`);
+    });
+    log(`floor latency at concurrency ${CONCURRENCY}`);
+    const floor = await measureLatency(CONCURRENT_SENDS, CONCURRENCY, async () => {
+      const { status } = await call(stack, 'GET', floorPath);
+      if (status !== 200) throw new Error(`floor route answered ${status}`);
+    });
+
+    const result = {
+      benchmark: 'otp',
+      machine: { cpus: cpus().length, node: process.version },
+      setup:
+        'herald api, worker and simulator as separate processes; embedded Postgres 16; Temporal dev server; simulator at 0 ms latency',
+      send: {
+        concurrency_1: sendSequential,
+        [`concurrency_${CONCURRENCY}`]: sendConcurrent,
+        answers_by_status: outcomes,
+      },
+      verify: { [`concurrency_${CONCURRENCY}`]: verify },
+      floor: {
+        route: 'GET /api/v1/messages/{id}: API key lookup + one indexed read',
+        [`concurrency_${CONCURRENCY}`]: floor,
+      },
+      verify_p50_over_floor_p50: round(verify.p50_ms / floor.p50_ms, 2),
+      aims: {
+        send_p50_under_50_ms: sendSequential.p50_ms < 50,
+        verify_p50_under_3x_floor: verify.p50_ms < 3 * floor.p50_ms,
+      },
+    };
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    await stack.close();
+  }
+}
+
+await main();
