@@ -248,3 +248,28 @@ export async function recordFailedVerification(tx: TransactionSql, subject: OtpS
     insert into otp_verification_failures (workspace_id, user_id, recipient, purpose)
     values (${subject.workspaceId}, ${subject.userId}, ${subject.recipient}, ${subject.purpose})`;
 }
+
+/**
+ * Delivery receipt for a code: kept for the request the provider id belongs to (or its attempt
+ * on that provider, when the receipt overtakes the submission's answer); the latest wins.
+ */
+export async function recordOtpDelivery(
+  sql: Sql,
+  input: {
+    requestId: string;
+    provider: string;
+    providerMessageId: string;
+    status: 'delivered' | 'undelivered';
+    errorCode: string | null;
+    at: Date;
+  },
+): Promise<boolean> {
+  const result = await sql`
+    update otp_requests set delivery_status = ${input.status},
+      delivery_error_code = ${input.errorCode}, delivered_at = ${input.at}
+    where id = ${input.requestId} and provider_slug = ${input.provider}
+      and (provider_message_id = ${input.providerMessageId}
+           or (provider_message_id is null and attempt_started_at is not null))
+      and (delivered_at is null or delivered_at <= ${input.at})`;
+  return result.count > 0;
+}

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { recordDelivery } from '../../db/campaign-messages.js';
+import { recordOtpDelivery } from '../../db/otp-requests.js';
 import type { ApiDeps } from '../deps.js';
 
 /** The simulator's receipt body (providers/simulator/README.md). */
@@ -12,7 +13,8 @@ const receiptSchema = z.object({
   at: z.iso.datetime({ offset: true }),
 });
 
-const REFERENCE = /^cmp-(\d+)-(\d+)$/;
+const CAMPAIGN_REFERENCE = /^cmp-(\d+)-(\d+)$/;
+const OTP_REFERENCE = /^otp-([0-9a-f-]{36})$/;
 
 /** Delivery receipts from providers. Unknown references are acknowledged and dropped. */
 export const providerWebhookRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (
@@ -30,17 +32,23 @@ export const providerWebhookRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = a
     },
     async (request, reply) => {
       const receipt = request.body;
-      const match = REFERENCE.exec(receipt.reference ?? '');
-      if (match) {
+      const delivery = {
+        provider: request.params.provider,
+        providerMessageId: receipt.id,
+        status: receipt.status,
+        errorCode: receipt.error_code,
+        at: new Date(receipt.at),
+      };
+      const campaign = CAMPAIGN_REFERENCE.exec(receipt.reference ?? '');
+      const otp = OTP_REFERENCE.exec(receipt.reference ?? '');
+      if (campaign) {
         await recordDelivery(deps.sql, {
-          campaignId: Number(match[1]),
-          seq: Number(match[2]),
-          provider: request.params.provider,
-          providerMessageId: receipt.id,
-          status: receipt.status,
-          errorCode: receipt.error_code,
-          at: new Date(receipt.at),
+          campaignId: Number(campaign[1]),
+          seq: Number(campaign[2]),
+          ...delivery,
         });
+      } else if (otp) {
+        await recordOtpDelivery(deps.sql, { requestId: otp[1] as string, ...delivery });
       }
       return reply.code(204).send();
     },

@@ -231,6 +231,35 @@ describe('POST /api/v1/otp/verify', () => {
     expect(JSON.stringify(idempotency)).not.toContain(code);
   });
 
+  it('records the delivery receipt the provider posts for a code', async () => {
+    const recipient = mobile();
+    const { request_id } = (await send({ recipient, purpose: 'login' })).json().data;
+    const [row] = await stack.sql<{ providerMessageId: string }[]>`
+      select provider_message_id from otp_requests where id = ${request_id}`;
+    const at = '2026-11-22T01:02:03.456Z';
+    const receipt = await stack.app.inject({
+      method: 'POST',
+      url: '/webhooks/providers/own',
+      payload: {
+        id: row?.providerMessageId,
+        reference: `otp-${request_id}`,
+        status: 'undelivered',
+        error_code: 'EC_ABSENT',
+        at,
+      },
+    });
+    expect(receipt.statusCode).toBe(204);
+    const [delivery] = await stack.sql<
+      { deliveryStatus: string; deliveryErrorCode: string; deliveredAt: Date }[]
+    >`
+      select delivery_status, delivery_error_code, delivered_at from otp_requests where id = ${request_id}`;
+    expect(delivery).toEqual({
+      deliveryStatus: 'undelivered',
+      deliveryErrorCode: 'EC_ABSENT',
+      deliveredAt: new Date(at),
+    });
+  });
+
   it('keeps the ledger and the balance in agreement', async () => {
     const { balance, ledgerSum } = await creditBalance(stack.sql, tenant.workspaceId);
     expect(balance).toBe(ledgerSum);
