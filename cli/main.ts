@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/env.js';
 import * as admin from './commands/admin.js';
+import * as otpAdmin from './commands/otp-admin.js';
 import * as providers from './commands/providers.js';
 import * as serve from './commands/serve.js';
 import { withAdminContext } from './context.js';
@@ -25,12 +26,33 @@ Administer (each accepts --json and then prints one JSON object):
                   [--name <name>] [--requires-sender-id]
   provider enable|disable --workspace <slug> --slug <slug>
   route create --workspace <slug> --slug <slug> --providers <a,b,...> [--name <name>]
+  credits add --workspace <slug> --amount <n>
+  otp-service create --workspace <slug> --name <name> --purpose <purpose>
+                     [--code-length 6-8] [--expires-in-minutes 1-10]
+                     [--template <slug> | --message-template <text with {code}>]
+                     [--sender-id <sender>] [--provider <slug>]
+  otp-service update --workspace <slug> --slug <uuid> [any option of create]
+  otp-service delete --workspace <slug> --slug <uuid>
+  template create --workspace <slug> --slug <slug> --body <text> [--name <name>]
+                  [--purpose transactional|marketing] [--disabled]
+  sender create --workspace <slug> --provider <slug> --sender <name> [--pending]
 `;
 
 type AdminCommand = (
   context: Parameters<typeof admin.keyCreate>[0],
   options: admin.Options,
 ) => Promise<admin.CommandResult>;
+
+const OTP_SERVICE_OPTIONS = [
+  'name',
+  'purpose',
+  'code-length',
+  'expires-in-minutes',
+  'template',
+  'message-template',
+  'sender-id',
+  'provider',
+];
 
 const ADMIN_COMMANDS: Record<string, { run: AdminCommand; options: string[] }> = {
   'workspace create': { run: admin.workspaceCreate, options: ['name', 'slug'] },
@@ -50,6 +72,24 @@ const ADMIN_COMMANDS: Record<string, { run: AdminCommand; options: string[] }> =
     run: providers.routeCreate,
     options: ['workspace', 'slug', 'name', 'providers'],
   },
+  'credits add': { run: otpAdmin.creditsAdd, options: ['workspace', 'amount'] },
+  'otp-service create': {
+    run: otpAdmin.otpServiceCreate,
+    options: ['workspace', ...OTP_SERVICE_OPTIONS],
+  },
+  'otp-service update': {
+    run: otpAdmin.otpServiceUpdate,
+    options: ['workspace', 'slug', ...OTP_SERVICE_OPTIONS],
+  },
+  'otp-service delete': { run: otpAdmin.otpServiceDelete, options: ['workspace', 'slug'] },
+  'template create': {
+    run: otpAdmin.templateCreate,
+    options: ['workspace', 'slug', 'body', 'name', 'purpose', 'disabled'],
+  },
+  'sender create': {
+    run: otpAdmin.senderCreate,
+    options: ['workspace', 'provider', 'sender', 'pending'],
+  },
 };
 
 const SERVE_COMMANDS: Record<string, () => Promise<void>> = {
@@ -59,7 +99,7 @@ const SERVE_COMMANDS: Record<string, () => Promise<void>> = {
   simulator: serve.simulator,
 };
 
-const BOOLEAN_OPTIONS = new Set(['requires-sender-id']);
+const BOOLEAN_OPTIONS = new Set(['requires-sender-id', 'disabled', 'pending']);
 
 function parseOptions(args: string[], names: string[]) {
   const options = Object.fromEntries(

@@ -84,6 +84,11 @@ export function otpTemplateProblem(template: string, codeLength: number): string
   return null;
 }
 
+/** Whether a purpose is usable (SPEC §8): up to 100 letters, digits, `.`, `_`, `:` or `-`. */
+export function isOtpPurpose(purpose: string): boolean {
+  return characters(purpose) <= MAX_PURPOSE_LENGTH && PURPOSE.test(purpose);
+}
+
 export function renderOtpMessage(template: string, code: string): string {
   return template.replace(CODE_PLACEHOLDER, code);
 }
