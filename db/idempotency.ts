@@ -92,6 +92,14 @@ export async function releaseIdempotencyKey(sql: Sql, scope: IdempotencyScope) {
       and status = 'processing'`;
 }
 
+/** Drops a claim that created nothing, so the key stays free for a corrected request. */
+export async function forgetIdempotencyKey(sql: Sql, scope: IdempotencyScope) {
+  await sql`
+    delete from idempotency_keys
+    where workspace_id = ${scope.workspaceId} and endpoint = ${scope.endpoint} and key = ${scope.key}
+      and status = 'processing' and resource_id is null`;
+}
+
 /** Deletes up to `limit` records whose retention has passed; returns how many went. */
 export async function deleteExpiredIdempotencyKeys(sql: Sql, limit: number): Promise<number> {
   const result = await sql`

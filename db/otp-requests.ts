@@ -32,6 +32,8 @@ export interface OtpRequestView {
   outcome: OtpOutcome | null;
   creditsCharged: number;
   workflowId: string;
+  purpose: string;
+  codeLength: number;
 }
 
 /** Whose earlier codes a new one supersedes, and whose failures count together (SPEC §3). */
@@ -99,7 +101,7 @@ export async function findOtpRequestView(
 ): Promise<OtpRequestView | undefined> {
   const [view] = await sql<OtpRequestView[]>`
     select r.id, r.status, r.expires_at, r.provider_slug, r.sender_id, r.billing_source, r.outcome,
-      r.workflow_id,
+      r.workflow_id, r.purpose, r.code_length,
       coalesce((select -sum(amount) from credit_ledger where otp_request_id = r.id), 0)::int
         as credits_charged
     from otp_requests r where r.workspace_id = ${workspaceId} and r.id = ${id}`;

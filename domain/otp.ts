@@ -61,6 +61,8 @@ export interface OtpSendRequest {
   codeLength: number | null;
   expiresInMinutes: number | null;
   senderId: string | null;
+  /** `direct` when given: the request's routing then replaces the key's. */
+  routingType: 'direct' | null;
   providerSlug: string | null;
 }
 
@@ -171,6 +173,7 @@ export function validateOtpSend(body: unknown): Validation<OtpSendRequest> {
       codeLength,
       expiresInMinutes,
       senderId,
+      routingType: routingType === 'direct' ? 'direct' : null,
       providerSlug,
     },
   };

@@ -3,6 +3,7 @@ import {
   attachIdempotentResource,
   claimIdempotencyKey,
   completeIdempotencyKey,
+  forgetIdempotencyKey,
   type IdempotencyScope,
   releaseIdempotencyKey,
 } from '../../db/idempotency.js';
@@ -60,7 +61,9 @@ export interface IdempotentWork {
 /**
  * Runs a send under its Idempotency-Key (DESIGN.md): claims the key, replays a finished answer,
  * and stores this answer when it is final. A non-final answer (`paused`, `pending`) releases the
- * key so that a retry continues the same resource.
+ * key so that a retry continues the same resource. `work` checks anything that can change
+ * between retries (providers, services) only when it creates the resource, so a retry of a
+ * finished or started send never fails on a setting edited since.
  */
 export async function idempotently(
   deps: Pick<ApiDeps, 'sql' | 'env'>,
@@ -88,16 +91,22 @@ export async function idempotently(
   if (claim.state === 'completed')
     return { status: claim.status, body: claim.body, replayed: true };
 
+  let attached = claim.resourceId !== null;
   try {
     const answer = await work({
       resourceId: claim.resourceId,
-      attach: (resourceId) => attachIdempotentResource(deps.sql, scope, resourceId),
+      attach: async (resourceId) => {
+        await attachIdempotentResource(deps.sql, scope, resourceId);
+        attached = true;
+      },
     });
     if (answer.final) await completeIdempotencyKey(deps.sql, scope, answer);
     else await releaseIdempotencyKey(deps.sql, scope);
     return { status: answer.status, body: answer.body, replayed: false };
   } catch (error) {
-    await releaseIdempotencyKey(deps.sql, scope).catch(() => {});
+    // Refused before anything was created (say, a provider found invalid): the key is not spent.
+    const settle = attached ? releaseIdempotencyKey : forgetIdempotencyKey;
+    await settle(deps.sql, scope).catch(() => {});
     throw error;
   }
 }

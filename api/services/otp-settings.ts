@@ -68,7 +68,10 @@ export async function resolveOtpSend(
     bodyTemplate = template.body;
   }
 
-  const keyProvider = principal.routingType === 'direct' ? principal.providerSlug : null;
+  // SPEC §4.3: the key's direct provider applies only when the request gives no routing field.
+  const requestRouted = request.routingType !== null || request.providerSlug !== null;
+  const keyProvider =
+    !requestRouted && principal.routingType === 'direct' ? principal.providerSlug : null;
   const providerSlug = settings.providerSlug ?? keyProvider ?? OWN_PROVIDER_SLUG;
   if (providerSlug !== OWN_PROVIDER_SLUG) {
     const provider = await findProvider(sql, principal.workspaceId, providerSlug);

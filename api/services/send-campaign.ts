@@ -114,12 +114,12 @@ export async function sendCampaign(
   const validation = validateSendRequest(rawBody);
   if (!validation.ok) throw validationError(validation.errors);
   const request = validation.value;
-  const routing = await resolveRouting(deps.sql, principal, request);
   const scope = key ? { workspaceId: principal.workspaceId, endpoint: ENDPOINT, key } : null;
 
   return idempotently(deps, scope, rawBody, async ({ resourceId, attach }) => {
     let campaignId = resourceId === null ? null : Number(resourceId);
     if (campaignId === null) {
+      const routing = await resolveRouting(deps.sql, principal, request);
       ({ id: campaignId } = await insertCampaign(deps.sql, {
         workspaceId: principal.workspaceId,
         apiKeyId: principal.keyId,

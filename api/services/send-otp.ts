@@ -138,29 +138,31 @@ export async function sendOtp(
 ): Promise<IdempotentResponse> {
   const validation = validateOtpSend(rawBody);
   if (!validation.ok) throw validationError(validation.errors);
-  const send = await resolveOtpSend(deps.sql, principal, validation.value);
   const scope = key ? { workspaceId: principal.workspaceId, endpoint: ENDPOINT, key } : null;
 
   return idempotently(deps, scope, rawBody, async ({ resourceId, attach }) => {
     const requestId = resourceId ?? randomUUID();
     const view = async () =>
       (await findOtpRequestView(deps.sql, principal.workspaceId, requestId)) as OtpRequestView;
-    let current = resourceId
-      ? await findOtpRequestView(deps.sql, principal.workspaceId, requestId)
-      : undefined;
-    let expiresAt = current?.expiresAt;
-    if (!expiresAt) {
+    let current = resourceId ? await view() : undefined;
+    // A retry continues the saved request as it was sent, whatever its service says now.
+    let started = current && {
+      codeLength: current.codeLength,
+      expiresAt: current.expiresAt,
+      purpose: current.purpose,
+    };
+    if (!started) {
+      const send = await resolveOtpSend(deps.sql, principal, validation.value);
       if (!resourceId) await attach(requestId);
-      expiresAt = new Date(Date.now() + send.expiresInMinutes * 60_000);
+      const expiresAt = new Date(Date.now() + send.expiresInMinutes * 60_000);
       await createRequest(deps, principal, { ...send, expiresAt }, requestId, key);
+      started = { codeLength: send.codeLength, expiresAt, purpose: send.purpose };
     }
     if (!current || current.status === 'pending') {
       await dispatch(deps, principal.workspaceId, {
         requestId,
         workflowId: otpWorkflowId(principal.workspaceId, key, requestId),
-        codeLength: send.codeLength,
-        expiresAt,
-        purpose: send.purpose,
+        ...started,
       });
       current = await view();
     }

@@ -36,7 +36,8 @@ function spawnRole(role: string, env: NodeJS.ProcessEnv): ChildProcess {
   const child = spawn(process.execPath, [...profile, 'bin/herald.js', role], {
     cwd: repoRoot,
     env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    // Their output (the Temporal core's warnings included) goes to stderr: stdout is the JSON.
+    stdio: ['ignore', 2, 2],
   });
   child.once('exit', (code, signal) => {
     if (code !== 0 && signal !== 'SIGINT') log(`herald ${role} exited (${code ?? signal})`);

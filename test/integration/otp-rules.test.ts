@@ -587,6 +587,11 @@ describe('what a send uses and how it is paid for', () => {
     const code = /\d{6}/.exec(message?.body ?? '')?.[0] as string;
     const verified = await verify({ recipient, code, request_id: response.json().data.request_id });
     expect(verified.json()).toEqual({ message: 'The code is verified.' });
+
+    // Explicit direct routing without a provider replaces the key's routing: the own provider.
+    const explicit = await send({ recipient, purpose: 'login', routing_type: 'direct' }, token);
+    expect(explicit.json().data).toMatchObject({ status: 'accepted', provider: 'own' });
+    expect(await inbox(simulatorUrl, recipient)).toHaveLength(1);
   });
 
   it('lets a workspace provider take a number the own provider would refuse', async () => {

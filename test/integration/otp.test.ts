@@ -4,6 +4,7 @@ import { buildApp } from '../../api/app.js';
 import { otpWorkflowId } from '../../api/services/send-otp.js';
 import { parseEnv } from '../../config/env.js';
 import { addCredits, creditBalance } from '../../db/credits.js';
+import { deleteOtpService, insertOtpService } from '../../db/otp-settings.js';
 import { createTenant, openStack, PUBLIC_URL, type Stack, type Tenant } from '../support/stack.js';
 
 const simulatorUrl = inject('simulatorUrl');
@@ -124,6 +125,42 @@ describe('POST /api/v1/otp/send idempotency', () => {
     const again = await send(payload, { 'idempotency-key': key });
     expect(again.body).toBe(retried.body);
     expect(await codesSentTo(recipient)).toHaveLength(1);
+  });
+});
+
+describe('POST /api/v1/otp/send idempotency across edits', () => {
+  it('replays a send after its service was deleted', async () => {
+    const service = await insertOtpService(stack.sql, tenant.workspaceId, {
+      name: 'Sign-in',
+      purpose: 'sign-in',
+      codeLength: 7,
+      expiresInMinutes: 3,
+      templateSlug: null,
+      messageTemplate: null,
+      senderId: null,
+      providerSlug: null,
+    });
+    const payload = { recipient: mobile(), service_slug: service.slug };
+    const key = `otp-service-${numberSeed}`;
+    const first = await send(payload, { 'idempotency-key': key });
+    expect(first.json().data.status).toBe('accepted');
+    await deleteOtpService(stack.sql, tenant.workspaceId, service.slug);
+    const replay = await send(payload, { 'idempotency-key': key });
+    expect(replay.statusCode).toBe(202);
+    expect(replay.body).toBe(first.body);
+  });
+
+  it('does not spend a key on a refused request', async () => {
+    const key = `otp-refused-${numberSeed}`;
+    const recipient = mobile();
+    const refused = await send(
+      { recipient, purpose: 'login', provider_slug: 'nowhere' },
+      { 'idempotency-key': key },
+    );
+    expect(refused.statusCode).toBe(422);
+    const corrected = await send({ recipient, purpose: 'login' }, { 'idempotency-key': key });
+    expect(corrected.statusCode).toBe(202);
+    expect(corrected.json().data.status).toBe('accepted');
   });
 });
 

@@ -129,6 +129,27 @@ describe('POST /api/v1/messages', () => {
     expect(second.headers['idempotent-replayed']).toBe('true');
   });
 
+  it('replays a send after the provider it went to was disabled', async () => {
+    const key = `disabled-${numberSeed}`;
+    await insertProvider(stack.sql, {
+      workspaceId: tenant.workspaceId,
+      slug: 'retiring',
+      name: 'Retiring',
+      type: 'simulator',
+      requiresSenderId: false,
+      settings: { base_url: simulatorUrl },
+    });
+    const payload = { recipients: numbers(1), message: 'Before', provider_slug: 'retiring' };
+    const first = await send(payload, { 'idempotency-key': key });
+    expect(first.statusCode).toBe(202);
+    await stack.sql`
+      update providers set active = false
+      where workspace_id = ${tenant.workspaceId} and slug = 'retiring'`;
+    const replay = await send(payload, { 'idempotency-key': key });
+    expect(replay.statusCode).toBe(202);
+    expect(replay.body).toBe(first.body);
+  });
+
   it('answers 422 for the same key with a different body', async () => {
     const key = `mismatch-${numberSeed}`;
     expect(
