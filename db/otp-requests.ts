@@ -53,14 +53,11 @@ export class InsufficientCreditsError extends Error {
 /**
  * Saves a request, charging credits when the service pays, and supersedes the subject's earlier
  * codes: one statement, so all of it happens or none (the send path's latency is its round
- * trips). Returns the workflow ids of the superseded requests.
+ * trips). Their runs read the supersession when their codes expire.
  */
-export async function insertOtpRequest(
-  sql: Sql,
-  input: NewOtpRequest,
-): Promise<{ supersededWorkflowIds: string[] }> {
+export async function insertOtpRequest(sql: Sql, input: NewOtpRequest): Promise<void> {
   const charge = input.billingSource === 'credits' ? input.segments : 0;
-  const [row] = await sql<{ inserted: boolean; supersededWorkflowIds: string[] }[]>`
+  const [row] = await sql<{ inserted: boolean }[]>`
     with charged as (
       update workspaces set credit_balance = credit_balance - ${charge}
       where id = ${input.workspaceId} and credit_balance >= ${charge}
@@ -86,12 +83,9 @@ export async function insertOtpRequest(
         and workspace_id = ${input.workspaceId} and recipient = ${input.recipient}
         and purpose = ${input.purpose} and user_id is not distinct from ${input.userId}
         and verified_at is null and superseded_at is null and expires_at > now()
-      returning workflow_id
     )
-    select exists (select 1 from inserted) as inserted,
-      array(select workflow_id from superseded) as superseded_workflow_ids`;
+    select exists (select 1 from inserted) as inserted`;
   if (!row?.inserted) throw new InsufficientCreditsError(input.segments);
-  return { supersededWorkflowIds: row.supersededWorkflowIds };
 }
 
 export async function findOtpRequestView(
@@ -197,7 +191,6 @@ export interface VerificationCandidate {
   codeHash: Buffer | null;
   usable: boolean;
   recentFailures: number;
-  workflowId: string;
 }
 
 /**
@@ -217,7 +210,7 @@ export async function lockVerificationCandidate(
   },
 ): Promise<VerificationCandidate | undefined> {
   const [candidate] = await tx<VerificationCandidate[]>`
-    select r.id, r.purpose, r.code_hash, r.workflow_id,
+    select r.id, r.purpose, r.code_hash,
       (r.status <> 'failed' and r.verified_at is null and r.superseded_at is null
         and r.expires_at > now()) as usable,
       (select count(*) from otp_verification_failures f

@@ -1,6 +1,5 @@
 import {
   condition,
-  defineSignal,
   defineUpdate,
   proxyLocalActivities,
   setHandler,
@@ -25,8 +24,6 @@ export interface OtpSubmission {
 
 /** Answered once the submission's outcome is known: the send request waits on it. */
 export const submissionUpdate = defineUpdate<OtpSubmission>('submission');
-/** Sent by the api when the code is verified or superseded, so the run ends without waiting. */
-export const settledSignal = defineSignal('settled');
 
 /** How often an uncertain submission is looked up at the provider again. */
 const RECONCILE_INTERVAL = '5 seconds';
@@ -42,20 +39,21 @@ const { submitOtp, reconcileOtp, finishOtp } = proxyLocalActivities<Activities>(
 const setStatus = (status: string) =>
   upsertSearchAttributes({ [searchAttributes.status.name]: [status] });
 
-/** One OTP request: submit the code, then wait until it is verified, superseded or expired. */
+/**
+ * One OTP request: submit the code, hold the request open on a durable timer until its expiry,
+ * then record how it ended (verified, superseded, expired or failed). Verification itself is an
+ * atomic Postgres update in the api: waking the run on every verify would put a Temporal round
+ * trip on that path for no gain, so the run reads the outcome when the code's life is over.
+ */
 export async function otpWorkflow({
   requestId,
   codeLength,
   expiresAt,
 }: OtpWorkflowInput): Promise<string> {
   let submission: OtpSubmission | undefined;
-  let settled = false;
   setHandler(submissionUpdate, async () => {
     await condition(() => submission !== undefined);
     return submission as OtpSubmission;
-  });
-  setHandler(settledSignal, () => {
-    settled = true;
   });
 
   submission = await submitOtp({ requestId, codeLength });
@@ -65,9 +63,7 @@ export async function otpWorkflow({
   }
   setStatus(submission.status);
 
-  if (submission.status === 'accepted') {
-    await condition(() => settled, Math.max(0, expiresAt - Date.now()));
-  }
+  if (submission.status === 'accepted') await sleep(Math.max(0, expiresAt - Date.now()));
   const outcome = await finishOtp({ requestId });
   setStatus(outcome);
   return outcome;

@@ -11,7 +11,7 @@ import {
 import { HeraldError, validationError } from '../../domain/errors.js';
 import { validateOtpSend } from '../../domain/otp.js';
 import { searchAttributes, TASK_QUEUE } from '../../workflows/definitions.js';
-import { type otpWorkflow, settledSignal, submissionUpdate } from '../../workflows/otp.js';
+import { type otpWorkflow, submissionUpdate } from '../../workflows/otp.js';
 import type { ApiDeps } from '../deps.js';
 import { type IdempotentResponse, idempotently } from './idempotency.js';
 import { type ResolvedOtpSend, resolveOtpSend } from './otp-settings.js';
@@ -105,7 +105,7 @@ async function createRequest(
   key: string | null,
 ) {
   try {
-    const { supersededWorkflowIds } = await insertOtpRequest(deps.sql, {
+    await insertOtpRequest(deps.sql, {
       ...send,
       id: requestId,
       workspaceId: principal.workspaceId,
@@ -113,13 +113,6 @@ async function createRequest(
       userId: principal.userId,
       workflowId: otpWorkflowId(principal.workspaceId, key, requestId),
     });
-    for (const workflowId of supersededWorkflowIds) {
-      // Best effort: a run that misses it still ends as superseded when its code expires.
-      deps.temporal.workflow
-        .getHandle(workflowId)
-        .signal(settledSignal)
-        .catch(() => {});
-    }
   } catch (error) {
     if (error instanceof InsufficientCreditsError)
       throw new HeraldError('insufficient_credits', {

@@ -12,7 +12,6 @@ import {
   validateOtpVerify,
 } from '../../domain/otp.js';
 import { keyedHash } from '../../security/tokens.js';
-import { settledSignal } from '../../workflows/otp.js';
 import type { ApiDeps } from '../deps.js';
 
 /** Compared against when there is no stored hash, so every failure costs the same work. */
@@ -33,7 +32,7 @@ export async function verifyOtp(
   const request = validation.value;
   const submitted = keyedHash(deps.secret, request.code);
 
-  const verifiedWorkflowId = await deps.sql.begin(async (tx) => {
+  const verified = await deps.sql.begin(async (tx) => {
     const candidate = await lockVerificationCandidate(tx, {
       workspaceId: principal.workspaceId,
       userId: principal.userId,
@@ -48,21 +47,14 @@ export async function verifyOtp(
       candidate.codeHash !== null &&
       candidate.usable &&
       candidate.recentFailures < MAX_FAILED_VERIFICATIONS;
-    if (matches && acceptable && (await markOtpVerified(tx, candidate.id))) {
-      return candidate.workflowId;
-    }
+    if (matches && acceptable && (await markOtpVerified(tx, candidate.id))) return true;
     await recordFailedVerification(tx, {
       workspaceId: principal.workspaceId,
       userId: principal.userId,
       recipient: request.recipient,
       purpose: candidate?.purpose ?? request.purpose ?? '',
     });
-    return null;
+    return false;
   });
-  if (verifiedWorkflowId === null) throw new HeraldError('otp_verification_failed');
-  // Best effort: a run that misses it reads the verification from the database at expiry.
-  deps.temporal.workflow
-    .getHandle(verifiedWorkflowId)
-    .signal(settledSignal)
-    .catch(() => {});
+  if (!verified) throw new HeraldError('otp_verification_failed');
 }

@@ -1,52 +1,110 @@
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { otpWorkflowId } from '../../api/services/send-otp.js';
 import { addCredits } from '../../db/credits.js';
+import { insertProvider } from '../../db/providers.js';
+import { type RunningSimulator, startSimulator } from '../../providers/simulator/server.js';
 import { searchAttributes } from '../../workflows/definitions.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
 
 let stack: Stack;
 let tenant: Tenant;
+let rejecting: RunningSimulator;
+let seed = Math.floor(Math.random() * 800_000) + 100_000;
+const mobile = () => `+61437${seed++}`;
+
+function post(url: string, payload: object) {
+  return stack.app.inject({
+    method: 'POST',
+    url,
+    headers: { authorization: `Bearer ${tenant.token}` },
+    payload,
+  });
+}
+
+/** Sends a one-minute code (the shortest lifetime) and returns its request and code. */
+async function sendShortLived(purpose: string, recipient = mobile(), provider?: string) {
+  const sent = await post('/api/v1/otp/send', {
+    recipient,
+    purpose,
+    expires_in_minutes: 1,
+    ...(provider ? { provider_slug: provider } : {}),
+  });
+  const { request_id: requestId, expires_at: expiresAt } = sent.json().data;
+  const inbox = await fetch(
+    `${inject('simulatorUrl')}/v1/inbox?to=${encodeURIComponent(recipient)}`,
+  );
+  const [latest] = ((await inbox.json()) as { messages: { body: string }[] }).messages;
+  const code = /\d{6}/.exec(latest?.body ?? '')?.[0] ?? '';
+  return { recipient, requestId: requestId as string, expiresAt: expiresAt as string, code };
+}
+
+/** How the request's run ended, and the status an operator sees on it in the Temporal UI. */
+async function ending(requestId: string) {
+  const handle = stack.temporal.workflow.getHandle(
+    otpWorkflowId(tenant.workspaceId, null, requestId),
+  );
+  const result = await handle.result();
+  const status = (await handle.describe()).typedSearchAttributes.get(searchAttributes.status);
+  return { result, status };
+}
 
 beforeAll(async () => {
   stack = await openStack();
   tenant = await createTenant(stack.admin);
   await addCredits(stack.sql, tenant.workspaceId, 10);
+  rejecting = await startSimulator({ port: 0 });
+  await fetch(`${rejecting.url}/v1/behaviour`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ outcome: 'reject' }),
+  });
+  await insertProvider(stack.sql, {
+    workspaceId: tenant.workspaceId,
+    slug: 'refuser',
+    name: 'Refuser',
+    type: 'simulator',
+    requiresSenderId: false,
+    settings: { base_url: rejecting.url },
+  });
 });
 
 afterAll(async () => {
-  await stack.close();
+  await rejecting?.close();
+  await stack?.close();
 });
 
-/** The shortest lifetime is a minute: this test waits for it, on the real server's timer. */
-it('expires an unverified code on its durable timer', { timeout: 120_000 }, async () => {
-  const recipient = `+61437${String(Math.floor(Math.random() * 900_000) + 100_000)}`;
-  const sent = await stack.app.inject({
-    method: 'POST',
-    url: '/api/v1/otp/send',
-    headers: { authorization: `Bearer ${tenant.token}` },
-    payload: { recipient, purpose: 'login', expires_in_minutes: 1 },
-  });
-  const { request_id, expires_at } = sent.json().data;
-  const inbox = await fetch(
-    `${inject('simulatorUrl')}/v1/inbox?to=${encodeURIComponent(recipient)}`,
-  );
-  const [message] = ((await inbox.json()) as { messages: { body: string }[] }).messages;
-  const code = /\d{6}/.exec(message?.body ?? '')?.[0];
+/** Runs end when their code's life is over: these wait a minute on the real server's timers. */
+describe('OTP workflow endings', { timeout: 150_000 }, () => {
+  it('ends as expired, verified, superseded or failed, visible in the Temporal UI', async () => {
+    const unused = await sendShortLived('login');
+    const verified = await sendShortLived('login');
+    const replaced = await sendShortLived('reset');
+    const replacement = await sendShortLived('reset', replaced.recipient);
+    const refused = await sendShortLived('login', mobile(), 'refuser');
 
-  const handle = stack.temporal.workflow.getHandle(
-    otpWorkflowId(tenant.workspaceId, null, request_id),
-  );
-  expect(await handle.result()).toBe('expired');
-  expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(expires_at));
-  const description = await handle.describe();
-  expect(description.typedSearchAttributes.get(searchAttributes.status)).toBe('expired');
+    const accepted = await post('/api/v1/otp/verify', {
+      recipient: verified.recipient,
+      code: verified.code,
+      request_id: verified.requestId,
+    });
+    expect(accepted.statusCode).toBe(200);
 
-  const late = await stack.app.inject({
-    method: 'POST',
-    url: '/api/v1/otp/verify',
-    headers: { authorization: `Bearer ${tenant.token}` },
-    payload: { recipient, code, request_id },
+    expect(await ending(refused.requestId)).toEqual({ result: 'failed', status: 'failed' });
+    expect(await ending(unused.requestId)).toEqual({ result: 'expired', status: 'expired' });
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(unused.expiresAt));
+    expect(await ending(verified.requestId)).toEqual({ result: 'verified', status: 'verified' });
+    expect(await ending(replaced.requestId)).toEqual({
+      result: 'superseded',
+      status: 'superseded',
+    });
+    expect(await ending(replacement.requestId)).toEqual({ result: 'expired', status: 'expired' });
+
+    const late = await post('/api/v1/otp/verify', {
+      recipient: unused.recipient,
+      code: unused.code,
+      request_id: unused.requestId,
+    });
+    expect(late.statusCode).toBe(422);
+    expect(late.json()).toEqual({ message: 'The code is invalid or has expired.' });
   });
-  expect(late.statusCode).toBe(422);
-  expect(late.json()).toEqual({ message: 'The code is invalid or has expired.' });
 });

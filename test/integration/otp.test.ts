@@ -195,10 +195,6 @@ describe('POST /api/v1/otp/verify', () => {
     expect((await verify({ recipient, code: secondCode, request_id: second })).statusCode).toBe(
       200,
     );
-    const handle = stack.temporal.workflow.getHandle(
-      otpWorkflowId(tenant.workspaceId, null, first),
-    );
-    expect(await handle.result()).toBe('superseded');
   });
 
   it('locks out after five failures in 15 minutes, and a resend does not reset the count', async () => {
@@ -243,10 +239,6 @@ describe('POST /api/v1/otp/verify', () => {
     expect(answers.map((answer) => answer.statusCode).sort()).toEqual([
       200, 422, 422, 422, 422, 422, 422, 422,
     ]);
-    const handle = stack.temporal.workflow.getHandle(
-      otpWorkflowId(tenant.workspaceId, null, request_id),
-    );
-    expect(await handle.result()).toBe('verified');
   });
 
   it('keeps the plaintext code out of Temporal history and the database', async () => {
