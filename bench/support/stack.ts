@@ -18,6 +18,7 @@ import { migrate } from '../../db/migrate.js';
  */
 export interface BenchStack {
   apiUrl: string;
+  temporalAddress: string;
   simulatorUrl: string;
   sql: Sql;
   /** A bearer token with every ability, for a fresh workspace. */
@@ -114,6 +115,7 @@ export async function startBenchStack(): Promise<BenchStack> {
 
   return {
     apiUrl,
+    temporalAddress: temporal.address,
     simulatorUrl,
     sql,
     token,

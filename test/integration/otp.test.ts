@@ -5,6 +5,8 @@ import { otpWorkflowId } from '../../api/services/send-otp.js';
 import { parseEnv } from '../../config/env.js';
 import { addCredits, creditBalance } from '../../db/credits.js';
 import { deleteOtpService, insertOtpService } from '../../db/otp-settings.js';
+import { insertProvider } from '../../db/providers.js';
+import { startSimulator } from '../../providers/simulator/server.js';
 import { createTenant, openStack, PUBLIC_URL, type Stack, type Tenant } from '../support/stack.js';
 
 const simulatorUrl = inject('simulatorUrl');
@@ -125,6 +127,52 @@ describe('POST /api/v1/otp/send idempotency', () => {
     const again = await send(payload, { 'idempotency-key': key });
     expect(again.body).toBe(retried.body);
     expect(await codesSentTo(recipient)).toHaveLength(1);
+  });
+});
+
+describe('POST /api/v1/otp/send when the provider times out', () => {
+  it('answers pending, and a retry with the key reports accepted without a second SMS', {
+    timeout: 60_000,
+  }, async () => {
+    // Accepts, then answers after the adapter's 10 s timeout: the outcome is unknown until
+    // the workflow looks the submission up by its reference.
+    const slow = await startSimulator({ port: 0 });
+    try {
+      await fetch(`${slow.url}/v1/behaviour`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          outcome: 'timeout',
+          timeout_ms: 12_000,
+          receipt: { outcome: 'none' },
+        }),
+      });
+      await insertProvider(stack.sql, {
+        workspaceId: tenant.workspaceId,
+        slug: 'slow',
+        name: 'Slow',
+        type: 'simulator',
+        requiresSenderId: false,
+        settings: { base_url: slow.url },
+      });
+      const recipient = mobile();
+      const key = `otp-timeout-${numberSeed}`;
+      const payload = { recipient, purpose: 'login', provider_slug: 'slow' };
+      const first = await send(payload, { 'idempotency-key': key });
+      expect(first.statusCode).toBe(202);
+      expect(first.json().data).toMatchObject({ status: 'pending', provider: 'slow' });
+
+      await expect
+        .poll(async () => (await send(payload, { 'idempotency-key': key })).json().data, {
+          timeout: 30_000,
+          interval: 1_000,
+        })
+        .toMatchObject({ request_id: first.json().data.request_id, status: 'accepted' });
+      const inbox = await fetch(`${slow.url}/v1/inbox?to=${encodeURIComponent(recipient)}`);
+      expect(((await inbox.json()) as { messages: unknown[] }).messages).toHaveLength(1);
+    } finally {
+      await slow.close();
+    }
   });
 });
 
