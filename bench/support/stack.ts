@@ -18,7 +18,6 @@ import { migrate } from '../../db/migrate.js';
  */
 export interface BenchStack {
   apiUrl: string;
-  temporalAddress: string;
   simulatorUrl: string;
   sql: Sql;
   /** A bearer token with every ability, for a fresh workspace. */
@@ -115,7 +114,6 @@ export async function startBenchStack(): Promise<BenchStack> {
 
   return {
     apiUrl,
-    temporalAddress: temporal.address,
     simulatorUrl,
     sql,
     token,
