@@ -51,9 +51,8 @@ export class InsufficientCreditsError extends Error {
 }
 
 /**
- * Saves a request, charging credits when the service pays, and supersedes the subject's earlier
- * codes: one statement, so all of it happens or none (the send path's latency is its round
- * trips). Their runs read the supersession when their codes expire.
+ * Saves a request, charging credits when the service pays: one statement, so both happen or
+ * neither (the send path's latency is its round trips).
  */
 export async function insertOtpRequest(sql: Sql, input: NewOtpRequest): Promise<void> {
   const charge = input.billingSource === 'credits' ? input.segments : 0;
@@ -76,13 +75,6 @@ export async function insertOtpRequest(sql: Sql, input: NewOtpRequest): Promise<
     ), ledger as (
       insert into credit_ledger (workspace_id, amount, reason, otp_request_id)
       select ${input.workspaceId}, ${-charge}, 'otp_charge', id from inserted where ${charge} > 0
-    ), superseded as (
-      -- The statement's snapshot does not see the new row, so only earlier codes are touched.
-      update otp_requests set superseded_at = now()
-      where exists (select 1 from inserted)
-        and workspace_id = ${input.workspaceId} and recipient = ${input.recipient}
-        and purpose = ${input.purpose} and user_id is not distinct from ${input.userId}
-        and verified_at is null and superseded_at is null and expires_at > now()
     )
     select exists (select 1 from inserted) as inserted`;
   if (!row?.inserted) throw new InsufficientCreditsError(input.segments);
@@ -143,10 +135,26 @@ export async function claimOtpAttempt(
   return claimed;
 }
 
+/**
+ * Records the provider's acceptance and supersedes the subject's earlier codes (SPEC §3): only a
+ * code that went out replaces the previous one, so a send the provider refuses leaves the user's
+ * earlier code working. Their runs read the supersession when their codes expire.
+ */
 export async function markOtpAccepted(sql: Sql, id: string, providerMessageId: string) {
   await sql`
-    update otp_requests set status = 'accepted', provider_message_id = ${providerMessageId}
-    where id = ${id} and status = 'pending'`;
+    with accepted as (
+      update otp_requests set status = 'accepted', provider_message_id = ${providerMessageId}
+      where id = ${id} and status = 'pending'
+      returning workspace_id, user_id, recipient, purpose, created_at
+    )
+    update otp_requests earlier set superseded_at = now()
+    from accepted
+    where earlier.workspace_id = accepted.workspace_id and earlier.recipient = accepted.recipient
+      and earlier.purpose = accepted.purpose
+      and earlier.user_id is not distinct from accepted.user_id
+      and earlier.created_at < accepted.created_at and earlier.id <> ${id}
+      and earlier.verified_at is null and earlier.superseded_at is null
+      and earlier.expires_at > now()`;
 }
 
 /** Fails a pending request and refunds what it was charged, once. */
@@ -195,7 +203,7 @@ export interface VerificationCandidate {
 
 /**
  * The request a verification is about, locked for the rest of the transaction: by id, or the
- * subject's latest sent request for the purpose. `usable` is false once verified, superseded,
+ * subject's latest request for the purpose that was not refused. `usable` is false once verified, superseded,
  * expired or failed; `recentFailures` counts the subject's failures in the window.
  */
 export async function lockVerificationCandidate(
@@ -223,7 +231,7 @@ export async function lockVerificationCandidate(
       and r.user_id is not distinct from ${selector.userId}
       and ${
         selector.requestId === null
-          ? tx`r.purpose = ${selector.purpose} and r.code_hash is not null`
+          ? tx`r.purpose = ${selector.purpose} and r.code_hash is not null and r.status <> 'failed'`
           : tx`r.id = ${selector.requestId}`
       }
     order by r.created_at desc

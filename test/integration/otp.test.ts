@@ -245,6 +245,34 @@ describe('POST /api/v1/otp/verify', () => {
     );
   });
 
+  it('keeps the earlier code working when the provider refuses the newer one', async () => {
+    const refuser = await startSimulator({ port: 0 });
+    try {
+      await fetch(`${refuser.url}/v1/behaviour`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ outcome: 'reject' }),
+      });
+      await insertProvider(stack.sql, {
+        workspaceId: tenant.workspaceId,
+        slug: 'refuser',
+        name: 'Refuser',
+        type: 'simulator',
+        requiresSenderId: false,
+        settings: { base_url: refuser.url },
+      });
+      const recipient = mobile();
+      await send({ recipient, purpose: 'login' });
+      const [code] = await codesSentTo(recipient);
+      const refused = await send({ recipient, purpose: 'login', provider_slug: 'refuser' });
+      expect(refused.json().data.status).toBe('failed');
+      // By purpose, the refused request is passed over for the one that went out.
+      expect((await verify({ recipient, code, purpose: 'login' })).statusCode).toBe(200);
+    } finally {
+      await refuser.close();
+    }
+  });
+
   it('locks out after five failures in 15 minutes, and a resend does not reset the count', async () => {
     const recipient = mobile();
     const { request_id } = (await send({ recipient, purpose: 'login' })).json().data;
