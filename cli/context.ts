@@ -11,21 +11,52 @@ export interface AdminContext {
 }
 
 /**
- * Runs an admin command against DATABASE_URL, or against the local embedded cluster: the one a
- * running `herald start` uses, or one started just for this command.
+ * Runs `fn` with a database URL: DATABASE_URL, or the local embedded cluster (the one a running
+ * `herald start` uses, or one started just for this command). A cluster started here is stopped
+ * afterwards, and on Ctrl-C too (exit 130): a one-off command must not leave a server behind.
  */
+export async function withDatabaseUrl<T>(env: Env, fn: (url: string) => Promise<T>): Promise<T> {
+  if (env.DATABASE_URL) return fn(env.DATABASE_URL);
+  let stopServer: (() => Promise<void>) | undefined;
+  let stopping: Promise<void> | undefined;
+  // Once, whoever asks first (a signal or the end of the command); both wait for it.
+  const stop = () => {
+    stopping ??= stopServer?.() ?? Promise.resolve();
+    return stopping;
+  };
+  const onSignal = () => {
+    stop().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const postgres = await startEmbeddedPostgres({
+      dataDir: env.HERALD_DATA_DIR,
+      adoptRunning: false,
+      registerStop: (registered) => {
+        stopServer = registered;
+      },
+    });
+    stopServer = postgres.stop;
+    return await fn(postgres.url);
+  } finally {
+    await stop();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+/** Runs an admin command against the database of `withDatabaseUrl`, migrated first. */
 export async function withAdminContext<T>(fn: (context: AdminContext) => Promise<T>): Promise<T> {
   const env = parseEnv();
   const secret = await resolveSecret(env);
-  const embedded = env.DATABASE_URL
-    ? undefined
-    : await startEmbeddedPostgres({ dataDir: env.HERALD_DATA_DIR, adoptRunning: false });
-  const sql = createSql(env.DATABASE_URL ?? (embedded?.url as string), { max: 2 });
-  try {
-    await migrate(sql);
-    return await fn({ env, secret, sql });
-  } finally {
-    await sql.end();
-    await embedded?.stop();
-  }
+  return withDatabaseUrl(env, async (url) => {
+    const sql = createSql(url, { max: 2 });
+    try {
+      await migrate(sql);
+      return await fn({ env, secret, sql });
+    } finally {
+      await sql.end();
+    }
+  });
 }

@@ -9,6 +9,7 @@ import { connectTemporalClient } from '../../temporal/client.js';
 import { ensureMaintenanceSchedule } from '../../temporal/schedules.js';
 import { ensureSearchAttributes } from '../../temporal/search-attributes.js';
 import { startHeraldWorker } from '../../temporal/worker.js';
+import { withDatabaseUrl } from '../context.js';
 import { startEmbeddedPostgres } from '../embedded/postgres.js';
 import { findTemporalCli, startTemporalDevServer } from '../embedded/temporal.js';
 import { Lifecycle } from '../lifecycle.js';
@@ -143,19 +144,7 @@ export const worker = () => serve(['worker'], false);
 export const simulator = () => serve(['simulator'], false);
 
 export async function migrateCommand(): Promise<{ applied: string[] }> {
-  const env = parseEnv();
-  if (!env.DATABASE_URL) {
-    const postgres = await startEmbeddedPostgres({
-      dataDir: env.HERALD_DATA_DIR,
-      adoptRunning: false,
-    });
-    try {
-      return await applyMigrations(postgres.url);
-    } finally {
-      await postgres.stop();
-    }
-  }
-  return applyMigrations(env.DATABASE_URL);
+  return withDatabaseUrl(parseEnv(), applyMigrations);
 }
 
 async function applyMigrations(url: string): Promise<{ applied: string[] }> {
