@@ -276,3 +276,16 @@ export async function recordOtpDelivery(
       and (delivered_at is null or delivered_at <= ${input.at})`;
   return result.count > 0;
 }
+
+/**
+ * Fails (and refunds) up to `limit` requests whose code expired before any submission was
+ * attempted: saved while Temporal was unreachable, and never retried with their key.
+ */
+export async function failUnsentExpiredOtpRequests(sql: Sql, limit: number): Promise<number> {
+  const unsent = await sql<{ id: string }[]>`
+    select id from otp_requests
+    where status = 'pending' and attempt_started_at is null and expires_at < now()
+    limit ${limit}`;
+  for (const { id } of unsent) await markOtpFailed(sql, id, 'expired before it was submitted');
+  return unsent.length;
+}

@@ -2,23 +2,35 @@ import { proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { searchAttributes } from './definitions.js';
 
-const { purgeExpiredIdempotencyKeys } = proxyActivities<Activities>({
+const { purgeExpiredIdempotencyKeys, failUnsentOtpRequests } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 10 },
 });
 
 export interface MaintenanceResult {
   idempotencyKeysPurged: number;
+  unsentOtpRequestsFailed: number;
 }
 
-/** Daily housekeeping: drops idempotency records past their retention, in bounded batches. */
-export async function maintenanceWorkflow(): Promise<MaintenanceResult> {
-  let idempotencyKeysPurged = 0;
+const BATCH_SIZE = 5000;
+
+/** Runs `step` in batches until a batch comes back short; returns the total. */
+async function inBatches(step: (input: { batchSize: number }) => Promise<number>) {
+  let total = 0;
   for (;;) {
-    const purged = await purgeExpiredIdempotencyKeys({ batchSize: 5000 });
-    idempotencyKeysPurged += purged;
-    if (purged < 5000) break;
+    const done = await step({ batchSize: BATCH_SIZE });
+    total += done;
+    if (done < BATCH_SIZE) return total;
   }
+}
+
+/**
+ * Daily housekeeping, in bounded batches: drops idempotency records past their retention, and
+ * fails and refunds OTP requests whose code expired before it could be submitted.
+ */
+export async function maintenanceWorkflow(): Promise<MaintenanceResult> {
+  const idempotencyKeysPurged = await inBatches(purgeExpiredIdempotencyKeys);
+  const unsentOtpRequestsFailed = await inBatches(failUnsentOtpRequests);
   upsertSearchAttributes({ [searchAttributes.status.name]: ['completed'] });
-  return { idempotencyKeysPurged };
+  return { idempotencyKeysPurged, unsentOtpRequestsFailed };
 }

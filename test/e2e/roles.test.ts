@@ -130,7 +130,10 @@ describe('herald api and herald worker as separate processes', { timeout: 120_00
     const result = (await client.workflow
       .getHandle(run.workflowId, run.runId)
       .result()) as MaintenanceResult;
-    expect(result).toEqual({ idempotencyKeysPurged: expect.any(Number) });
+    expect(result).toEqual({
+      idempotencyKeysPurged: expect.any(Number),
+      unsentOtpRequestsFailed: expect.any(Number),
+    });
   });
 
   it('both stop on SIGINT with exit code 0', async () => {

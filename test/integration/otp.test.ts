@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createMaintenanceActivities } from '../../activities/maintenance.js';
 import { buildApp } from '../../api/app.js';
 import { otpWorkflowId } from '../../api/services/send-otp.js';
 import { parseEnv } from '../../config/env.js';
@@ -36,6 +37,20 @@ async function codesSentTo(to: string): Promise<string[]> {
   const response = await fetch(`${simulatorUrl}/v1/inbox?to=${encodeURIComponent(to)}`);
   const { messages } = (await response.json()) as { messages: { body: string }[] };
   return messages.map((message) => /(\d{6,8})/.exec(message.body)?.[1] ?? message.body);
+}
+
+/** The api wired to the real Postgres and a Temporal that is not there. */
+function offlineApp() {
+  return buildApp(
+    {
+      env: parseEnv({ LOG_LEVEL: 'silent', PUBLIC_URL }),
+      publicUrl: PUBLIC_URL,
+      secret: inject('secret'),
+      sql: stack.sql,
+      temporal: new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) }),
+    },
+    { logger: false },
+  );
 }
 
 /** History JSON with every base64 payload decoded, so a plaintext search sees inside them. */
@@ -97,16 +112,7 @@ describe('POST /api/v1/otp/send idempotency', () => {
   });
 
   it('answers pending when Temporal is unreachable, and a retry with the key sends once', async () => {
-    const offline = buildApp(
-      {
-        env: parseEnv({ LOG_LEVEL: 'silent', PUBLIC_URL }),
-        publicUrl: PUBLIC_URL,
-        secret: inject('secret'),
-        sql: stack.sql,
-        temporal: new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) }),
-      },
-      { logger: false },
-    );
+    const offline = offlineApp();
     const recipient = mobile();
     const key = `otp-pending-${numberSeed}`;
     const payload = { recipient, purpose: 'login' };
@@ -127,6 +133,29 @@ describe('POST /api/v1/otp/send idempotency', () => {
     const again = await send(payload, { 'idempotency-key': key });
     expect(again.body).toBe(retried.body);
     expect(await codesSentTo(recipient)).toHaveLength(1);
+  });
+});
+
+describe('daily maintenance', () => {
+  it('fails and refunds a request whose code expired before it was ever submitted', async () => {
+    const offline = offlineApp();
+    const recipient = mobile();
+    const before = (await creditBalance(stack.sql, tenant.workspaceId)).balance;
+    const pending = await post('/api/v1/otp/send', { recipient, purpose: 'login' }, {}, offline);
+    await offline.close();
+    const { request_id } = pending.json().data;
+    expect(pending.json().data.status).toBe('pending');
+    expect((await creditBalance(stack.sql, tenant.workspaceId)).balance).toBe(before - 1);
+
+    await stack.sql`
+      update otp_requests set expires_at = now() - interval '1 second' where id = ${request_id}`;
+    const { failUnsentOtpRequests } = createMaintenanceActivities({ sql: stack.sql });
+    expect(await failUnsentOtpRequests({ batchSize: 1000 })).toBeGreaterThanOrEqual(1);
+    const [row] = await stack.sql<{ status: string }[]>`
+      select status from otp_requests where id = ${request_id}`;
+    expect(row?.status).toBe('failed');
+    expect((await creditBalance(stack.sql, tenant.workspaceId)).balance).toBe(before);
+    expect(await codesSentTo(recipient)).toEqual([]);
   });
 });
 
