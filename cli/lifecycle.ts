@@ -47,8 +47,11 @@ export class Lifecycle {
 
   private async stopParts(): Promise<void> {
     for (const part of this.parts.splice(0).reverse()) {
+      const started = Date.now();
       try {
         await part.stop();
+        // Each step's time, so a slow shutdown shows which part held it up.
+        this.log(`Stopped ${part.name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
       } catch (error) {
         this.log(`Stopping ${part.name} failed: ${(error as Error).message}`);
       }

@@ -94,7 +94,7 @@ describe('herald start with HOST=::1', { timeout: 150_000 }, () => {
 
   it('stops on SIGINT and leaves no process behind', async () => {
     const proc = launcher as HeraldProcess;
-    const exit = await interrupt(proc, 30_000);
+    const exit = await interrupt(proc, 60_000);
     expect(exit?.code, proc.stderr()).toBe(0);
     expect(await leftoverProcesses(dataDir)).toEqual([]);
   });

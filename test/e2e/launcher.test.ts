@@ -65,7 +65,7 @@ describe('herald start (the launcher)', { timeout: 150_000 }, () => {
 
   async function stopLauncherCleanly(): Promise<void> {
     const proc = launcher as HeraldProcess;
-    const exit = await interrupt(proc, 30_000);
+    const exit = await interrupt(proc, 60_000);
     expect(
       exit,
       `the launcher did not exit within 30 s of SIGINT:\n${proc.stderr()}`,
