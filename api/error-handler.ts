@@ -12,6 +12,10 @@ export function notFoundBody(publicUrl: string, request: FastifyRequest, detail:
   };
 }
 
+/** Fastify's errors for a JSON body it could not parse. */
+const UNREADABLE_BODY = new Set(['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY']);
+const UNREADABLE_BODY_MESSAGE = 'The request body must be valid JSON.';
+
 /** The one mapping from errors to HTTP responses. 5xx bodies never carry internals. */
 export function registerErrorHandling(app: FastifyInstance, publicUrl: string): void {
   app.setErrorHandler((error: FastifyError | HeraldError, request, reply: FastifyReply) => {
@@ -21,6 +25,12 @@ export function registerErrorHandling(app: FastifyInstance, publicUrl: string): 
       return error.fieldErrors
         ? { message: error.message, errors: error.fieldErrors }
         : { message: error.message };
+    }
+    if (UNREADABLE_BODY.has((error as FastifyError).code)) {
+      // Bad input gets the documented 422 shape, as any other invalid body does.
+      return reply
+        .code(422)
+        .send({ message: UNREADABLE_BODY_MESSAGE, errors: { body: [UNREADABLE_BODY_MESSAGE] } });
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {

@@ -265,6 +265,22 @@ describe('POST /api/v1/messages validation (SPEC §4.1, §8)', () => {
     expect(response.json()).toEqual(invalid('body', 'The request body must be a JSON object.'));
   });
 
+  it.each([
+    ['malformed', '{"recipients": ['],
+    ['empty', ''],
+  ])('422 when the JSON body is %s', async (_name, payload) => {
+    for (const url of ['/api/v1/messages', '/api/v1/otp/send', '/api/v1/otp/verify']) {
+      const response = await stack.app.inject({
+        method: 'POST',
+        url,
+        headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' },
+        payload,
+      });
+      expect(response.statusCode, url).toBe(422);
+      expect(response.json()).toEqual(invalid('body', 'The request body must be valid JSON.'));
+    }
+  });
+
   it('reports every failing field at once, the first as the message', async () => {
     const response = await postMessages(stack, tenant.token, {
       recipients: [a, 'nope'],
