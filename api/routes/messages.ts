@@ -16,7 +16,7 @@ import {
   sendRequestSchema,
   sendResponseSchema,
 } from '../schemas/messages.js';
-import { parseIdempotencyKey } from '../services/idempotency.js';
+import { parseIdempotencyKey, replyIdempotently } from '../services/idempotency.js';
 import { sendCampaign } from '../services/send-campaign.js';
 
 const CAMPAIGN_ID = /^[1-9]\d{0,15}$/;
@@ -51,14 +51,10 @@ export const messageRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (ap
     },
     async (request, reply) => {
       const key = parseIdempotencyKey(request.headers['idempotency-key']);
-      const result = await sendCampaign(deps, principalOf(request), request.body, key);
-      if (result.replayed) reply.header('idempotent-replayed', 'true');
-      // The stored JSON text is sent as is (fastify does not re-serialise strings), so a replay
-      // is byte-identical to the first answer.
-      return reply
-        .code(result.status)
-        .header('content-type', 'application/json; charset=utf-8')
-        .send(result.body as never);
+      return replyIdempotently(
+        reply,
+        await sendCampaign(deps, principalOf(request), request.body, key),
+      );
     },
   );
 

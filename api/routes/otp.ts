@@ -9,7 +9,7 @@ import {
   otpVerifyRequestSchema,
   otpVerifyResponseSchema,
 } from '../schemas/otp.js';
-import { parseIdempotencyKey } from '../services/idempotency.js';
+import { parseIdempotencyKey, replyIdempotently } from '../services/idempotency.js';
 import { sendOtp } from '../services/send-otp.js';
 import { verifyOtp } from '../services/verify-otp.js';
 
@@ -45,12 +45,7 @@ export const otpRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (app, {
     },
     async (request, reply) => {
       const key = parseIdempotencyKey(request.headers['idempotency-key']);
-      const result = await sendOtp(deps, principalOf(request), request.body, key);
-      if (result.replayed) reply.header('idempotent-replayed', 'true');
-      return reply
-        .code(result.status)
-        .header('content-type', 'application/json; charset=utf-8')
-        .send(result.body as never);
+      return replyIdempotently(reply, await sendOtp(deps, principalOf(request), request.body, key));
     },
   );
 

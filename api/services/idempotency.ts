@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { FastifyReply } from 'fastify';
 import {
   attachIdempotentResource,
   claimIdempotencyKey,
@@ -109,4 +110,16 @@ export async function idempotently(
     await settle(deps.sql, scope).catch(() => {});
     throw error;
   }
+}
+
+/**
+ * Sends an idempotent answer. The stored JSON text goes out as is (fastify does not re-serialise
+ * strings), so a replay is byte-identical to the first answer.
+ */
+export function replyIdempotently(reply: FastifyReply, response: IdempotentResponse) {
+  if (response.replayed) reply.header('idempotent-replayed', 'true');
+  return reply
+    .code(response.status)
+    .header('content-type', 'application/json; charset=utf-8')
+    .send(response.body as never);
 }

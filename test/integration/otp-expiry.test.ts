@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { otpWorkflowId } from '../../api/services/send-otp.js';
 import { addCredits } from '../../db/credits.js';
-import { insertProvider } from '../../db/providers.js';
-import { type RunningSimulator, startSimulator } from '../../providers/simulator/server.js';
+import type { RunningSimulator } from '../../providers/simulator/server.js';
 import { searchAttributes } from '../../workflows/definitions.js';
+import { simulatorProvider } from '../support/send.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
 
 let stack: Stack;
@@ -52,19 +52,8 @@ beforeAll(async () => {
   stack = await openStack();
   tenant = await createTenant(stack.admin);
   await addCredits(stack.sql, tenant.workspaceId, 10);
-  rejecting = await startSimulator({ port: 0 });
-  await fetch(`${rejecting.url}/v1/behaviour`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ outcome: 'reject' }),
-  });
-  await insertProvider(stack.sql, {
-    workspaceId: tenant.workspaceId,
-    slug: 'refuser',
-    name: 'Refuser',
-    type: 'simulator',
-    requiresSenderId: false,
-    settings: { base_url: rejecting.url },
+  rejecting = await simulatorProvider(stack, tenant.workspaceId, 'refuser', {
+    behaviour: { outcome: 'reject' },
   });
 });
 

@@ -6,8 +6,7 @@ import { otpWorkflowId } from '../../api/services/send-otp.js';
 import { parseEnv } from '../../config/env.js';
 import { addCredits, creditBalance } from '../../db/credits.js';
 import { deleteOtpService, insertOtpService } from '../../db/otp-settings.js';
-import { insertProvider } from '../../db/providers.js';
-import { startSimulator } from '../../providers/simulator/server.js';
+import { simulatorProvider } from '../support/send.js';
 import { createTenant, openStack, PUBLIC_URL, type Stack, type Tenant } from '../support/stack.js';
 
 const simulatorUrl = inject('simulatorUrl');
@@ -165,25 +164,10 @@ describe('POST /api/v1/otp/send when the provider times out', () => {
   }, async () => {
     // Accepts, then answers after the adapter's 10 s timeout: the outcome is unknown until
     // the workflow looks the submission up by its reference.
-    const slow = await startSimulator({ port: 0 });
+    const slow = await simulatorProvider(stack, tenant.workspaceId, 'slow', {
+      behaviour: { outcome: 'timeout', timeout_ms: 12_000, receipt: { outcome: 'none' } },
+    });
     try {
-      await fetch(`${slow.url}/v1/behaviour`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          outcome: 'timeout',
-          timeout_ms: 12_000,
-          receipt: { outcome: 'none' },
-        }),
-      });
-      await insertProvider(stack.sql, {
-        workspaceId: tenant.workspaceId,
-        slug: 'slow',
-        name: 'Slow',
-        type: 'simulator',
-        requiresSenderId: false,
-        settings: { base_url: slow.url },
-      });
       const recipient = mobile();
       const key = `otp-timeout-${numberSeed}`;
       const payload = { recipient, purpose: 'login', provider_slug: 'slow' };
@@ -275,21 +259,10 @@ describe('POST /api/v1/otp/verify', () => {
   });
 
   it('keeps the earlier code working when the provider refuses the newer one', async () => {
-    const refuser = await startSimulator({ port: 0 });
+    const refuser = await simulatorProvider(stack, tenant.workspaceId, 'refuser', {
+      behaviour: { outcome: 'reject' },
+    });
     try {
-      await fetch(`${refuser.url}/v1/behaviour`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ outcome: 'reject' }),
-      });
-      await insertProvider(stack.sql, {
-        workspaceId: tenant.workspaceId,
-        slug: 'refuser',
-        name: 'Refuser',
-        type: 'simulator',
-        requiresSenderId: false,
-        settings: { base_url: refuser.url },
-      });
       const recipient = mobile();
       await send({ recipient, purpose: 'login' });
       const [code] = await codesSentTo(recipient);
