@@ -13,6 +13,7 @@ import {
   leftoverProcesses,
   runHeraldJson,
   spawnHerald,
+  untilRunning,
   waitUntil,
 } from '../support/processes.js';
 
@@ -45,11 +46,7 @@ describe('herald start with HOST=::1', { timeout: 150_000 }, () => {
   it('serves the api and the simulator on HOST', async () => {
     const proc = spawnHerald(['start'], env);
     launcher = proc;
-    await waitUntil(
-      '"Herald is running"',
-      async () => (proc.stderr().includes('Herald is running') ? true : undefined),
-      { timeoutMs: 120_000, proc },
-    );
+    await untilRunning(proc);
     expect(proc.stderr()).toContain(`Simulator    ${simulatorUrl()}`);
     expect(proc.stderr()).toContain(`API          ${apiUrl()}`);
     const health = await waitUntil(

@@ -13,6 +13,7 @@ import {
   processesMentioning,
   runHeraldJson,
   spawnHerald,
+  untilRunning,
   waitUntil,
 } from '../support/processes.js';
 
@@ -39,11 +40,7 @@ describe('herald start (the launcher)', { timeout: 150_000 }, () => {
   async function startLauncher(): Promise<HeraldProcess> {
     const proc = spawnHerald(['start'], env);
     launcher = proc;
-    await waitUntil(
-      '"Herald is running"',
-      async () => (proc.stderr().includes('Herald is running') ? true : undefined),
-      { timeoutMs: 120_000, proc },
-    );
+    await untilRunning(proc);
     const health = await waitUntil(
       '/health to answer 200',
       async () => {

@@ -13,7 +13,7 @@ import {
   launcherEnv,
   runHeraldJson,
   spawnHerald,
-  waitUntil,
+  untilRunning,
 } from '../support/processes.js';
 
 /** Every base64 payload of a history decoded, so a plaintext search sees inside them. */
@@ -53,11 +53,7 @@ describe('an OTP code leaves no trace', { timeout: 180_000 }, () => {
   it('is in the SMS and nowhere in logs, history or tables', async () => {
     const proc = spawnHerald(['start'], env);
     launcher = proc;
-    await waitUntil(
-      '"Herald is running"',
-      async () => (proc.stderr().includes('Herald is running') ? true : undefined),
-      { timeoutMs: 120_000, proc },
-    );
+    await untilRunning(proc);
     const workspace = await runHeraldJson(['workspace', 'create', '--name', 'Quiet'], env);
     expect(workspace.code, workspace.stderr).toBe(0);
     const credits = await runHeraldJson(

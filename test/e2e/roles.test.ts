@@ -14,6 +14,7 @@ import {
   interrupt,
   runHerald,
   spawnHerald,
+  untilRunning,
   waitUntil,
 } from '../support/processes.js';
 
@@ -89,11 +90,7 @@ describe('herald api and herald worker as separate processes', { timeout: 120_00
   it('with the worker running, /health turns 200', async () => {
     const proc = spawnHerald(['worker'], env);
     worker = proc;
-    await waitUntil(
-      'the worker to start',
-      async () => (proc.stderr().includes('Herald is running') ? true : undefined),
-      { timeoutMs: 90_000, proc },
-    );
+    await untilRunning(proc, 90_000);
     const response = await waitUntil(
       '/health to answer 200',
       async () => {

@@ -12,6 +12,7 @@ import {
   type HeraldProcess,
   heraldEnv,
   spawnHerald,
+  untilRunning,
   waitUntil,
 } from '../support/processes.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
@@ -45,11 +46,7 @@ describe('a worker killed mid-campaign', { timeout: 180_000 }, () => {
   async function startWorker(): Promise<HeraldProcess> {
     const worker = spawnHerald(['worker'], env);
     workers.push(worker);
-    await waitUntil(
-      'the worker to start',
-      async () => (worker.stderr().includes('Herald is running') ? true : undefined),
-      { timeoutMs: 60_000, proc: worker },
-    );
+    await untilRunning(worker, 60_000);
     return worker;
   }
 

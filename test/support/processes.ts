@@ -223,6 +223,15 @@ export async function httpGet(
   return { status: response.status, body };
 }
 
+/** Waits until a serving role (`start`, `api`, `worker`) prints that Herald is running. */
+export async function untilRunning(proc: HeraldProcess, timeoutMs = 120_000): Promise<void> {
+  await waitUntil(
+    `herald ${proc.args.join(' ')} to be running`,
+    async () => (proc.stderr().includes('Herald is running') ? true : undefined),
+    { timeoutMs, proc },
+  );
+}
+
 /** Sends SIGINT and waits up to `timeoutMs` for the exit; `undefined` if it did not exit. */
 export async function interrupt(
   proc: HeraldProcess,
