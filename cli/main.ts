@@ -43,16 +43,7 @@ type AdminCommand = (
   options: admin.Options,
 ) => Promise<admin.CommandResult>;
 
-const OTP_SERVICE_OPTIONS = [
-  'name',
-  'purpose',
-  'code-length',
-  'expires-in-minutes',
-  'template',
-  'message-template',
-  'sender-id',
-  'provider',
-];
+const OTP_SERVICE_OPTIONS: string[] = [...otpAdmin.SETTING_OPTIONS];
 
 const ADMIN_COMMANDS: Record<string, { run: AdminCommand; options: string[] }> = {
   'workspace create': { run: admin.workspaceCreate, options: ['name', 'slug'] },

@@ -126,7 +126,7 @@ export async function keyCreate(context: AdminContext, options: Options): Promis
   if (provider && failoverRoute)
     throw new UsageError('--provider and --failover-route are exclusive');
   // Sends with the key would all be refused (422), so refuse the key instead.
-  if (provider) await checkKeyProvider(context, workspace, provider);
+  if (provider) await checkProviderOption(context, workspace, provider);
   if (failoverRoute) await checkKeyFailoverRoute(context, workspace, failoverRoute);
   const email = optional(options, 'user');
   const userId = email ? await findMemberUserId(context.sql, workspace.id, email) : null;
@@ -150,12 +150,18 @@ export async function keyCreate(context: AdminContext, options: Options): Promis
   };
 }
 
-async function checkKeyProvider(context: AdminContext, workspace: Workspace, slug: string) {
+/** `--provider`: `own`, or a provider of the workspace (enabled, unless `mayBeDisabled`). */
+export async function checkProviderOption(
+  context: AdminContext,
+  workspace: Workspace,
+  slug: string,
+  { mayBeDisabled = false } = {},
+) {
   if (slug === OWN_PROVIDER_SLUG) return;
   const provider = await findProvider(context.sql, workspace.id, slug);
   if (!provider)
     throw new UsageError(`--provider "${slug}" is not a provider of ${workspace.slug}`);
-  if (!provider.active)
+  if (!provider.active && !mayBeDisabled)
     throw new UsageError(`--provider "${slug}" is disabled in ${workspace.slug}`);
 }
 
@@ -165,6 +171,19 @@ async function checkKeyFailoverRoute(context: AdminContext, workspace: Workspace
     throw new UsageError(`--failover-route "${slug}" is not a failover route of ${workspace.slug}`);
   if (!route.enabled)
     throw new UsageError(`--failover-route "${slug}" is disabled in ${workspace.slug}`);
+}
+
+export const RESOURCE_SLUG = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+/** A required option naming a provider, route or template by its slug. */
+export function slugOption(options: Options, name = 'slug'): string {
+  const slug = required(options, name);
+  if (!RESOURCE_SLUG.test(slug)) {
+    throw new UsageError(
+      `--${name} "${slug}" must be lowercase letters, digits, - or _ (at most 63)`,
+    );
+  }
+  return slug;
 }
 
 export async function keyRevoke(context: AdminContext, options: Options): Promise<CommandResult> {

@@ -16,7 +16,6 @@ import {
   updateOtpService,
   upsertSenderId,
 } from '../../db/otp-settings.js';
-import { findProvider } from '../../db/providers.js';
 import type { Workspace } from '../../db/workspaces.js';
 import {
   CODE_LENGTH,
@@ -32,28 +31,20 @@ import type { AdminContext } from '../context.js';
 import { UsageError } from '../output.js';
 import {
   type CommandResult,
+  checkProviderOption,
   isUniqueViolation,
   type Options,
   optional,
+  RESOURCE_SLUG,
   required,
+  slugOption,
   workspaceBySlug,
 } from './admin.js';
 
-const SLUG = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DIGITS = /^\d+$/;
 const MAX_TEMPLATE_BODY_LENGTH = 1600;
 const TEMPLATE_PURPOSES = ['transactional', 'marketing'] as const;
-
-function slugOption(options: Options, name: string): string {
-  const slug = required(options, name);
-  if (!SLUG.test(slug)) {
-    throw new UsageError(
-      `--${name} "${slug}" must be lowercase letters, digits, - or _ (at most 63)`,
-    );
-  }
-  return slug;
-}
 
 function integerOption(
   options: Options,
@@ -88,7 +79,8 @@ export async function creditsAdd(context: AdminContext, options: Options): Promi
   };
 }
 
-const SETTING_OPTIONS = [
+/** The options that set an OTP service's settings (create and update). */
+export const SETTING_OPTIONS = [
   'name',
   'purpose',
   'code-length',
@@ -138,7 +130,7 @@ async function serviceSettings(
     given !== undefined || optional(options, 'code-length') === undefined ? option : 'code-length';
 
   if (templateSlug !== null) {
-    if (!SLUG.test(templateSlug))
+    if (!RESOURCE_SLUG.test(templateSlug))
       throw new UsageError(
         `--template "${templateSlug}" must be lowercase letters, digits, - or _ (at most 63)`,
       );
@@ -164,13 +156,7 @@ async function serviceSettings(
   }
 
   const providerSlug = optional(options, 'provider') ?? base?.providerSlug ?? null;
-  if (providerSlug !== null && providerSlug !== OWN_PROVIDER_SLUG) {
-    const provider = await findProvider(context.sql, workspace.id, providerSlug);
-    if (!provider)
-      throw new UsageError(`--provider "${providerSlug}" is not a provider of ${workspace.slug}`);
-    if (!provider.active)
-      throw new UsageError(`--provider "${providerSlug}" is disabled in ${workspace.slug}`);
-  }
+  if (providerSlug !== null) await checkProviderOption(context, workspace, providerSlug);
 
   const senderId = optional(options, 'sender-id') ?? base?.senderId ?? null;
   if (senderId !== null) {
@@ -306,11 +292,8 @@ export async function senderCreate(
 ): Promise<CommandResult> {
   const workspace = await workspaceBySlug(context, required(options, 'workspace'));
   const providerSlug = slugOption(options, 'provider');
-  if (
-    providerSlug !== OWN_PROVIDER_SLUG &&
-    !(await findProvider(context.sql, workspace.id, providerSlug))
-  )
-    throw new UsageError(`--provider "${providerSlug}" is not a provider of ${workspace.slug}`);
+  // A disabled provider may be enabled again: its senders can be registered meanwhile.
+  await checkProviderOption(context, workspace, providerSlug, { mayBeDisabled: true });
   const sender = required(options, 'sender');
   if (characters(sender) > MAX_OTP_SENDER_ID_LENGTH)
     throw new UsageError(`--sender must be at most ${MAX_OTP_SENDER_ID_LENGTH} characters`);

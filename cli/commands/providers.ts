@@ -14,21 +14,11 @@ import {
   type Options,
   optional,
   required,
+  slugOption,
   workspaceBySlug,
 } from './admin.js';
 
-const SLUG = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const PROVIDER_TYPES = ['simulator'] as const;
-
-function slugOption(options: Options, name = 'slug'): string {
-  const slug = required(options, name);
-  if (!SLUG.test(slug)) {
-    throw new UsageError(
-      `--${name} "${slug}" must be lowercase letters, digits, - or _ (at most 63)`,
-    );
-  }
-  return slug;
-}
 
 export async function providerCreate(
   context: AdminContext,
