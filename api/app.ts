@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { mcpRoutes } from '../mcp/routes.js';
 import type { ApiDeps } from './deps.js';
 import { registerErrorHandling } from './error-handler.js';
 import { apiKeyAuth } from './plugins/auth.js';
@@ -37,5 +38,7 @@ export function buildApp(deps: ApiDeps, options: { logger?: boolean } = {}): Fas
     },
     { prefix: '/api/v1' },
   );
+  // Off by default (SPEC §5.3): unregistered, every MCP and OAuth path is a plain 404.
+  if (deps.env.MCP_ENABLED) app.register(mcpRoutes, { deps });
   return app;
 }

@@ -1,9 +1,12 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/env.js';
 import * as admin from './commands/admin.js';
+import * as campaigns from './commands/campaigns.js';
+import * as invites from './commands/invites.js';
+import * as mcpAdmin from './commands/mcp-admin.js';
+import * as members from './commands/members.js';
 import * as otpAdmin from './commands/otp-admin.js';
 import * as providers from './commands/providers.js';
-import * as serve from './commands/serve.js';
 import { withAdminContext } from './context.js';
 import { printError, printResult, UsageError } from './output.js';
 
@@ -18,6 +21,7 @@ Run:
 
 Administer (each accepts --json and then prints one JSON object):
   workspace create --name <name> [--slug <slug>]
+  workspace update --slug <slug> [--name <name>] [--api-enabled true|false]
   user create --workspace <slug> --email <email> --password <pw> [--role owner|admin|developer|viewer]
   key create --workspace <slug> --abilities <a,b,...> [--user <email>] [--name <name>]
              [--provider <slug> | --failover-route <slug>]
@@ -36,6 +40,20 @@ Administer (each accepts --json and then prints one JSON object):
   template create --workspace <slug> --slug <slug> --body <text> [--name <name>]
                   [--purpose transactional|marketing] [--disabled]
   sender create --workspace <slug> --provider <slug> --sender <name> [--pending]
+  campaign create --workspace <slug> --name <name> --recipients <e164,e164,...> --body <text>
+                  [--purpose transactional|marketing] [--sender-id <id>]
+                  [--provider <slug> | --failover-route <slug>]
+  campaign resume --workspace <slug> --id <id>      dispatch a campaign left paused
+  member list --workspace <slug>
+  member update --workspace <slug> --email <email> [--role owner|admin|developer|viewer]
+                [--permissions <a,b,...> | --grant <a,...> --revoke <a,...>]
+                [--status active|suspended]
+  member remove --workspace <slug> --email <email>
+  invite create --workspace <slug> --email <email> [--role <role>] [--expires-in-days 1-30]
+  invite list --workspace <slug>
+  invite revoke --id <id>
+  mcp connections list [--workspace <slug>] [--user <email>]
+  mcp connections revoke --id <id>
 `;
 
 type AdminCommand = (
@@ -47,6 +65,7 @@ const OTP_SERVICE_OPTIONS: string[] = [...otpAdmin.SETTING_OPTIONS];
 
 const ADMIN_COMMANDS: Record<string, { run: AdminCommand; options: string[] }> = {
   'workspace create': { run: admin.workspaceCreate, options: ['name', 'slug'] },
+  'workspace update': { run: admin.workspaceUpdate, options: ['slug', 'name', 'api-enabled'] },
   'user create': { run: admin.userCreate, options: ['workspace', 'email', 'password', 'role'] },
   'key create': {
     run: admin.keyCreate,
@@ -81,13 +100,61 @@ const ADMIN_COMMANDS: Record<string, { run: AdminCommand; options: string[] }> =
     run: otpAdmin.senderCreate,
     options: ['workspace', 'provider', 'sender', 'pending'],
   },
+  'campaign create': {
+    run: campaigns.campaignCreate,
+    options: [
+      'workspace',
+      'name',
+      'recipients',
+      'body',
+      'purpose',
+      'sender-id',
+      'provider',
+      'failover-route',
+    ],
+  },
+  'campaign resume': { run: campaigns.campaignResume, options: ['workspace', 'id'] },
+  'member list': { run: members.memberList, options: ['workspace'] },
+  'member update': {
+    run: members.memberUpdate,
+    options: ['workspace', 'email', 'role', 'permissions', 'grant', 'revoke', 'status'],
+  },
+  'member remove': { run: members.memberRemove, options: ['workspace', 'email'] },
+  'invite create': {
+    run: invites.inviteCreate,
+    options: ['workspace', 'email', 'role', 'expires-in-days'],
+  },
+  'invite list': { run: invites.inviteList, options: ['workspace'] },
+  'invite revoke': { run: invites.inviteRevoke, options: ['id'] },
+  'mcp connections list': { run: mcpAdmin.connectionsList, options: ['workspace', 'user'] },
+  'mcp connections revoke': { run: mcpAdmin.connectionsRevoke, options: ['id'] },
 };
 
+/**
+ * The admin command named by the leading words (two, or three as in `mcp connections list`),
+ * the longest match winning, and the arguments after them.
+ */
+function findAdminCommand(argv: string[]) {
+  const words: string[] = [];
+  for (const arg of argv) {
+    if (arg.startsWith('-') || words.length === 3) break;
+    words.push(arg);
+  }
+  for (let count = words.length; count >= 2; count--) {
+    const command = ADMIN_COMMANDS[words.slice(0, count).join(' ')];
+    if (command) return { command, args: argv.slice(count) };
+  }
+  throw new UsageError(`Unknown command "${words.join(' ')}"`);
+}
+
+/** The roles load the api, worker and MCP server: only when run, so admin commands start fast. */
+const loadServe = () => import('./commands/serve.js');
+
 const SERVE_COMMANDS: Record<string, () => Promise<void>> = {
-  start: serve.start,
-  api: serve.api,
-  worker: serve.worker,
-  simulator: serve.simulator,
+  start: async () => (await loadServe()).start(),
+  api: async () => (await loadServe()).api(),
+  worker: async () => (await loadServe()).worker(),
+  simulator: async () => (await loadServe()).simulator(),
 };
 
 const BOOLEAN_OPTIONS = new Set(['requires-sender-id', 'disabled', 'pending']);
@@ -115,7 +182,7 @@ function parseOptions(args: string[], names: string[]) {
 async function main(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
   try {
-    const [first = '', second = ''] = argv;
+    const [first = ''] = argv;
     if (first === '' || first === 'help' || first === '--help' || first === '-h') {
       process.stdout.write(USAGE);
       return first === '' ? 2 : 0;
@@ -128,7 +195,7 @@ async function main(argv: string[]): Promise<number> {
     }
     if (first === 'migrate') {
       parseOptions(argv.slice(1), []);
-      const { applied } = await serve.migrateCommand();
+      const { applied } = await (await loadServe()).migrateCommand();
       printResult(
         json,
         { applied },
@@ -136,15 +203,8 @@ async function main(argv: string[]): Promise<number> {
       );
       return 0;
     }
-    const command = ADMIN_COMMANDS[`${first} ${second}`];
-    if (!command)
-      throw new UsageError(
-        `Unknown command "${argv
-          .filter((arg) => !arg.startsWith('-'))
-          .slice(0, 2)
-          .join(' ')}"`,
-      );
-    const options = parseOptions(argv.slice(2), command.options);
+    const { command, args } = findAdminCommand(argv);
+    const options = parseOptions(args, command.options);
     const result = await withAdminContext((context) => command.run(context, options));
     printResult(json, result.json, result.human);
     return 0;

@@ -90,6 +90,14 @@ export function ownProviderUrlOf(env: Env): string {
   return env.OWN_PROVIDER_URL ?? `http://${connectableHost(env.HOST)}:${env.SIMULATOR_PORT}`;
 }
 
+/** The dev server `herald start` runs when TEMPORAL_ADDRESS is unset listens on loopback only. */
+export const TEMPORAL_DEV_HOST = '127.0.0.1';
+
+/** The Temporal frontend: TEMPORAL_ADDRESS, or the dev server of `herald start` on this machine. */
+export function temporalAddressOf(env: Env): string {
+  return env.TEMPORAL_ADDRESS ?? `${connectableHost(TEMPORAL_DEV_HOST)}:${env.TEMPORAL_DEV_PORT}`;
+}
+
 /**
  * Where to connect to a listener bound to `host`, as a URL's host: a wildcard address is not
  * one to connect to, so it means loopback; an IPv6 address needs brackets.

@@ -33,7 +33,12 @@ export async function findCampaignView(
 
 export interface NewCampaign {
   workspaceId: number;
-  apiKeyId: number;
+  /** Null for a campaign an operator starts (`herald campaign create`). */
+  apiKeyId: number | null;
+  /** How the batch was created; `api` when omitted (REST sends). */
+  source?: 'api' | 'quick_send' | 'campaign';
+  /** Named campaigns only; REST sends have none. */
+  name?: string | null;
   reference: string | null;
   purpose: 'transactional' | 'marketing';
   body: string;
@@ -62,10 +67,11 @@ export async function insertCampaign(sql: Sql, input: NewCampaign): Promise<{ id
         : new Set<string>();
     const recipients = input.recipients.filter((recipient) => !optedOut.has(recipient));
     const [campaign] = await tx<{ id: number }[]>`
-      insert into campaigns (workspace_id, api_key_id, reference, purpose, body, sender_id,
-                             routing_type, provider_slug, failover_route_slug, status,
+      insert into campaigns (workspace_id, api_key_id, source, name, reference, purpose, body,
+                             sender_id, routing_type, provider_slug, failover_route_slug, status,
                              requested_recipients, excluded_recipients)
-      values (${input.workspaceId}, ${input.apiKeyId}, ${input.reference}, ${input.purpose},
+      values (${input.workspaceId}, ${input.apiKeyId}, ${input.source ?? 'api'},
+              ${input.name ?? null}, ${input.reference}, ${input.purpose},
               ${input.body}, ${input.senderId}, ${input.routingType}, ${input.providerSlug},
               ${input.failoverRouteSlug}, 'paused', ${input.recipients.length}, ${optedOut.size})
       returning id`;
@@ -105,5 +111,24 @@ export async function findCampaignDispatchInfo(
     select id, batch_id, requested_recipients, excluded_recipients, reference, purpose
     from campaigns where id = ${campaignId}`;
   if (!row) throw new Error(`campaign ${campaignId} does not exist`);
+  return row;
+}
+
+export interface CampaignOrigin {
+  id: number;
+  name: string | null;
+  source: 'api' | 'quick_send' | 'campaign' | null;
+  status: CampaignView['status'];
+}
+
+/** How a campaign of this workspace was created and where it stands. */
+export async function findCampaignOrigin(
+  sql: Sql,
+  workspaceId: number,
+  campaignId: number,
+): Promise<CampaignOrigin | undefined> {
+  const [row] = await sql<CampaignOrigin[]>`
+    select id, name, source, status from campaigns
+    where id = ${campaignId} and workspace_id = ${workspaceId}`;
   return row;
 }

@@ -23,3 +23,18 @@ export async function findWorkspaceBySlug(sql: Sql, slug: string): Promise<Works
     select id, slug, name, api_enabled, created_at from workspaces where slug = ${slug}`;
   return workspace;
 }
+
+/** Renames the workspace and/or sets its API entitlement; unspecified fields keep their value. */
+export async function updateWorkspace(
+  sql: Sql,
+  slug: string,
+  changes: { name?: string; apiEnabled?: boolean },
+): Promise<Workspace | undefined> {
+  const [workspace] = await sql<Workspace[]>`
+    update workspaces
+    set name = coalesce(${changes.name ?? null}, name),
+        api_enabled = coalesce(${changes.apiEnabled ?? null}::boolean, api_enabled)
+    where slug = ${slug}
+    returning id, slug, name, api_enabled, created_at`;
+  return workspace;
+}

@@ -25,3 +25,8 @@ export function isWellFormedApiKeyToken(token: string): boolean {
 export function keyedHash(secret: string, value: string): Buffer {
   return createHmac('sha256', secret).update(value).digest();
 }
+
+/** An invitation token, `hli_<secret>`: sent to the invitee once, stored only as a keyed hash. */
+export function issueInvitationToken(): string {
+  return `hli_${randomBytes(32).toString('base64url')}`;
+}

@@ -2,14 +2,16 @@ import { proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { searchAttributes } from './definitions.js';
 
-const { purgeExpiredIdempotencyKeys, failUnsentOtpRequests } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: 10 },
-});
+const { purgeExpiredIdempotencyKeys, failUnsentOtpRequests, deleteAbandonedOAuthClients } =
+  proxyActivities<Activities>({
+    startToCloseTimeout: '1 minute',
+    retry: { maximumAttempts: 10 },
+  });
 
 export interface MaintenanceResult {
   idempotencyKeysPurged: number;
   unsentOtpRequestsFailed: number;
+  abandonedOAuthClientsDeleted: number;
 }
 
 const BATCH_SIZE = 5000;
@@ -26,11 +28,13 @@ async function inBatches(step: (input: { batchSize: number }) => Promise<number>
 
 /**
  * Daily housekeeping, in bounded batches: drops idempotency records past their retention, and
- * fails and refunds OTP requests whose code expired before it could be submitted.
+ * fails and refunds OTP requests whose code expired before it could be submitted, and deletes
+ * OAuth client registrations that never completed consent within 30 days.
  */
 export async function maintenanceWorkflow(): Promise<MaintenanceResult> {
   const idempotencyKeysPurged = await inBatches(purgeExpiredIdempotencyKeys);
   const unsentOtpRequestsFailed = await inBatches(failUnsentOtpRequests);
+  const abandonedOAuthClientsDeleted = await inBatches(deleteAbandonedOAuthClients);
   upsertSearchAttributes({ [searchAttributes.status.name]: ['completed'] });
-  return { idempotencyKeysPurged, unsentOtpRequestsFailed };
+  return { idempotencyKeysPurged, unsentOtpRequestsFailed, abandonedOAuthClientsDeleted };
 }

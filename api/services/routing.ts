@@ -1,4 +1,4 @@
-import type { ApiKeyPrincipal } from '../../db/api-keys.js';
+import type { ApiKeyRouting } from '../../db/api-keys.js';
 import type { Sql } from '../../db/client.js';
 import { findFailoverRoute, findProvider, findProviders } from '../../db/providers.js';
 import { validationError } from '../../domain/errors.js';
@@ -14,10 +14,11 @@ export interface ResolvedRouting {
 /**
  * SPEC §4.1 routing rules: explicit request routing wins; otherwise the key's routing; a key
  * without routing uses the `own` provider. Unknown, inactive or disabled targets are 422s.
+ * `herald campaign create` passes a principal without routing: no key stands behind it.
  */
 export async function resolveRouting(
   sql: Sql,
-  principal: ApiKeyPrincipal,
+  principal: ApiKeyRouting & { workspaceId: number },
   request: SendRequest,
 ): Promise<ResolvedRouting> {
   const explicit = request.routingType !== null || request.providerSlug !== null;

@@ -1,64 +1,14 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { ApiKeyPrincipal } from '../../db/api-keys.js';
-import {
-  findCampaignDispatchInfo,
-  findCampaignView,
-  insertCampaign,
-  recordDispatch,
-} from '../../db/campaigns.js';
+import { findCampaignView, insertCampaign } from '../../db/campaigns.js';
 import { validationError } from '../../domain/errors.js';
 import { validateSendRequest } from '../../domain/send-request.js';
-import type { campaignWorkflow } from '../../workflows/campaign.js';
-import { searchAttributes, TASK_QUEUE } from '../../workflows/definitions.js';
+import { campaignWorkflowId, dispatchCampaign } from '../../temporal/campaign-dispatch.js';
 import type { ApiDeps } from '../deps.js';
 import { presentCampaign } from '../presenters.js';
 import { type IdempotentResponse, idempotently } from './idempotency.js';
 import { resolveRouting } from './routing.js';
 
-/** How long a send waits for Temporal to confirm the workflow start before answering `paused`. */
-const DISPATCH_CONFIRM_MS = 5000;
 const ENDPOINT = 'POST /api/v1/messages';
-
-export function campaignWorkflowId(workspaceId: number, key: string | null, campaignId: number) {
-  return `campaign/${workspaceId}/${key ?? `id-${campaignId}`}`;
-}
-
-/** Starts (or finds) the campaign's workflow; false when Temporal could not confirm in time. */
-async function dispatch(
-  deps: ApiDeps,
-  workspaceId: number,
-  campaignId: number,
-  workflowId: string,
-) {
-  const info = await findCampaignDispatchInfo(deps.sql, campaignId);
-  try {
-    await deps.temporal.withDeadline(Date.now() + DISPATCH_CONFIRM_MS, () =>
-      deps.temporal.workflow.start<typeof campaignWorkflow>('campaignWorkflow', {
-        workflowId,
-        taskQueue: TASK_QUEUE,
-        args: [{ campaignId }],
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: [
-          { key: searchAttributes.workspaceId, value: String(workspaceId) },
-          { key: searchAttributes.kind, value: 'campaign' },
-          { key: searchAttributes.campaignId, value: campaignId },
-          { key: searchAttributes.status, value: 'queued' },
-        ],
-        memo: {
-          reference: info.reference,
-          purpose: info.purpose,
-          recipients: info.requestedRecipients,
-        },
-        staticSummary: `Campaign ${campaignId}: ${info.requestedRecipients} recipients, ${info.purpose}`,
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) return { confirmed: false, info };
-  }
-  await recordDispatch(deps.sql, campaignId, workflowId);
-  return { confirmed: true, info };
-}
 
 async function respond(
   deps: ApiDeps,
@@ -70,7 +20,12 @@ async function respond(
   // Counters as dispatched (SPEC §3: all queued, none sent), before a fast worker moves them.
   const campaign = await findCampaignView(deps.sql, principal.workspaceId, campaignId);
   if (!campaign) throw new Error(`campaign ${campaignId} vanished`);
-  const { confirmed, info } = await dispatch(deps, principal.workspaceId, campaignId, workflowId);
+  const { confirmed, info } = await dispatchCampaign(
+    deps,
+    principal.workspaceId,
+    campaignId,
+    workflowId,
+  );
   const message = presentCampaign({ ...campaign, status: confirmed ? 'queued' : campaign.status });
   const body = confirmed
     ? {

@@ -18,6 +18,8 @@ import { migrate } from '../../db/migrate.js';
  */
 export interface BenchStack {
   apiUrl: string;
+  /** A second api process, sharing PUBLIC_URL, with `secondApiEnv` on top (when asked for). */
+  secondApiUrl: string | undefined;
   simulatorUrl: string;
   sql: Sql;
   /** A bearer token with every ability, for a fresh workspace. */
@@ -26,6 +28,9 @@ export interface BenchStack {
 }
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+/** The bench workspace's owner, for flows that sign in (OAuth). */
+export const BENCH_USER = { email: 'bench@herald.test', password: 'bench pass 1' };
+
 export const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
 /** `BENCH_CPU_PROFILE=worker` (or api, simulator) writes that role's CPU profile to bench/profiles. */
@@ -65,7 +70,14 @@ async function waitForOk(url: string, timeoutMs = 90_000): Promise<void> {
   }
 }
 
-export async function startBenchStack(): Promise<BenchStack> {
+export interface BenchStackOptions {
+  /** Extra environment for every role. */
+  env?: Record<string, string>;
+  /** When set, a second `herald api` runs with this environment on top. */
+  secondApiEnv?: Record<string, string>;
+}
+
+export async function startBenchStack(options: BenchStackOptions = {}): Promise<BenchStack> {
   const dataDir = await mkdtemp(join(tmpdir(), 'herald-bench-'));
   const postgres = await startEmbeddedPostgres({ dataDir, adoptRunning: false });
   const temporal = await startTemporalDevServer({
@@ -91,29 +103,39 @@ export async function startBenchStack(): Promise<BenchStack> {
     PUBLIC_URL: apiUrl,
     SIMULATOR_PORT: String(simulatorPort),
     OWN_PROVIDER_URL: simulatorUrl,
+    ...options.env,
   };
   const roles = ['simulator', 'worker', 'api'].map((role) => spawnRole(role, env));
+  let secondApiUrl: string | undefined;
+  if (options.secondApiEnv) {
+    const port = await freePort();
+    secondApiUrl = `http://127.0.0.1:${port}`;
+    roles.push(spawnRole('api', { ...env, ...options.secondApiEnv, PORT: String(port) }));
+  }
   await waitForOk(`${simulatorUrl}/v1/behaviour`);
   await waitForOk(`${apiUrl}/health`);
+  if (secondApiUrl) await waitForOk(`${secondApiUrl}/health`);
 
   const admin = { env: parseEnv(env), secret, sql };
   const slug = 'bench';
   await workspaceCreate(admin, { name: 'Bench', slug });
   await userCreate(admin, {
     workspace: slug,
-    email: 'bench@herald.test',
-    password: 'bench pass 1',
+    email: BENCH_USER.email,
+    password: BENCH_USER.password,
+    role: 'owner',
   });
   const { token } = (
     await keyCreate(admin, {
       workspace: slug,
-      user: 'bench@herald.test',
+      user: BENCH_USER.email,
       abilities: 'messages:send,messages:read,otp:send,otp:verify',
     })
   ).json as { token: string };
 
   return {
     apiUrl,
+    secondApiUrl,
     simulatorUrl,
     sql,
     token,

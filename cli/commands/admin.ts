@@ -2,8 +2,14 @@ import { z } from 'zod';
 import { insertApiKey, revokeApiKey } from '../../db/api-keys.js';
 import { findFailoverRoute, findProvider } from '../../db/providers.js';
 import { findMemberUserId, upsertMember } from '../../db/users.js';
-import { findWorkspaceBySlug, insertWorkspace, type Workspace } from '../../db/workspaces.js';
+import {
+  findWorkspaceBySlug,
+  insertWorkspace,
+  updateWorkspace,
+  type Workspace,
+} from '../../db/workspaces.js';
 import { ABILITIES, isAbility, isRole, ROLE_PERMISSIONS, ROLES } from '../../domain/access.js';
+import { characters } from '../../domain/validation.js';
 import { OWN_PROVIDER_SLUG } from '../../providers/registry.js';
 import { hashPassword } from '../../security/password.js';
 import { issueApiKeyToken, keyedHash } from '../../security/tokens.js';
@@ -76,6 +82,36 @@ export async function workspaceCreate(
   }
 }
 
+/** herald workspace update --slug <slug> [--name <name>] [--api-enabled true|false] */
+export async function workspaceUpdate(
+  context: AdminContext,
+  options: Options,
+): Promise<CommandResult> {
+  const slug = required(options, 'slug');
+  const name = optional(options, 'name');
+  if (name !== undefined && characters(name) > 200)
+    throw new UsageError('--name must be at most 200 characters');
+  const flag = optional(options, 'api-enabled');
+  if (flag !== undefined && flag !== 'true' && flag !== 'false')
+    throw new UsageError(`--api-enabled must be true or false, not "${flag}"`);
+  if (name === undefined && flag === undefined)
+    throw new UsageError('Give at least one of --name, --api-enabled');
+  const workspace = await updateWorkspace(context.sql, slug, {
+    ...(name === undefined ? {} : { name }),
+    ...(flag === undefined ? {} : { apiEnabled: flag === 'true' }),
+  });
+  if (!workspace) throw new UsageError(`No workspace has the slug "${slug}"`);
+  return {
+    json: {
+      id: workspace.id,
+      slug: workspace.slug,
+      name: workspace.name,
+      api_enabled: workspace.apiEnabled,
+    },
+    human: `Updated workspace ${workspace.slug} (id ${workspace.id}): name "${workspace.name}", API ${workspace.apiEnabled ? 'enabled' : 'disabled'}`,
+  };
+}
+
 export async function userCreate(context: AdminContext, options: Options): Promise<CommandResult> {
   const workspace = await workspaceBySlug(context, required(options, 'workspace'));
   const email = required(options, 'email');
@@ -127,7 +163,7 @@ export async function keyCreate(context: AdminContext, options: Options): Promis
     throw new UsageError('--provider and --failover-route are exclusive');
   // Sends with the key would all be refused (422), so refuse the key instead.
   if (provider) await checkProviderOption(context, workspace, provider);
-  if (failoverRoute) await checkKeyFailoverRoute(context, workspace, failoverRoute);
+  if (failoverRoute) await checkFailoverRouteOption(context, workspace, failoverRoute);
   const email = optional(options, 'user');
   const userId = email ? await findMemberUserId(context.sql, workspace.id, email) : null;
   if (email && userId === undefined)
@@ -165,7 +201,12 @@ export async function checkProviderOption(
     throw new UsageError(`--provider "${slug}" is disabled in ${workspace.slug}`);
 }
 
-async function checkKeyFailoverRoute(context: AdminContext, workspace: Workspace, slug: string) {
+/** `--failover-route`: an enabled failover route of the workspace. */
+export async function checkFailoverRouteOption(
+  context: AdminContext,
+  workspace: Workspace,
+  slug: string,
+) {
   const route = await findFailoverRoute(context.sql, workspace.id, slug);
   if (!route)
     throw new UsageError(`--failover-route "${slug}" is not a failover route of ${workspace.slug}`);
@@ -186,10 +227,17 @@ export function slugOption(options: Options, name = 'slug'): string {
   return slug;
 }
 
-export async function keyRevoke(context: AdminContext, options: Options): Promise<CommandResult> {
+/** `--id` of a record (`what`: "key", "invitation", ...): a positive integer. */
+export function idOption(options: Options, what: string): number {
   const raw = required(options, 'id');
   const id = Number(raw);
-  if (!Number.isSafeInteger(id) || id <= 0) throw new UsageError(`--id "${raw}" is not a key id`);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(id) || id <= 0)
+    throw new UsageError(`--id "${raw}" is not ${/^[aeiou]/.test(what) ? 'an' : 'a'} ${what} id`);
+  return id;
+}
+
+export async function keyRevoke(context: AdminContext, options: Options): Promise<CommandResult> {
+  const id = idOption(options, 'key');
   const outcome = await revokeApiKey(context.sql, id);
   if (outcome === 'not_found') throw new UsageError(`No API key has the id ${id}`);
   return {

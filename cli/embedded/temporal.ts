@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
+import { TEMPORAL_DEV_HOST } from '../../config/env.js';
 import { devServerSearchAttributeFlags } from '../../temporal/search-attributes.js';
 import { isPortFree } from './ports.js';
 import { isAlive, run, waitFor } from './processes.js';
@@ -109,7 +110,7 @@ export async function startTemporalDevServer(options: {
     'server',
     'start-dev',
     '--ip',
-    '127.0.0.1',
+    TEMPORAL_DEV_HOST,
     '--port',
     String(options.port),
     '--log-level',
@@ -139,7 +140,7 @@ export async function startTemporalDevServer(options: {
   });
   await writeFile(pidFile, String(pid));
 
-  const address = `127.0.0.1:${options.port}`;
+  const address = `${TEMPORAL_DEV_HOST}:${options.port}`;
   try {
     await waitFor('the Temporal dev server', async () => {
       if (exited)

@@ -117,7 +117,7 @@ begin
   insert into report_delivery_minutes as m (workspace_id, minute, sent, delivered, failed, awaiting)
   select workspace_id, minute, sum(sent), sum(delivered), sum(failed), sum(awaiting)
   from (
-    select workspace_id, date_trunc('minute', new_submitted_at) as minute,
+    select workspace_id, date_trunc('minute', coalesce(new_submitted_at, now())) as minute,
       1 as sent, 0 as delivered, 0 as failed, 0 as awaiting
     from changes where new_status = 'sent' and old_status is distinct from 'sent'
     union all
@@ -132,10 +132,10 @@ begin
       0, (new_receipt = 'delivered')::int, (new_receipt = 'undelivered')::int, 0
     from changes where new_receipt is not null
     union all
-    select workspace_id, date_trunc('minute', old_submitted_at), 0, 0, 0, -1
+    select workspace_id, date_trunc('minute', coalesce(old_submitted_at, now())), 0, 0, 0, -1
     from changes where old_status = 'sent' and old_receipt is null
     union all
-    select workspace_id, date_trunc('minute', new_submitted_at), 0, 0, 0, 1
+    select workspace_id, date_trunc('minute', coalesce(new_submitted_at, now())), 0, 0, 0, 1
     from changes where new_status = 'sent' and new_receipt is null
   ) contributions
   group by workspace_id, minute

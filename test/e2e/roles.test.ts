@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createSql } from '../../db/client.js';
 import { MAINTENANCE_SCHEDULE_ID } from '../../workflows/definitions.js';
 import type { MaintenanceResult } from '../../workflows/maintenance.js';
 import {
@@ -32,6 +33,36 @@ describe('herald api and herald worker as separate processes', { timeout: 120_00
   let connection: Connection | undefined;
 
   const health = () => httpGet(`${baseUrl}/health`);
+  const sql = createSql(inject('databaseUrl'), { max: 1 });
+
+  /** Registrations 31 days old (one with a revoked connection) and one from today. */
+  async function seedOAuthRegistrations() {
+    const suffix = Date.now().toString(36);
+    const clients = {
+      abandoned: `mcp_roles_abandoned_${suffix}`,
+      oldButConnected: `mcp_roles_connected_${suffix}`,
+      fresh: `mcp_roles_fresh_${suffix}`,
+    };
+    for (const [id, age] of [
+      [clients.abandoned, '31 days'],
+      [clients.oldButConnected, '31 days'],
+      [clients.fresh, '1 day'],
+    ] as const) {
+      await sql`
+        insert into oauth_clients (id, name, redirect_uris, token_endpoint_auth_method, created_at)
+        values (${id}, 'roles test', ${['http://127.0.0.1/callback']}, 'none',
+                now() - ${age}::interval)`;
+    }
+    const [workspace] = await sql<{ id: number }[]>`
+      insert into workspaces (slug, name) values (${`roles-${suffix}`}, 'Roles') returning id`;
+    const [user] = await sql<{ id: number }[]>`
+      insert into users (email, password_hash) values (${`roles-${suffix}@example.com`}, 'x')
+      returning id`;
+    await sql`
+      insert into oauth_connections (workspace_id, user_id, client_id, scope, revoked_at)
+      values (${workspace?.id ?? 0}, ${user?.id ?? 0}, ${clients.oldButConnected}, 'mcp:use', now())`;
+    return clients;
+  }
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'herald-roles-'));
@@ -50,6 +81,7 @@ describe('herald api and herald worker as separate processes', { timeout: 120_00
   afterAll(async () => {
     await Promise.all([ensureStopped(api), ensureStopped(worker)]);
     await connection?.close();
+    await sql.end();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   }, 90_000);
 
@@ -108,6 +140,12 @@ describe('herald api and herald worker as separate processes', { timeout: 120_00
   it('the worker runs the maintenance schedule it created', async () => {
     connection = await Connection.connect({ address: inject('temporalAddress') });
     const client = new Client({ connection, namespace });
+    const schedule = await client.schedule.getHandle(MAINTENANCE_SCHEDULE_ID).describe();
+    expect(schedule.action).toMatchObject({ workflowType: 'maintenanceWorkflow' });
+    const nextRun = schedule.info.nextActionTimes[0]?.getTime() ?? 0;
+    expect(nextRun - Date.now()).toBeGreaterThan(0);
+    expect(nextRun - Date.now()).toBeLessThanOrEqual(86_400_000);
+    const clients = await seedOAuthRegistrations();
     const triggeredAt = Date.now();
     await client.schedule.getHandle(MAINTENANCE_SCHEDULE_ID).trigger();
 
@@ -130,7 +168,12 @@ describe('herald api and herald worker as separate processes', { timeout: 120_00
     expect(result).toEqual({
       idempotencyKeysPurged: expect.any(Number),
       unsentOtpRequestsFailed: expect.any(Number),
+      abandonedOAuthClientsDeleted: expect.any(Number),
     });
+    expect(result.abandonedOAuthClientsDeleted).toBeGreaterThanOrEqual(1);
+    const remaining = await sql<{ id: string }[]>`
+      select id from oauth_clients where id = any(${Object.values(clients)}) order by id`;
+    expect(remaining.map((row) => row.id)).toEqual([clients.fresh, clients.oldButConnected].sort());
   });
 
   it('both stop on SIGINT with exit code 0', async () => {

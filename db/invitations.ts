@@ -1,0 +1,81 @@
+import type { Role } from '../domain/access.js';
+import type { Sql } from './client.js';
+
+export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
+
+export interface InvitationListing {
+  id: number;
+  email: string;
+  role: Role;
+  status: InvitationStatus;
+  expiresAt: Date;
+}
+
+export type NewInvitation =
+  | { outcome: 'created'; id: number; expiresAt: Date }
+  | { outcome: 'already_member' }
+  | { outcome: 'already_invited'; id: number };
+
+/**
+ * Saves an invitation (only the keyed hash of its token) unless the email already belongs to
+ * a member or has a pending invitation: one live token per person and workspace.
+ */
+export async function insertInvitation(
+  sql: Sql,
+  input: {
+    workspaceId: number;
+    email: string;
+    role: Role;
+    tokenHash: Buffer;
+    expiresInDays: number;
+  },
+): Promise<NewInvitation> {
+  return sql.begin(async (tx) => {
+    // Two concurrent invitations of the same person wait for each other here.
+    await tx`select pg_advisory_xact_lock(hashtext('invitation:' || ${input.workspaceId}::text || ':' || lower(${input.email})))`;
+    const [member] = await tx`
+      select 1 from workspace_members m join users u on u.id = m.user_id
+      where m.workspace_id = ${input.workspaceId} and lower(u.email) = lower(${input.email})`;
+    if (member) return { outcome: 'already_member' } as const;
+    const [pending] = await tx<{ id: number }[]>`
+      select id from invitations
+      where workspace_id = ${input.workspaceId} and lower(email) = lower(${input.email})
+        and accepted_at is null and revoked_at is null and expires_at > now()`;
+    if (pending) return { outcome: 'already_invited', id: pending.id } as const;
+    const [row] = await tx<{ id: number; expiresAt: Date }[]>`
+      insert into invitations (workspace_id, email, role, token_hash, expires_at)
+      values (${input.workspaceId}, ${input.email}, ${input.role}, ${input.tokenHash},
+              now() + make_interval(days => ${input.expiresInDays}))
+      returning id, expires_at`;
+    const { id, expiresAt } = row as { id: number; expiresAt: Date };
+    return { outcome: 'created', id, expiresAt } as const;
+  });
+}
+
+export async function listInvitations(sql: Sql, workspaceId: number): Promise<InvitationListing[]> {
+  return sql<InvitationListing[]>`
+    select id, email, role, expires_at,
+      -- Accepted or revoked for good; otherwise pending until it expires.
+      case when accepted_at is not null then 'accepted'
+           when revoked_at is not null then 'revoked'
+           when expires_at <= now() then 'expired'
+           else 'pending' end as status
+    from invitations where workspace_id = ${workspaceId}
+    order by id`;
+}
+
+/** Revokes a pending (or expired) invitation; an accepted one cannot be taken back here. */
+export async function revokeInvitation(
+  sql: Sql,
+  id: number,
+): Promise<'revoked' | 'already_revoked' | 'accepted' | 'not_found'> {
+  return sql.begin(async (tx) => {
+    const [invitation] = await tx<{ acceptedAt: Date | null; revokedAt: Date | null }[]>`
+      select accepted_at, revoked_at from invitations where id = ${id} for update`;
+    if (!invitation) return 'not_found';
+    if (invitation.acceptedAt) return 'accepted';
+    if (invitation.revokedAt) return 'already_revoked';
+    await tx`update invitations set revoked_at = now() where id = ${id}`;
+    return 'revoked';
+  });
+}

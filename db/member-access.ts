@@ -1,0 +1,38 @@
+import type { Permission } from '../domain/access.js';
+import type { Sql } from './client.js';
+
+export interface WorkspaceChoice {
+  id: number;
+  slug: string;
+  name: string;
+}
+
+/** The workspaces a user can sign in to: active memberships. */
+export async function findSignInWorkspaces(sql: Sql, userId: number): Promise<WorkspaceChoice[]> {
+  return sql<WorkspaceChoice[]>`
+    select w.id, w.slug, w.name from workspace_members m join workspaces w on w.id = m.workspace_id
+    where m.user_id = ${userId} and m.status = 'active'
+    order by w.name, w.id`;
+}
+
+export interface MemberAccess {
+  workspaceName: string;
+  apiEnabled: boolean;
+  /** Null when the user is no longer a member. */
+  status: 'active' | 'suspended' | null;
+  permissions: Permission[];
+}
+
+/** Read on every MCP call, so a permission removed after sign-in counts on the next call. */
+export async function findMemberAccess(
+  sql: Sql,
+  workspaceId: number,
+  userId: number,
+): Promise<MemberAccess | undefined> {
+  const [row] = await sql<MemberAccess[]>`
+    select w.name as workspace_name, w.api_enabled, m.status, coalesce(m.permissions, '{}') as permissions
+    from workspaces w
+    left join workspace_members m on m.workspace_id = w.id and m.user_id = ${userId}
+    where w.id = ${workspaceId}`;
+  return row;
+}

@@ -1,0 +1,107 @@
+import type { Permission, Role } from '../domain/access.js';
+import type { Sql, TransactionSql } from './client.js';
+import { revokeMemberConnections } from './oauth-connections.js';
+
+export interface Member {
+  userId: number;
+  email: string;
+  role: Role;
+  permissions: Permission[];
+  status: 'active' | 'suspended';
+}
+
+export type MemberChange = Pick<Member, 'role' | 'permissions' | 'status'>;
+
+export async function listMembers(sql: Sql, workspaceId: number): Promise<Member[]> {
+  return sql<Member[]>`
+    select m.user_id, u.email, m.role, m.permissions, m.status
+    from workspace_members m join users u on u.id = m.user_id
+    where m.workspace_id = ${workspaceId}
+    order by lower(u.email), m.user_id`;
+}
+
+/**
+ * Locks the workspace's memberships (so two operators cannot each demote one of two owners)
+ * and returns the one of `email` with the number of active owners.
+ */
+async function lockMembers(tx: TransactionSql, workspaceId: number, email: string) {
+  const rows = await tx<(Member & { isTarget: boolean })[]>`
+    select m.user_id, u.email, m.role, m.permissions, m.status,
+           lower(u.email) = lower(${email}) as is_target
+    from workspace_members m join users u on u.id = m.user_id
+    where m.workspace_id = ${workspaceId}
+    order by m.user_id
+    for update of m`;
+  const activeOwners = rows.filter((row) => row.role === 'owner' && row.status === 'active');
+  const target = rows.find((row) => row.isTarget);
+  return {
+    member: target && {
+      userId: target.userId,
+      email: target.email,
+      role: target.role,
+      permissions: target.permissions,
+      status: target.status,
+    },
+    activeOwners: activeOwners.length,
+  };
+}
+
+const isActiveOwner = (member: MemberChange) =>
+  member.role === 'owner' && member.status === 'active';
+
+export type MemberUpdate =
+  | { outcome: 'updated'; member: Member }
+  | { outcome: 'not_member' }
+  | { outcome: 'last_owner' };
+
+/**
+ * Applies `change` (which sees the current values and may throw) to the member of `email`.
+ * A change that would leave a workspace that has an active owner without one is refused.
+ */
+export async function updateMember(
+  sql: Sql,
+  workspaceId: number,
+  email: string,
+  change: (current: Member) => MemberChange,
+): Promise<MemberUpdate> {
+  return sql.begin(async (tx) => {
+    const { member, activeOwners } = await lockMembers(tx, workspaceId, email);
+    if (!member) return { outcome: 'not_member' } as const;
+    const next = change(member);
+    if (activeOwners === 1 && isActiveOwner(member) && !isActiveOwner(next))
+      return { outcome: 'last_owner' } as const;
+    const [updated] = await tx<Member[]>`
+      update workspace_members m
+      set role = ${next.role}, permissions = ${next.permissions as string[]}, status = ${next.status}
+      from users u
+      where m.workspace_id = ${workspaceId} and m.user_id = ${member.userId} and u.id = m.user_id
+      returning m.user_id, u.email, m.role, m.permissions, m.status`;
+    return { outcome: 'updated', member: updated as Member } as const;
+  });
+}
+
+export type MemberRemoval =
+  | { outcome: 'removed'; connectionsRevoked: number }
+  | { outcome: 'not_member' }
+  | { outcome: 'last_owner' };
+
+/**
+ * Removes the membership and revokes the user's MCP connections to the workspace, so that
+ * adding the user again later does not revive them. The last active owner cannot be removed.
+ */
+export async function removeMember(
+  sql: Sql,
+  workspaceId: number,
+  email: string,
+): Promise<MemberRemoval> {
+  return sql.begin(async (tx) => {
+    const { member, activeOwners } = await lockMembers(tx, workspaceId, email);
+    if (!member) return { outcome: 'not_member' } as const;
+    if (activeOwners === 1 && isActiveOwner(member)) return { outcome: 'last_owner' } as const;
+    await tx`
+      delete from workspace_members
+      where workspace_id = ${workspaceId} and user_id = ${member.userId}`;
+    const connectionsRevoked = await revokeMemberConnections(tx, workspaceId, member.userId);
+    return { outcome: 'removed', connectionsRevoked } as const;
+  });
+}

@@ -1,0 +1,73 @@
+import type { Sql } from './client.js';
+
+export interface OAuthClient {
+  id: string;
+  name: string;
+  redirectUris: string[];
+  tokenEndpointAuthMethod: 'none' | 'client_secret_post';
+  secretHash: Buffer | null;
+  metadata: Record<string, unknown>;
+  createdAt: Date;
+}
+
+export async function insertClient(
+  sql: Sql,
+  client: Omit<OAuthClient, 'createdAt'> & { registeredFrom: string },
+): Promise<OAuthClient> {
+  const [row] = await sql<OAuthClient[]>`
+    insert into oauth_clients (id, name, redirect_uris, token_endpoint_auth_method, secret_hash,
+                               metadata, registered_from)
+    values (${client.id}, ${client.name}, ${client.redirectUris}, ${client.tokenEndpointAuthMethod},
+            ${client.secretHash}, ${sql.json(client.metadata as Parameters<Sql['json']>[0])}, ${client.registeredFrom})
+    returning id, name, redirect_uris, token_endpoint_auth_method, secret_hash, metadata, created_at`;
+  return row as OAuthClient;
+}
+
+export async function findClient(sql: Sql, id: string): Promise<OAuthClient | undefined> {
+  const [row] = await sql<OAuthClient[]>`
+    select id, name, redirect_uris, token_endpoint_auth_method, secret_hash, metadata, created_at
+    from oauth_clients where id = ${id}`;
+  return row;
+}
+
+export type Admission = { admitted: true } | { admitted: false; retryAfterSeconds: number };
+
+/** Sliding-window limit on registrations from one address, shared by every api process. */
+export async function admitRegistration(
+  sql: Sql,
+  ip: string,
+  limit: number,
+  windowSeconds: number,
+): Promise<Admission> {
+  return sql.begin(async (tx) => {
+    // One address at a time, so concurrent attempts cannot all see a count under the limit.
+    await tx`select pg_advisory_xact_lock(hashtext('oauth-registration:' || ${ip}))`;
+    await tx`delete from oauth_registration_attempts
+             where ip = ${ip} and at <= now() - make_interval(secs => ${windowSeconds})`;
+    const [row] = await tx<{ count: number; retryAfter: number | null }[]>`
+      select count(*)::int as count,
+        ceil(extract(epoch from min(at) + make_interval(secs => ${windowSeconds}) - now()))::int
+          as retry_after
+      from oauth_registration_attempts where ip = ${ip}`;
+    if ((row?.count ?? 0) >= limit) {
+      return { admitted: false, retryAfterSeconds: Math.max(1, row?.retryAfter ?? 1) };
+    }
+    await tx`insert into oauth_registration_attempts (ip) values (${ip})`;
+    return { admitted: true };
+  });
+}
+
+/** Registrations that never completed consent within `days` days; clients with any connection stay. */
+export async function deleteAbandonedClients(
+  sql: Sql,
+  days: number,
+  limit: number,
+): Promise<number> {
+  const result = await sql`
+    delete from oauth_clients where id in (
+      select c.id from oauth_clients c
+      where c.created_at < now() - make_interval(days => ${days})
+        and not exists (select 1 from oauth_connections k where k.client_id = c.id)
+      limit ${limit})`;
+  return result.count;
+}

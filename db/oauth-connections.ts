@@ -1,0 +1,70 @@
+import type { Sql, TransactionSql } from './client.js';
+
+/** MCP connections as operators see them (`herald mcp connections list|revoke`). */
+
+export interface ConnectionListing {
+  id: number;
+  workspace: string;
+  user: string;
+  clientId: string;
+  clientName: string;
+  scope: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+/** Every connection, revoked ones included, oldest first; optionally one workspace's or user's. */
+export async function listConnections(
+  sql: Sql,
+  filter: { workspaceId?: number; userId?: number } = {},
+): Promise<ConnectionListing[]> {
+  return sql<ConnectionListing[]>`
+    select k.id, w.slug as workspace, u.email as user, k.client_id, c.name as client_name,
+           k.scope, k.created_at, k.last_used_at, k.revoked_at
+    from oauth_connections k
+    join workspaces w on w.id = k.workspace_id
+    join users u on u.id = k.user_id
+    join oauth_clients c on c.id = k.client_id
+    where true
+      ${filter.workspaceId === undefined ? sql`` : sql`and k.workspace_id = ${filter.workspaceId}`}
+      ${filter.userId === undefined ? sql`` : sql`and k.user_id = ${filter.userId}`}
+    order by k.id`;
+}
+
+/**
+ * Revokes the connection and, in the same transaction, every access and refresh token issued
+ * under it, so both stop working at once (SPEC §5.2.6).
+ */
+export async function revokeConnection(
+  sql: Sql,
+  id: number,
+): Promise<'revoked' | 'already_revoked' | 'not_found'> {
+  return sql.begin(async (tx) => {
+    const [connection] = await tx<{ revokedAt: Date | null }[]>`
+      select revoked_at from oauth_connections where id = ${id} for update`;
+    if (!connection) return 'not_found';
+    if (connection.revokedAt) return 'already_revoked';
+    await tx`update oauth_connections set revoked_at = now() where id = ${id}`;
+    await tx`
+      update oauth_tokens set revoked_at = coalesce(revoked_at, now()) where connection_id = ${id}`;
+    return 'revoked';
+  });
+}
+
+/** Within the caller's transaction: revokes a user's live connections to one workspace. */
+export async function revokeMemberConnections(
+  tx: TransactionSql,
+  workspaceId: number,
+  userId: number,
+): Promise<number> {
+  await tx`
+    update oauth_tokens set revoked_at = coalesce(revoked_at, now())
+    where connection_id in (
+      select id from oauth_connections
+      where workspace_id = ${workspaceId} and user_id = ${userId} and revoked_at is null)`;
+  const revoked = await tx`
+    update oauth_connections set revoked_at = now()
+    where workspace_id = ${workspaceId} and user_id = ${userId} and revoked_at is null`;
+  return revoked.count;
+}

@@ -1,0 +1,134 @@
+/**
+ * Reads for the MCP reporting tools. Batches and delivery history come only from the reporting
+ * tables (kept current by the triggers of migration 0004), so no report scans message rows.
+ */
+import type { Sql } from './client.js';
+
+export type BatchKind = 'campaign' | 'quick_send';
+
+/** One batch (a row of report_batches): a named campaign or a Quick Send / API SMS batch. */
+export interface ReportBatch {
+  id: number;
+  kind: BatchKind;
+  /** Quick Send only: `quick_send` (dashboard) or `api`; null when not recorded. */
+  source: 'quick_send' | 'api' | null;
+  name: string | null;
+  status: 'paused' | 'queued' | 'completed';
+  purpose: 'transactional' | 'marketing';
+  routingType: 'direct' | 'failover';
+  providerSlug: string | null;
+  providerName: string | null;
+  failoverRouteSlug: string | null;
+  failoverRouteName: string | null;
+  createdAt: Date;
+  completedAt: Date | null;
+  recipients: number;
+  sent: number;
+  failedToSend: number;
+  delivered: number;
+  deliveryFailed: number;
+}
+
+const batchColumns = (sql: Sql) => sql`
+  campaign_id as id, kind, source, name, status, purpose, routing_type, provider_slug,
+  provider_name, failover_route_slug, failover_route_name, created_at, completed_at,
+  recipients, sent, failed_to_send, delivered, delivery_failed`;
+
+/** The workspace's latest batches of one kind, newest first. */
+export async function listRecentBatches(
+  sql: Sql,
+  workspaceId: number,
+  kind: BatchKind,
+  limit: number,
+): Promise<ReportBatch[]> {
+  return sql<ReportBatch[]>`
+    select ${batchColumns(sql)} from report_batches
+    where workspace_id = ${workspaceId} and kind = ${kind}
+    order by campaign_id desc
+    limit ${limit}`;
+}
+
+/** One batch of the workspace, whatever its kind (the caller refuses the wrong one). */
+export async function findBatch(
+  sql: Sql,
+  workspaceId: number,
+  batchId: number,
+): Promise<ReportBatch | undefined> {
+  const [batch] = await sql<ReportBatch[]>`
+    select ${batchColumns(sql)} from report_batches
+    where campaign_id = ${batchId} and workspace_id = ${workspaceId}`;
+  return batch;
+}
+
+export interface DeliveryTotals {
+  sent: number;
+  delivered: number;
+  /** Failed to send, or undelivered by receipt. */
+  failed: number;
+  /** Of the messages submitted in the window, those still without a receipt. */
+  awaiting: number;
+}
+
+/**
+ * Delivery history of the workspace in the minutes from `from` to `to` (both included), each
+ * event counted by its own timestamp: submission, receipt or failure.
+ */
+export async function sumDeliveryHistory(
+  sql: Sql,
+  workspaceId: number,
+  from: Date,
+  to: Date,
+): Promise<DeliveryTotals> {
+  const [totals] = await sql<DeliveryTotals[]>`
+    select coalesce(sum(sent), 0) as sent, coalesce(sum(delivered), 0) as delivered,
+           coalesce(sum(failed), 0) as failed, coalesce(sum(awaiting), 0) as awaiting
+    from report_delivery_minutes
+    where workspace_id = ${workspaceId} and minute >= ${from} and minute <= ${to}`;
+  return totals as DeliveryTotals;
+}
+
+export interface CompletedCampaignTotals {
+  campaigns: number;
+  recipients: number;
+  sent: number;
+  failedToSend: number;
+  delivered: number;
+  deliveryFailed: number;
+}
+
+/** Named campaigns (never Quick Send) completed between `from` and `to`, with current counts. */
+export async function sumCompletedCampaigns(
+  sql: Sql,
+  workspaceId: number,
+  from: Date,
+  to: Date,
+): Promise<CompletedCampaignTotals> {
+  const [totals] = await sql<CompletedCampaignTotals[]>`
+    select count(*) as campaigns, coalesce(sum(recipients), 0) as recipients,
+           coalesce(sum(sent), 0) as sent, coalesce(sum(failed_to_send), 0) as failed_to_send,
+           coalesce(sum(delivered), 0) as delivered,
+           coalesce(sum(delivery_failed), 0) as delivery_failed
+    from report_batches
+    where workspace_id = ${workspaceId} and kind = 'campaign'
+      and completed_at >= ${from} and completed_at <= ${to}`;
+  return totals as CompletedCampaignTotals;
+}
+
+export interface TeamCounts {
+  totalMembers: number;
+  activeMembers: number;
+  pendingInvites: number;
+}
+
+/** Members (all, and those not suspended) and invitations still open at `at`. */
+export async function countTeam(sql: Sql, workspaceId: number, at: Date): Promise<TeamCounts> {
+  const [counts] = await sql<TeamCounts[]>`
+    select
+      (select count(*) from workspace_members where workspace_id = ${workspaceId}) as total_members,
+      (select count(*) from workspace_members
+        where workspace_id = ${workspaceId} and status = 'active') as active_members,
+      (select count(*) from invitations
+        where workspace_id = ${workspaceId} and accepted_at is null and revoked_at is null
+          and expires_at > ${at}) as pending_invites`;
+  return counts as TeamCounts;
+}

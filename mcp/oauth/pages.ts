@@ -1,0 +1,85 @@
+/** The sign-in, workspace and consent pages of the authorization flow: plain HTML forms. */
+
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (character) => ESCAPES[character] as string);
+}
+
+function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)} · Herald</title>
+<style>
+body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1b1f24}
+h1{font-size:1.4rem}label{display:block;margin:.8rem 0 .2rem}input[type=email],input[type=password]{width:100%;padding:.5rem;box-sizing:border-box}
+button{padding:.5rem 1.2rem;margin:1rem .5rem 0 0;font-size:1rem}.error{color:#b00020}.box{background:#f3f4f6;padding:.8rem;border-radius:6px;word-break:break-all}
+</style></head><body>${body}</body></html>`;
+}
+
+const hidden = (requestId: string) =>
+  `<input type="hidden" name="request" value="${escapeHtml(requestId)}">`;
+
+export function signInPage(input: { requestId: string; clientName: string; error?: string }) {
+  return page(
+    'Sign in',
+    `<h1>Sign in to Herald</h1>
+<p><strong>${escapeHtml(input.clientName)}</strong> wants read-only access to your Herald reports.</p>
+${input.error ? `<p class="error" role="alert">${escapeHtml(input.error)}</p>` : ''}
+<form method="post" action="sign-in">${hidden(input.requestId)}
+<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required>
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+<button type="submit">Sign in</button></form>`,
+  );
+}
+
+export function workspacePage(input: {
+  requestId: string;
+  workspaces: { id: number; name: string; slug: string }[];
+}) {
+  const choices = input.workspaces
+    .map(
+      (workspace, index) =>
+        `<label><input type="radio" name="workspace" value="${workspace.id}"${index === 0 ? ' checked' : ''}> ${escapeHtml(workspace.name)} (${escapeHtml(workspace.slug)})</label>`,
+    )
+    .join('\n');
+  return page(
+    'Choose a workspace',
+    `<h1>Choose a workspace</h1>
+<form method="post" action="workspace">${hidden(input.requestId)}
+${choices}
+<button type="submit">Continue</button></form>`,
+  );
+}
+
+export function consentPage(input: {
+  requestId: string;
+  clientName: string;
+  workspaceName: string;
+  redirectUri: string;
+  grantsReporting: boolean;
+}) {
+  const access = input.grantsReporting
+    ? `Read-only reporting in <strong>${escapeHtml(input.workspaceName)}</strong>: campaigns, Quick Send and API SMS delivery counts, and team counts. It cannot send messages, send or verify codes, or change settings, and it never sees message text, phone numbers or codes.`
+    : 'No access to Herald data: the client did not ask for the mcp:use scope.';
+  return page(
+    'Authorize',
+    `<h1>Authorize ${escapeHtml(input.clientName)}</h1>
+<p>${access}</p>
+<p>After you decide, you will be sent to:</p>
+<p class="box" id="callback">${escapeHtml(input.redirectUri)}</p>
+<form method="post" action="consent">${hidden(input.requestId)}
+<button type="submit" name="decision" value="approve">Approve</button>
+<button type="submit" name="decision" value="deny">Deny</button></form>`,
+  );
+}
+
+export function messagePage(title: string, text: string) {
+  return page(title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p>`);
+}

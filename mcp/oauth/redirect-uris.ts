@@ -1,0 +1,62 @@
+/**
+ * Callback rules of SPEC §5.3. HTTPS callbacks match exactly; HTTP callbacks are allowed only on
+ * loopback hosts (RFC 8252 §7.3), where a native client picks its port at run time.
+ */
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+export interface RedirectPolicy {
+  allowDynamicClients: boolean;
+  /** MCP_REDIRECT_URIS: when non-empty, callbacks must be on it. */
+  allowlist: readonly string[];
+}
+
+function parse(uri: string): URL | undefined {
+  try {
+    return new URL(uri);
+  } catch {
+    return undefined;
+  }
+}
+
+function isLoopbackHttp(url: URL): boolean {
+  return url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
+}
+
+/** Same callback, except that loopback HTTP callbacks may differ in port. */
+export function sameCallback(requested: string, registered: string): boolean {
+  if (requested === registered) return true;
+  const a = parse(requested);
+  const b = parse(registered);
+  if (!a || !b || !isLoopbackHttp(a) || !isLoopbackHttp(b)) return false;
+  return (
+    a.hostname === b.hostname &&
+    a.pathname === b.pathname &&
+    a.search === b.search &&
+    a.username === '' &&
+    a.password === ''
+  );
+}
+
+/** Why a callback may not be registered or used here, or undefined when it may. */
+export function redirectUriProblem(uri: string, policy: RedirectPolicy): string | undefined {
+  const url = parse(uri);
+  if (!url) return `${uri} is not an absolute URL.`;
+  if (url.hash !== '') return `${uri} must not contain a fragment.`;
+  if (url.username !== '' || url.password !== '') return `${uri} must not contain credentials.`;
+  if (policy.allowlist.length > 0) {
+    return policy.allowlist.some((allowed) => sameCallback(uri, allowed))
+      ? undefined
+      : `${uri} is not on this server's callback allowlist.`;
+  }
+  if (!policy.allowDynamicClients) {
+    return 'This server accepts no callbacks: dynamic clients are off and the callback allowlist is empty.';
+  }
+  if (url.protocol === 'https:' || isLoopbackHttp(url)) return undefined;
+  if (url.protocol === 'http:') return `${uri} must use HTTPS unless it is a loopback address.`;
+  // Private-use schemes of native apps (RFC 8252 §7.1), never ones a browser would run.
+  if (['javascript:', 'data:', 'file:', 'blob:', 'vbscript:'].includes(url.protocol)) {
+    return `${uri} uses a scheme that cannot receive an authorization code.`;
+  }
+  return undefined;
+}

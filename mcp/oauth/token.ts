@@ -1,0 +1,140 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { findMemberAccess } from '../../db/member-access.js';
+import { findClient, type OAuthClient } from '../../db/oauth-clients.js';
+import { revokeConnection } from '../../db/oauth-connections.js';
+import {
+  findTokenOwner,
+  insertTokens,
+  redeemCode,
+  revokeFamily,
+  revokeToken,
+  rotateRefreshToken,
+} from '../../db/oauth-grants.js';
+import { keyedHash } from '../../security/tokens.js';
+import { LIFETIMES, type OAuthDeps } from './deps.js';
+import { OAuthError } from './errors.js';
+import { verifierMatches } from './pkce.js';
+import { sameCallback } from './redirect-uris.js';
+
+export type TokenForm = Record<string, string | undefined>;
+
+const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
+
+/** Client authentication: `none` (client_id only) or `client_secret_post`, as registered. */
+async function authenticateClient(deps: OAuthDeps, form: TokenForm): Promise<OAuthClient> {
+  const client = form.client_id ? await findClient(deps.sql, form.client_id) : undefined;
+  const unauthorized = new OAuthError('invalid_client', 'Client authentication failed.', 401);
+  if (!client) throw unauthorized;
+  if (client.tokenEndpointAuthMethod === 'client_secret_post') {
+    const presented = keyedHash(deps.secret, form.client_secret ?? '');
+    const stored = client.secretHash;
+    if (!form.client_secret || !stored || !timingSafeEqual(presented, stored)) throw unauthorized;
+  }
+  return client;
+}
+
+async function issueTokens(
+  deps: OAuthDeps,
+  grant: { connectionId: number; family: string; resource: string; scope: string },
+) {
+  const access = `mcp_at_${randomBytes(32).toString('base64url')}`;
+  const refresh = `mcp_rt_${randomBytes(32).toString('base64url')}`;
+  await insertTokens(deps.sql, grant, [
+    {
+      hash: keyedHash(deps.secret, access),
+      kind: 'access',
+      lifetimeSeconds: LIFETIMES.accessToken,
+    },
+    {
+      hash: keyedHash(deps.secret, refresh),
+      kind: 'refresh',
+      lifetimeSeconds: LIFETIMES.refreshToken,
+    },
+  ]);
+  return {
+    access_token: access,
+    token_type: 'Bearer',
+    expires_in: LIFETIMES.accessToken,
+    refresh_token: refresh,
+    scope: grant.scope,
+  };
+}
+
+async function exchangeCode(deps: OAuthDeps, client: OAuthClient, form: TokenForm) {
+  if (!form.code) throw new OAuthError('invalid_request', 'code is required.');
+  if (!form.code_verifier) throw new OAuthError('invalid_request', 'code_verifier is required.');
+  const code = await redeemCode(deps.sql, keyedHash(deps.secret, form.code));
+  if (!code) throw invalidGrant('The authorization code is invalid.');
+  if (code.replayed) {
+    // RFC 6749 §4.1.2: a code used twice revokes what the first use obtained.
+    await revokeFamily(deps.sql, code.family);
+    throw invalidGrant('The authorization code has already been used.');
+  }
+  if (code.expired) throw invalidGrant('The authorization code has expired.');
+  if (code.clientId !== client.id)
+    throw invalidGrant('The authorization code was issued to another client.');
+  if (!form.redirect_uri || !sameCallback(form.redirect_uri, code.redirectUri)) {
+    throw invalidGrant('redirect_uri does not match the authorization request.');
+  }
+  if (!verifierMatches(form.code_verifier, code.codeChallenge)) {
+    throw invalidGrant('code_verifier does not match the code_challenge.');
+  }
+  if (form.resource !== undefined && form.resource !== code.resource) {
+    throw new OAuthError('invalid_target', `resource must be ${code.resource}.`);
+  }
+  if (code.connectionRevoked) throw invalidGrant('The connection has been revoked.');
+  return issueTokens(deps, code);
+}
+
+async function refresh(deps: OAuthDeps, client: OAuthClient, form: TokenForm) {
+  if (!form.refresh_token) throw new OAuthError('invalid_request', 'refresh_token is required.');
+  const token = await rotateRefreshToken(deps.sql, keyedHash(deps.secret, form.refresh_token));
+  if (!token || token.clientId !== client.id) throw invalidGrant('The refresh token is invalid.');
+  if (!token.usable) throw invalidGrant('The refresh token has expired or been revoked.');
+  if (
+    token.secondsSinceRotation !== null &&
+    token.secondsSinceRotation > LIFETIMES.refreshReuseGrace
+  ) {
+    // A refresh token replayed after its grace window was probably stolen: end the connection.
+    await revokeConnection(deps.sql, token.connectionId);
+    throw invalidGrant('The refresh token was already used; the connection has been revoked.');
+  }
+  const access = await findMemberAccess(deps.sql, token.workspaceId, token.userId);
+  if (access?.status !== 'active') {
+    throw invalidGrant('The user is no longer an active member of the workspace.');
+  }
+  if (form.resource !== undefined && form.resource !== token.resource) {
+    throw new OAuthError('invalid_target', `resource must be ${token.resource}.`);
+  }
+  return issueTokens(deps, token);
+}
+
+/** POST /token (RFC 6749 §4.1.3 and §6). */
+export async function tokenEndpoint(deps: OAuthDeps, form: TokenForm) {
+  const client = await authenticateClient(deps, form);
+  switch (form.grant_type) {
+    case 'authorization_code':
+      return exchangeCode(deps, client, form);
+    case 'refresh_token':
+      return refresh(deps, client, form);
+    case undefined:
+      throw new OAuthError('invalid_request', 'grant_type is required.');
+    default:
+      throw new OAuthError(
+        'unsupported_grant_type',
+        'grant_type must be authorization_code or refresh_token.',
+      );
+  }
+}
+
+/** POST /revoke (RFC 7009): unknown tokens and other clients' tokens are answered alike. */
+export async function revocationEndpoint(deps: OAuthDeps, form: TokenForm): Promise<void> {
+  const client = await authenticateClient(deps, form);
+  if (!form.token) throw new OAuthError('invalid_request', 'token is required.');
+  const hash = keyedHash(deps.secret, form.token);
+  const owner = await findTokenOwner(deps.sql, hash);
+  if (!owner || owner.clientId !== client.id) return;
+  // Revoking a refresh token ends the access tokens of the same grant too (§2.1).
+  if (owner.kind === 'refresh') await revokeFamily(deps.sql, owner.family);
+  else await revokeToken(deps.sql, hash);
+}

@@ -1,0 +1,172 @@
+/**
+ * What the campaign and Quick Send tools share: the described output fields of a batch, the
+ * mapping from a report_batches row, and the lookup that refuses an id of the other kind.
+ */
+import { z } from 'zod';
+import { type BatchKind, findBatch, type ReportBatch } from '../../db/reporting.js';
+import { type ToolContext, ToolRefusal } from './tool.js';
+
+export const timestamp = (what: string) => z.string().describe(`${what} (ISO 8601, UTC).`);
+
+export const generatedAt = timestamp('When this result was calculated');
+
+export const limitInput = z
+  .number()
+  .int()
+  .min(1)
+  .max(50)
+  .default(20)
+  .describe('How many to return, newest first: 1 to 50 (default 20).');
+
+export const daysInput = z
+  .literal([7, 30])
+  .default(30)
+  .describe('Length of the period ending now, in days: 7 or 30 (default 30).');
+
+export const deliveryRatePercent = z
+  .number()
+  .describe('delivered as a percentage of sent, rounded to 2 decimals; 0 when nothing was sent.');
+
+/** delivered / sent × 100, rounded half up to 2 decimals (2/3 gives 66.67); 0 when nothing was sent. */
+export function ratePercent(delivered: number, sent: number): number {
+  return sent === 0 ? 0 : Math.round((delivered * 10_000) / sent) / 100;
+}
+
+/** Counts of one batch, or a sum of batches. */
+export const batchCounts = {
+  recipients: z.number().int().describe('Recipients recorded on the batch.'),
+  sent: z
+    .number()
+    .int()
+    .describe('Messages submitted to a provider; not confirmed handset deliveries.'),
+  failed_to_send: z.number().int().describe('Messages that could not be submitted to a provider.'),
+  delivered: z.number().int().describe('Sent messages whose delivery receipt says delivered.'),
+  delivery_failed: z
+    .number()
+    .int()
+    .describe('Sent messages whose delivery receipt says undelivered.'),
+  awaiting_delivery: z
+    .number()
+    .int()
+    .describe('Sent messages without a delivery receipt yet: sent − delivered − delivery_failed.'),
+  delivery_rate_percent: deliveryRatePercent,
+};
+
+type Counts = Pick<
+  ReportBatch,
+  'recipients' | 'sent' | 'failedToSend' | 'delivered' | 'deliveryFailed'
+>;
+
+export function countsOf(row: Counts) {
+  return {
+    recipients: row.recipients,
+    sent: row.sent,
+    failed_to_send: row.failedToSend,
+    delivered: row.delivered,
+    delivery_failed: row.deliveryFailed,
+    awaiting_delivery: row.sent - row.delivered - row.deliveryFailed,
+    delivery_rate_percent: ratePercent(row.delivered, row.sent),
+  };
+}
+
+export const batchStatus = z
+  .enum(['queued', 'paused', 'completed'])
+  .describe(
+    'Processing status, not a handset receipt: queued (sending), paused (dispatch not confirmed; needs review) or completed.',
+  );
+export const batchPurpose = z.enum(['transactional', 'marketing']).describe('Message purpose.');
+export const quickSendSource = z
+  .enum(['quick_send', 'api', 'unknown'])
+  .describe(
+    'How the batch was sent: quick_send (dashboard), api (REST API), or unknown (older records without source metadata).',
+  );
+
+/** Quick Sends from the dashboard may carry a name; API sends have none. */
+export const QUICK_SEND_NAME =
+  'Name given in the dashboard; null when the batch has none (API sends never do).';
+
+export function sourceOf(row: ReportBatch): z.infer<typeof quickSendSource> {
+  return row.source ?? 'unknown';
+}
+
+/** Identification and timestamps of a batch, as in every list item and report. */
+export function batchSummaryFields(nameDescription: string) {
+  return {
+    id: z.number().int().describe('Batch id.'),
+    name: z.string().nullable().describe(nameDescription),
+    status: batchStatus,
+    purpose: batchPurpose,
+    created_at: timestamp('When the batch was created'),
+    completed_at: z
+      .string()
+      .nullable()
+      .describe('When every message was settled (ISO 8601, UTC); null while incomplete.'),
+  };
+}
+
+const namedRoute = (what: string) =>
+  z
+    .object({
+      name: z.string().describe(`Display name of the ${what}.`),
+      slug: z.string().describe(`Slug of the ${what} in this workspace.`),
+    })
+    .nullable();
+
+export const routingFields = {
+  routing_type: z
+    .enum(['direct', 'failover'])
+    .describe('direct: one provider; failover: an ordered list of providers tried in turn.'),
+  provider: namedRoute('provider').describe(
+    "The provider of a direct send (slug own is the service's own provider); null for failover routing.",
+  ),
+  failover_route: namedRoute('failover route').describe(
+    'The failover route of a failover send; null for direct routing.',
+  ),
+};
+
+export function summaryOf(row: ReportBatch) {
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status,
+    purpose: row.purpose,
+    created_at: row.createdAt.toISOString(),
+    completed_at: row.completedAt?.toISOString() ?? null,
+  };
+}
+
+export function routingOf(row: ReportBatch) {
+  // A provider or route deleted since the send keeps its slug; the slug then names it.
+  return {
+    routing_type: row.routingType,
+    provider: row.providerSlug
+      ? { name: row.providerName ?? row.providerSlug, slug: row.providerSlug }
+      : null,
+    failover_route: row.failoverRouteSlug
+      ? { name: row.failoverRouteName ?? row.failoverRouteSlug, slug: row.failoverRouteSlug }
+      : null,
+  };
+}
+
+const KINDS: Record<BatchKind, { label: string; article: string; reportTool: string }> = {
+  campaign: { label: 'campaign', article: 'a campaign', reportTool: 'get_campaign_report' },
+  quick_send: { label: 'Quick Send', article: 'a Quick Send', reportTool: 'get_quick_send_report' },
+};
+
+/** The batch `id` of the caller's workspace, refused when missing or of the other kind. */
+export async function loadBatch(
+  context: ToolContext,
+  id: number,
+  wanted: BatchKind,
+): Promise<ReportBatch> {
+  const batch = await findBatch(context.sql, context.caller.workspaceId, id);
+  // Another workspace's batch reads as missing: ids must not reveal other tenants.
+  if (!batch) throw new ToolRefusal(`No ${KINDS[wanted].label} ${id} in this workspace.`);
+  if (batch.kind !== wanted) {
+    const actual = KINDS[batch.kind];
+    throw new ToolRefusal(
+      `Batch ${id} is ${actual.article}, not ${KINDS[wanted].article}; use ${actual.reportTool}.`,
+    );
+  }
+  return batch;
+}

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { listRecentBatches } from '../../db/reporting.js';
+import {
+  batchCounts,
+  batchSummaryFields,
+  countsOf,
+  limitInput,
+  QUICK_SEND_NAME,
+  quickSendSource,
+  sourceOf,
+  summaryOf,
+} from './batch-fields.js';
+import { defineTool } from './tool.js';
+
+const { id, ...summary } = batchSummaryFields(QUICK_SEND_NAME);
+const quickSendItem = z.object({ id, source: quickSendSource, ...summary, ...batchCounts });
+
+export const listRecentQuickSends = defineTool({
+  name: 'list_recent_quick_sends',
+  title: 'List recent Quick Sends',
+  description:
+    'Lists the most recent Quick Send batches of this workspace, newest first: sent from the dashboard (source quick_send) or through the REST API (source api; unknown for older records). Each has its status, recipient count and delivery counts as they stand now. Named campaigns are not included (use list_recent_campaigns).',
+  inputSchema: { limit: limitInput },
+  outputSchema: {
+    quick_sends: z.array(quickSendItem).describe('Quick Send and API SMS batches, newest first.'),
+  },
+  permissions: ['campaigns.read'],
+  async run(context, { limit }) {
+    const rows = await listRecentBatches(
+      context.sql,
+      context.caller.workspaceId,
+      'quick_send',
+      limit,
+    );
+    return {
+      quick_sends: rows.map((row) => {
+        const { id, ...summary } = summaryOf(row);
+        return { id, source: sourceOf(row), ...summary, ...countsOf(row) };
+      }),
+    };
+  },
+});
