@@ -3,8 +3,12 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 
-/** Operational routes without a zod schema, kept out of the API description. */
-const UNDOCUMENTED = new Set(['/health']);
+/**
+ * Kept out of the REST description: the health probe, and the MCP endpoint with its OAuth and
+ * discovery routes, which their own metadata documents describe.
+ */
+const isUndocumented = (url: string) =>
+  url === '/health' || /^\/(mcp|oauth|\.well-known)(\/|$)/.test(url);
 
 /**
  * SPEC: "The REST API is version 1.0.0 of its description". Collects routes through onRoute, so
@@ -23,7 +27,7 @@ export const openApi = fp(async (app: FastifyInstance) => {
       security: [{ bearerAuth: [] }],
     },
     transform: (document) =>
-      UNDOCUMENTED.has(document.url)
+      isUndocumented(document.url)
         ? { schema: { hide: true }, url: document.url }
         : jsonSchemaTransform(document),
     transformObject: jsonSchemaTransformObject,

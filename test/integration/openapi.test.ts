@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openMcpServer } from '../support/mcp.js';
 import { openStack, type Stack } from '../support/stack.js';
 
 let stack: Stack;
@@ -73,6 +74,17 @@ describe('OpenAPI description', () => {
       '/api/v1/otp/send',
       '/api/v1/otp/verify',
     ]);
+  });
+
+  it('leaves out the MCP, OAuth and discovery routes when MCP is enabled', async () => {
+    const mcp = await openMcpServer();
+    try {
+      const response = await fetch(`${mcp.baseUrl}/api/v1/openapi.json`);
+      const enabled = (await response.json()) as { paths: Record<string, unknown> };
+      expect(Object.keys(enabled.paths).sort()).toEqual(Object.keys(doc.paths).sort());
+    } finally {
+      await mcp.close();
+    }
   });
 });
 
