@@ -20,6 +20,8 @@ export interface CampaignActivityDeps {
   sql: Sql;
   ownProviderUrl: string;
   publicUrl: string;
+  /** Decrypts provider credentials. */
+  secret: string;
 }
 
 /** Messages submitted concurrently within a chunk; each batch is one attempt write and one settle. */
@@ -43,7 +45,7 @@ async function providerChain(deps: CampaignActivityDeps, campaign: CampaignForSu
   }
   return resolveProviders(
     deps.sql,
-    { ownProviderUrl: deps.ownProviderUrl },
+    { ownProviderUrl: deps.ownProviderUrl, secret: deps.secret },
     campaign.workspaceId,
     slugs,
   );

@@ -37,7 +37,7 @@ export function createOtpActivities(deps: OtpActivityDeps) {
   async function providerFor(request: OtpForSubmission): Promise<SmsProvider | undefined> {
     const [provider] = await resolveProviders(
       deps.sql,
-      { ownProviderUrl: deps.ownProviderUrl },
+      { ownProviderUrl: deps.ownProviderUrl, secret: deps.secret },
       request.workspaceId,
       [request.providerSlug],
     );

@@ -28,6 +28,10 @@ Administer (each accepts --json and then prints one JSON object):
   key revoke --id <id>
   provider create --workspace <slug> --slug <slug> --type simulator --base-url <url>
                   [--name <name>] [--requires-sender-id]
+  provider create --workspace <slug> --slug <slug> --type twilio --account-sid <AC…>
+                  --auth-token <token> [--from <E.164 or alphanumeric>]
+                  [--messaging-service-sid <MG…>] [--base-url <url>] [--name <name>]
+                  [--requires-sender-id]      (the token is stored encrypted, never shown)
   provider enable|disable --workspace <slug> --slug <slug>
   route create --workspace <slug> --slug <slug> --providers <a,b,...> [--name <name>]
   credits add --workspace <slug> --amount <n>
@@ -74,7 +78,18 @@ const ADMIN_COMMANDS: Record<string, { run: AdminCommand; options: string[] }> =
   'key revoke': { run: admin.keyRevoke, options: ['id'] },
   'provider create': {
     run: providers.providerCreate,
-    options: ['workspace', 'slug', 'name', 'type', 'base-url', 'requires-sender-id'],
+    options: [
+      'workspace',
+      'slug',
+      'name',
+      'type',
+      'base-url',
+      'requires-sender-id',
+      'account-sid',
+      'auth-token',
+      'from',
+      'messaging-service-sid',
+    ],
   },
   'provider enable': { run: providers.providerEnable, options: ['workspace', 'slug'] },
   'provider disable': { run: providers.providerDisable, options: ['workspace', 'slug'] },

@@ -97,7 +97,7 @@ export async function recordDelivery(
     seq: number;
     provider: string;
     providerMessageId: string;
-    status: 'delivered' | 'undelivered';
+    status: 'delivered' | 'undelivered' | 'unknown';
     errorCode: string | null;
     at: Date;
   },

@@ -262,7 +262,7 @@ export async function recordOtpDelivery(
     requestId: string;
     provider: string;
     providerMessageId: string;
-    status: 'delivered' | 'undelivered';
+    status: 'delivered' | 'undelivered' | 'unknown';
     errorCode: string | null;
     at: Date;
   },

@@ -1,13 +1,20 @@
 import type { Sql } from './client.js';
 
+export const PROVIDER_TYPES = ['simulator', 'twilio', 'smpp'] as const;
+export type ProviderType = (typeof PROVIDER_TYPES)[number];
+
 export interface ProviderRecord {
   id: number;
+  workspaceId: number;
   slug: string;
   name: string;
-  type: 'simulator';
+  type: ProviderType;
   active: boolean;
   requiresSenderId: boolean;
-  settings: { base_url?: string };
+  /** Non-secret settings: base URL, default sender, messaging service. */
+  settings: { base_url?: string; from?: string; messaging_service_sid?: string };
+  /** AES-256-GCM ciphertext (security/credentials.ts); never logged or returned. */
+  credentials: Uint8Array | null;
 }
 
 export interface FailoverRouteRecord {
@@ -23,7 +30,7 @@ export async function findProvider(
   slug: string,
 ): Promise<ProviderRecord | undefined> {
   const [provider] = await sql<ProviderRecord[]>`
-    select id, slug, name, type, active, requires_sender_id, settings
+    select id, workspace_id, slug, name, type, active, requires_sender_id, settings, credentials
     from providers where workspace_id = ${workspaceId} and slug = ${slug}`;
   return provider;
 }
@@ -34,7 +41,7 @@ export async function findProviders(
   slugs: string[],
 ): Promise<ProviderRecord[]> {
   return sql<ProviderRecord[]>`
-    select id, slug, name, type, active, requires_sender_id, settings
+    select id, workspace_id, slug, name, type, active, requires_sender_id, settings, credentials
     from providers where workspace_id = ${workspaceId} and slug = any(${slugs})`;
 }
 
@@ -55,15 +62,17 @@ export async function insertProvider(
     workspaceId: number;
     slug: string;
     name: string;
-    type: 'simulator';
+    type: ProviderType;
     requiresSenderId: boolean;
     settings: Record<string, string>;
+    /** Already encrypted (security/credentials.ts). */
+    credentials?: Buffer | null;
   },
 ): Promise<{ id: number }> {
   const [row] = await sql<{ id: number }[]>`
-    insert into providers (workspace_id, slug, name, type, requires_sender_id, settings)
+    insert into providers (workspace_id, slug, name, type, requires_sender_id, settings, credentials)
     values (${input.workspaceId}, ${input.slug}, ${input.name}, ${input.type},
-            ${input.requiresSenderId}, ${sql.json(input.settings)})
+            ${input.requiresSenderId}, ${sql.json(input.settings)}, ${input.credentials ?? null})
     returning id`;
   return row as { id: number };
 }
@@ -88,4 +97,18 @@ export async function insertFailoverRoute(
     values (${input.workspaceId}, ${input.slug}, ${input.name}, ${input.providerSlugs})
     returning id`;
   return row as { id: number };
+}
+
+/** The workspace a message reference (`cmp-<campaign>-<seq>`, `otp-<uuid>`) belongs to. */
+export async function findReferenceWorkspace(
+  sql: Sql,
+  target: { campaignId: number } | { otpRequestId: string },
+): Promise<number | undefined> {
+  const [row] =
+    'campaignId' in target
+      ? await sql<{ workspaceId: number }[]>`
+          select workspace_id from campaigns where id = ${target.campaignId}`
+      : await sql<{ workspaceId: number }[]>`
+          select workspace_id from otp_requests where id = ${target.otpRequestId}`;
+  return row?.workspaceId;
 }

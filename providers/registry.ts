@@ -1,21 +1,43 @@
 import type { Sql } from '../db/client.js';
-import { findProviders, type ProviderRecord } from '../db/providers.js';
-import { SimulatorProvider } from './simulator/client.js';
-import type { SmsProvider } from './types.js';
+import { findProvider, findProviders, type ProviderRecord } from '../db/providers.js';
+import { decryptCredentials, providerCredentialsContext } from '../security/credentials.js';
+import { parseSimulatorReceipt, SimulatorProvider } from './simulator/client.js';
+import { TwilioProvider, twilioCredentials } from './twilio/adapter.js';
+import type { ReceiptParser, SmsProvider } from './types.js';
 
 export const OWN_PROVIDER_SLUG = 'own';
 
 export interface ProviderRegistryConfig {
   ownProviderUrl: string;
+  /** HERALD_SECRET: decrypts the providers' credentials. */
+  secret: string;
 }
 
-function adapterFor(record: ProviderRecord): SmsProvider {
+function credentialsOf(record: ProviderRecord, secret: string): unknown {
+  if (!record.credentials) throw new Error(`provider ${record.slug} has no credentials`);
+  return decryptCredentials(
+    secret,
+    providerCredentialsContext(record.workspaceId, record.slug),
+    record.credentials,
+  );
+}
+
+/** The adapter for a workspace provider; throws when its configuration is unusable. */
+export function adapterFor(record: ProviderRecord, secret: string): SmsProvider {
   switch (record.type) {
     case 'simulator':
       if (!record.settings.base_url) throw new Error(`provider ${record.slug} has no base_url`);
       return new SimulatorProvider(record.slug, record.settings.base_url, {
         requiresSenderId: record.requiresSenderId,
       });
+    case 'twilio':
+      return new TwilioProvider(record.slug, {
+        ...twilioCredentials.parse(credentialsOf(record, secret)),
+        ...record.settings,
+        requiresSenderId: record.requiresSenderId,
+      });
+    case 'smpp':
+      throw new Error(`provider ${record.slug}: the SMPP adapter is not available yet`);
   }
 }
 
@@ -35,6 +57,21 @@ export async function resolveProviders(
     if (slug === OWN_PROVIDER_SLUG)
       return [new SimulatorProvider(OWN_PROVIDER_SLUG, config.ownProviderUrl)];
     const record = records.find((candidate) => candidate.slug === slug);
-    return record?.active ? [adapterFor(record)] : [];
+    return record?.active ? [adapterFor(record, config.secret)] : [];
   });
+}
+
+/**
+ * What verifies and parses the receipts posted to `/webhooks/providers/<slug>` for a workspace:
+ * the provider's adapter, whether or not it is still active (receipts outlive a disable).
+ */
+export async function receiptParserFor(
+  sql: Sql,
+  secret: string,
+  workspaceId: number,
+  slug: string,
+): Promise<ReceiptParser | undefined> {
+  if (slug === OWN_PROVIDER_SLUG) return { parseReceipt: parseSimulatorReceipt };
+  const record = await findProvider(sql, workspaceId, slug);
+  return record ? adapterFor(record, secret) : undefined;
 }

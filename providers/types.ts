@@ -20,17 +20,44 @@ export type SubmitOutcome =
 
 export type LookupOutcome = { found: true; providerMessageId: string } | { found: false };
 
+/** Herald's own delivery statuses; a vendor status it cannot map is kept as `unknown`. */
+export type DeliveryStatus = 'delivered' | 'undelivered' | 'unknown';
+
 export interface DeliveryReceipt {
   providerMessageId: string;
   reference: string | null;
-  status: 'delivered' | 'undelivered';
+  status: DeliveryStatus;
   errorCode: string | null;
   at: Date;
 }
 
-export interface SmsProvider {
+/** A delivery-receipt webhook as it reached `/webhooks/providers/<slug>`. */
+export interface ReceiptRequest {
+  /** The URL the provider called: PUBLIC_URL's origin + the path and query as received. */
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed body: JSON, or form fields (`application/x-www-form-urlencoded`). */
+  body: unknown;
+}
+
+export type ReceiptParse =
+  | { kind: 'receipt'; receipt: DeliveryReceipt }
+  /** Authentic, but not a final status (e.g. Twilio's `sent`): acknowledged, nothing recorded. */
+  | { kind: 'ignored' }
+  /** The signature does not verify. */
+  | { kind: 'forbidden' }
+  | { kind: 'invalid'; message: string };
+
+/** Verifies and parses the delivery receipts one provider posts. */
+export interface ReceiptParser {
+  parseReceipt(request: ReceiptRequest): ReceiptParse;
+}
+
+export interface SmsProvider extends ReceiptParser {
   readonly slug: string;
   readonly requiresSenderId: boolean;
+  /** ISO 3166 alpha-2 codes of the destinations it takes, or `all` (any E.164 number). */
+  readonly countries: 'all' | readonly string[];
   submit(message: OutboundSms): Promise<SubmitOutcome>;
   /** Finds a submission by its reference, to settle an unknown outcome. */
   lookup(reference: string): Promise<LookupOutcome>;

@@ -1,55 +1,90 @@
+import formbody from '@fastify/formbody';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { recordDelivery } from '../../db/campaign-messages.js';
 import { recordOtpDelivery } from '../../db/otp-requests.js';
+import { findReferenceWorkspace } from '../../db/providers.js';
+import { receiptParserFor } from '../../providers/registry.js';
 import type { ApiDeps } from '../deps.js';
-
-/** The simulator's receipt body (providers/simulator/README.md). */
-const receiptSchema = z.object({
-  id: z.string(),
-  reference: z.string().nullable(),
-  status: z.enum(['delivered', 'undelivered']),
-  error_code: z.string().nullable(),
-  at: z.iso.datetime({ offset: true }),
-});
 
 const CAMPAIGN_REFERENCE = /^cmp-(\d+)-(\d+)$/;
 const OTP_REFERENCE = /^otp-([0-9a-f-]{36})$/;
 
-/** Delivery receipts from providers. Unknown references are acknowledged and dropped. */
+type Target = { campaignId: number; seq: number } | { otpRequestId: string };
+
+function targetOf(reference: string | null): Target | undefined {
+  const campaign = CAMPAIGN_REFERENCE.exec(reference ?? '');
+  if (campaign) return { campaignId: Number(campaign[1]), seq: Number(campaign[2]) };
+  const otp = OTP_REFERENCE.exec(reference ?? '');
+  return otp ? { otpRequestId: otp[1] as string } : undefined;
+}
+
+/**
+ * The message reference a receipt is about: in the callback URL's `ref` (set by adapters whose
+ * vendor does not echo one, e.g. Twilio) or in the body (the simulator's `reference`).
+ */
+function referenceOf(query: { ref?: string }, body: unknown): string | null {
+  if (query.ref) return query.ref;
+  const reference = (body as { reference?: unknown } | null)?.reference;
+  return typeof reference === 'string' ? reference : null;
+}
+
+/**
+ * Delivery receipts from providers. The reference names the message and so the workspace; that
+ * workspace's provider `<slug>` verifies and parses the receipt (its adapter's parseReceipt).
+ * Unknown references or providers are acknowledged and dropped; a bad signature is 403.
+ */
 export const providerWebhookRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (
   app,
   { deps },
 ) => {
+  // Twilio posts application/x-www-form-urlencoded; scoped to this plugin.
+  await app.register(formbody);
+  const origin = new URL(deps.publicUrl).origin;
+
   app.post(
     '/webhooks/providers/:provider',
     {
       schema: {
         hide: true,
         params: z.object({ provider: z.string() }),
-        body: receiptSchema,
+        querystring: z.object({ ref: z.string().optional() }),
       },
     },
     async (request, reply) => {
-      const receipt = request.body;
+      const slug = request.params.provider;
+      const reference = referenceOf(request.query, request.body);
+      const target = targetOf(reference);
+      const workspaceId = target && (await findReferenceWorkspace(deps.sql, target));
+      const parser =
+        workspaceId === undefined
+          ? undefined
+          : await receiptParserFor(deps.sql, deps.secret, workspaceId, slug);
+      if (!target || !parser) return reply.code(204).send();
+
+      const parsed = parser.parseReceipt({
+        url: origin + request.url,
+        headers: request.headers,
+        body: request.body,
+      });
+      if (parsed.kind === 'forbidden')
+        return reply.code(403).send({ message: 'Invalid signature.' });
+      if (parsed.kind === 'invalid') return reply.code(400).send({ message: parsed.message });
+      if (parsed.kind === 'ignored') return reply.code(204).send();
+
+      const { receipt } = parsed;
+      // A body naming another message than the one the URL was issued for is not trusted.
+      if (receipt.reference !== null && receipt.reference !== reference)
+        return reply.code(204).send();
       const delivery = {
-        provider: request.params.provider,
-        providerMessageId: receipt.id,
+        provider: slug,
+        providerMessageId: receipt.providerMessageId,
         status: receipt.status,
-        errorCode: receipt.error_code,
-        at: new Date(receipt.at),
+        errorCode: receipt.errorCode,
+        at: receipt.at,
       };
-      const campaign = CAMPAIGN_REFERENCE.exec(receipt.reference ?? '');
-      const otp = OTP_REFERENCE.exec(receipt.reference ?? '');
-      if (campaign) {
-        await recordDelivery(deps.sql, {
-          campaignId: Number(campaign[1]),
-          seq: Number(campaign[2]),
-          ...delivery,
-        });
-      } else if (otp) {
-        await recordOtpDelivery(deps.sql, { requestId: otp[1] as string, ...delivery });
-      }
+      if ('campaignId' in target) await recordDelivery(deps.sql, { ...target, ...delivery });
+      else await recordOtpDelivery(deps.sql, { requestId: target.otpRequestId, ...delivery });
       return reply.code(204).send();
     },
   );

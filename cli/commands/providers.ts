@@ -6,6 +6,7 @@ import {
   setProviderActive,
 } from '../../db/providers.js';
 import { OWN_PROVIDER_SLUG } from '../../providers/registry.js';
+import { encryptCredentials, providerCredentialsContext } from '../../security/credentials.js';
 import type { AdminContext } from '../context.js';
 import { UsageError } from '../output.js';
 import {
@@ -18,7 +19,62 @@ import {
   workspaceBySlug,
 } from './admin.js';
 
-const PROVIDER_TYPES = ['simulator'] as const;
+/** Types `provider create` can configure; SMPP arrives with its adapter. */
+const CREATABLE_TYPES = ['simulator', 'twilio'] as const;
+type CreatableType = (typeof CREATABLE_TYPES)[number];
+
+const TWILIO_OPTIONS = ['account-sid', 'auth-token', 'from', 'messaging-service-sid'];
+const E164 = /^\+[1-9]\d{1,14}$/;
+/** Alphanumeric sender id: up to 11 letters, digits or spaces, at least one letter. */
+const ALPHANUMERIC_SENDER = /^(?=.*[A-Za-z])[A-Za-z0-9 ]{1,11}$/;
+
+function httpUrl(name: string, value: string): string {
+  if (!z.url({ protocol: /^https?$/ }).safeParse(value).success) {
+    throw new UsageError(`--${name} "${value}" is not an http(s) URL`);
+  }
+  return value;
+}
+
+interface ProviderConfig {
+  settings: Record<string, string>;
+  /** Plaintext credentials: encrypted before they reach the database. */
+  credentials: Record<string, string> | null;
+}
+
+function simulatorConfig(options: Options): ProviderConfig {
+  const given = TWILIO_OPTIONS.find((name) => options[name] !== undefined);
+  if (given) throw new UsageError(`--${given} applies only to --type twilio`);
+  return {
+    settings: { base_url: httpUrl('base-url', required(options, 'base-url')) },
+    credentials: null,
+  };
+}
+
+/** Never echoes the auth token, not even in an error. */
+function twilioConfig(options: Options): ProviderConfig {
+  const accountSid = required(options, 'account-sid');
+  if (!/^AC[0-9a-fA-F]{32}$/.test(accountSid))
+    throw new UsageError('--account-sid must be "AC" followed by 32 hexadecimal digits');
+  const authToken = required(options, 'auth-token');
+  if (!/^\S{8,}$/.test(authToken))
+    throw new UsageError('--auth-token must be at least 8 characters without spaces');
+  const from = optional(options, 'from');
+  const messagingServiceSid = optional(options, 'messaging-service-sid');
+  if (!from && !messagingServiceSid)
+    throw new UsageError('Give --from or --messaging-service-sid (Twilio needs a sender)');
+  if (from && !E164.test(from) && !ALPHANUMERIC_SENDER.test(from))
+    throw new UsageError(
+      `--from "${from}" must be an E.164 number or an alphanumeric sender id (up to 11 characters)`,
+    );
+  if (messagingServiceSid && !/^MG[0-9a-fA-F]{32}$/.test(messagingServiceSid))
+    throw new UsageError('--messaging-service-sid must be "MG" followed by 32 hexadecimal digits');
+  const baseUrl = optional(options, 'base-url');
+  const settings: Record<string, string> = {};
+  if (baseUrl) settings.base_url = httpUrl('base-url', baseUrl);
+  if (from) settings.from = from;
+  if (messagingServiceSid) settings.messaging_service_sid = messagingServiceSid;
+  return { settings, credentials: { account_sid: accountSid, auth_token: authToken } };
+}
 
 export async function providerCreate(
   context: AdminContext,
@@ -29,25 +85,30 @@ export async function providerCreate(
   if (slug === OWN_PROVIDER_SLUG)
     throw new UsageError('"own" is the operator\'s provider and is reserved');
   const type = required(options, 'type');
-  if (!(PROVIDER_TYPES as readonly string[]).includes(type)) {
-    throw new UsageError(`--type must be one of ${PROVIDER_TYPES.join(', ')}`);
+  if (!(CREATABLE_TYPES as readonly string[]).includes(type)) {
+    throw new UsageError(`--type must be one of ${CREATABLE_TYPES.join(', ')}`);
   }
-  const baseUrl = required(options, 'base-url');
-  if (!z.url({ protocol: /^https?$/ }).safeParse(baseUrl).success) {
-    throw new UsageError(`--base-url "${baseUrl}" is not an http(s) URL`);
-  }
+  const config =
+    (type as CreatableType) === 'twilio' ? twilioConfig(options) : simulatorConfig(options);
   try {
     const { id } = await insertProvider(context.sql, {
       workspaceId: workspace.id,
       slug,
       name: optional(options, 'name') ?? slug,
-      type: 'simulator',
+      type: type as CreatableType,
       requiresSenderId: options['requires-sender-id'] === true,
-      settings: { base_url: baseUrl },
+      settings: config.settings,
+      credentials:
+        config.credentials &&
+        encryptCredentials(
+          context.secret,
+          providerCredentialsContext(workspace.id, slug),
+          config.credentials,
+        ),
     });
     return {
       json: { id, slug },
-      human: `Created provider ${slug} (id ${id}) in ${workspace.slug}`,
+      human: `Created ${type} provider ${slug} (id ${id}) in ${workspace.slug}`,
     };
   } catch (error) {
     if (isUniqueViolation(error))

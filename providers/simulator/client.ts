@@ -1,10 +1,48 @@
-import type { LookupOutcome, OutboundSms, SmsProvider, SubmitOutcome } from '../types.js';
+import { z } from 'zod';
+import type {
+  LookupOutcome,
+  OutboundSms,
+  ReceiptParse,
+  ReceiptRequest,
+  SmsProvider,
+  SubmitOutcome,
+} from '../types.js';
 
 const SUBMIT_TIMEOUT_MS = 10_000;
+
+/** The simulator's receipt body (providers/simulator/README.md). */
+const receiptSchema = z.object({
+  id: z.string(),
+  reference: z.string().nullable(),
+  status: z.enum(['delivered', 'undelivered']),
+  error_code: z.string().nullable(),
+  at: z.iso.datetime({ offset: true }),
+});
+
+/** The simulator's receipts are unsigned JSON; its own timestamp `at` is kept. */
+export function parseSimulatorReceipt(request: ReceiptRequest): ReceiptParse {
+  const parsed = receiptSchema.safeParse(request.body);
+  if (!parsed.success) {
+    const [issue] = parsed.error.issues;
+    return { kind: 'invalid', message: `${issue?.path.join('.') || 'body'}: ${issue?.message}` };
+  }
+  const receipt = parsed.data;
+  return {
+    kind: 'receipt',
+    receipt: {
+      providerMessageId: receipt.id,
+      reference: receipt.reference,
+      status: receipt.status,
+      errorCode: receipt.error_code,
+      at: new Date(receipt.at),
+    },
+  };
+}
 
 /** Adapter for the simulator's HTTP API (providers/simulator/README.md). */
 export class SimulatorProvider implements SmsProvider {
   readonly requiresSenderId: boolean;
+  readonly countries = 'all' as const;
 
   constructor(
     readonly slug: string,
@@ -47,6 +85,10 @@ export class SimulatorProvider implements SmsProvider {
     const reason = payload.error?.message ?? `HTTP ${response.status}`;
     if (response.status >= 500 || response.status === 429) return { kind: 'failed', reason };
     return { kind: 'rejected', reason };
+  }
+
+  parseReceipt(request: ReceiptRequest): ReceiptParse {
+    return parseSimulatorReceipt(request);
   }
 
   async lookup(reference: string): Promise<LookupOutcome> {

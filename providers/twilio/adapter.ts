@@ -1,0 +1,206 @@
+import { z } from 'zod';
+import type {
+  DeliveryStatus,
+  LookupOutcome,
+  OutboundSms,
+  ReceiptParse,
+  ReceiptRequest,
+  SmsProvider,
+  SubmitOutcome,
+} from '../types.js';
+import { type FormParams, verifyTwilioSignature } from './signature.js';
+
+export const TWILIO_API_URL = 'https://api.twilio.com';
+const SUBMIT_TIMEOUT_MS = 10_000;
+
+/** Stored encrypted in providers.credentials. */
+export const twilioCredentials = z.object({
+  account_sid: z.string().regex(/^AC[0-9a-fA-F]{32}$/),
+  auth_token: z.string().min(1),
+});
+export type TwilioCredentials = z.infer<typeof twilioCredentials>;
+
+/** Non-secret settings in providers.settings; one of `from`, `messaging_service_sid` is set. */
+export interface TwilioSettings {
+  base_url?: string;
+  from?: string;
+  messaging_service_sid?: string;
+}
+
+export interface TwilioOptions extends TwilioCredentials, TwilioSettings {
+  requiresSenderId?: boolean;
+  timeoutMs?: number;
+}
+
+/** Twilio's error body (https://www.twilio.com/docs/usage/twilios-response#response-formats-exceptions). */
+interface TwilioError {
+  code?: number;
+  message?: string;
+  more_info?: string;
+  status?: number;
+}
+
+/**
+ * Errors raised before a byte of the request left Herald (DNS, refused or unreachable connection,
+ * connect timeout): nothing can have been accepted, so the submission may be retried.
+ */
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** Statuses Twilio reports on the way to a final one; a callback with these records nothing. */
+const IN_FLIGHT = new Set(['accepted', 'scheduled', 'queued', 'sending', 'sent']);
+
+/** Twilio's MessageStatus → Herald's. Anything not listed here or in IN_FLIGHT is `unknown`. */
+const FINAL: Record<string, DeliveryStatus> = {
+  delivered: 'delivered',
+  // WhatsApp/RCS read receipts come after delivery.
+  read: 'delivered',
+  undelivered: 'undelivered',
+  failed: 'undelivered',
+};
+
+const statusCallback = z.object({
+  MessageSid: z.string().min(1),
+  MessageStatus: z.string().min(1),
+  ErrorCode: z.string().optional(),
+});
+
+function describe(error: TwilioError, status: number): string {
+  const code = error.code ? `Twilio error ${error.code}` : `HTTP ${status}`;
+  return error.message ? `${code}: ${error.message}` : code;
+}
+
+/**
+ * Twilio's Programmable Messaging API: `POST /2010-04-01/Accounts/{AccountSid}/Messages.json`,
+ * form-encoded, HTTP basic auth with AccountSid:AuthToken
+ * (https://www.twilio.com/docs/messaging/api/message-resource#create-a-message-resource).
+ * Status callbacks come back to the StatusCallback URL, signed with X-Twilio-Signature.
+ */
+export class TwilioProvider implements SmsProvider {
+  readonly requiresSenderId: boolean;
+  /** Twilio takes any E.164 number; its own geo permissions refuse the rest (error 21408). */
+  readonly countries = 'all' as const;
+  readonly #options: TwilioOptions;
+  readonly #timeoutMs: number;
+
+  constructor(
+    readonly slug: string,
+    options: TwilioOptions,
+  ) {
+    if (!options.from && !options.messaging_service_sid)
+      throw new Error(`provider ${slug} has neither a From number nor a MessagingServiceSid`);
+    this.#options = options;
+    this.requiresSenderId = options.requiresSenderId ?? false;
+    this.#timeoutMs = options.timeoutMs ?? SUBMIT_TIMEOUT_MS;
+  }
+
+  /**
+   * The message's own sender id is sent as `From` when it has one; else the provider's `From`,
+   * else its `MessagingServiceSid` (Twilio then picks the sender from the service's pool).
+   * The StatusCallback URL carries the message's reference, since Twilio's callback does not.
+   */
+  #form(message: OutboundSms): URLSearchParams {
+    const form = new URLSearchParams({ To: message.to, Body: message.body });
+    const from = message.from ?? this.#options.from;
+    if (from) form.set('From', from);
+    if (this.#options.messaging_service_sid)
+      form.set('MessagingServiceSid', this.#options.messaging_service_sid);
+    if (message.callbackUrl) {
+      const callback = new URL(message.callbackUrl);
+      callback.searchParams.set('ref', message.reference);
+      form.set('StatusCallback', callback.toString());
+    }
+    return form;
+  }
+
+  async submit(message: OutboundSms): Promise<SubmitOutcome> {
+    const { account_sid: accountSid, auth_token: authToken } = this.#options;
+    const url = new URL(
+      `/2010-04-01/Accounts/${accountSid}/Messages.json`,
+      this.#options.base_url ?? TWILIO_API_URL,
+    );
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+          accept: 'application/json',
+        },
+        body: this.#form(message).toString(),
+        signal: AbortSignal.timeout(this.#timeoutMs),
+      });
+    } catch (error) {
+      const code = (error as { cause?: { code?: string } }).cause?.code;
+      if (code && NOT_SENT_CODES.has(code)) return { kind: 'failed', reason: `network: ${code}` };
+      // Timed out or dropped after the request may have reached Twilio.
+      return { kind: 'unknown', reason: (error as Error).message };
+    }
+    let payload: { sid?: string } & TwilioError;
+    try {
+      payload = (await response.json()) as typeof payload;
+    } catch {
+      payload = {};
+    }
+    if (response.status === 201 && payload.sid)
+      return { kind: 'accepted', providerMessageId: payload.sid };
+    const reason = describe(payload, response.status);
+    if (response.status === 429 || response.status >= 500) return { kind: 'failed', reason };
+    if (response.status >= 400) return { kind: 'rejected', reason };
+    // A success without a sid (or a redirect): Twilio may well have created the message.
+    return { kind: 'unknown', reason };
+  }
+
+  /**
+   * Twilio's Message resource has no client reference, idempotency key or metadata field, and
+   * listing by To/From/DateSent cannot tell two messages to one number apart without comparing
+   * bodies, which Herald will not do. So an unknown outcome cannot be settled here: it is
+   * reported as not found, and the caller counts the message as failed rather than risk sending
+   * it twice.
+   */
+  async lookup(_reference: string): Promise<LookupOutcome> {
+    return { found: false };
+  }
+
+  /**
+   * A status callback: verified against X-Twilio-Signature, then mapped. Twilio's callbacks carry
+   * no event timestamp, so the time Herald received it stands for the status's own time.
+   */
+  parseReceipt(request: ReceiptRequest): ReceiptParse {
+    const params = request.body;
+    if (typeof params !== 'object' || params === null) return { kind: 'forbidden' };
+    const header = request.headers['x-twilio-signature'];
+    const signature = Array.isArray(header) ? header[0] : header;
+    if (
+      !verifyTwilioSignature(this.#options.auth_token, signature, request.url, params as FormParams)
+    )
+      return { kind: 'forbidden' };
+    const parsed = statusCallback.safeParse(params);
+    if (!parsed.success) return { kind: 'invalid', message: 'not a Twilio status callback' };
+    const { MessageSid, MessageStatus, ErrorCode } = parsed.data;
+    const rawStatus = MessageStatus.toLowerCase();
+    if (IN_FLIGHT.has(rawStatus)) return { kind: 'ignored' };
+    const status = FINAL[rawStatus] ?? 'unknown';
+    return {
+      kind: 'receipt',
+      receipt: {
+        providerMessageId: MessageSid,
+        reference: new URL(request.url).searchParams.get('ref'),
+        status,
+        // An unmapped status is kept as unknown, with Twilio's own word for it.
+        errorCode:
+          status === 'delivered'
+            ? null
+            : ErrorCode || (status === 'unknown' ? `twilio:${rawStatus}`.slice(0, 64) : null),
+        at: new Date(),
+      },
+    };
+  }
+}

@@ -1,0 +1,320 @@
+/**
+ * Campaigns through a Twilio provider on the real stack, against the local Twilio-format peer
+ * (test/support/twilio-peer.ts): every recipient reaches the peer exactly once, in the request
+ * Twilio documents; signed status callbacks flow back into the messages and the reporting table;
+ * forged callbacks are refused; a Twilio rejection fails over to the next provider of a route;
+ * the credentials in the providers row are ciphertext.
+ *
+ * The shared worker hands providers StatusCallback URLs under 127.0.0.1:<apiPort>, so this file
+ * verifies callbacks with an api instance whose PUBLIC_URL is that origin. It does not listen
+ * (send-lifecycle.test.ts owns the port): the peer's signed callbacks are delivered with inject.
+ */
+import { Client, Connection } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { buildApp } from '../../api/app.js';
+import { providerCreate, routeCreate } from '../../cli/commands/providers.js';
+import { parseEnv } from '../../config/env.js';
+import type { RunningSimulator } from '../../providers/simulator/server.js';
+import { decryptCredentials, providerCredentialsContext } from '../../security/credentials.js';
+import { heraldEnv, runHeraldJson } from '../support/processes.js';
+import {
+  inbox,
+  messageRows,
+  numbers,
+  sendQueued,
+  simulatorProvider,
+  waitForCompletion,
+} from '../support/send.js';
+import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
+import { type SignedCallback, startTwilioPeer, type TwilioPeer } from '../support/twilio-peer.js';
+
+const ACCOUNT_SID = `AC${'5f'.repeat(16)}`;
+const AUTH_TOKEN = 'tw-auth-token-7c1e9b2a44d0';
+const FROM = '+15005550006';
+const publicUrl = `http://127.0.0.1:${inject('apiPort')}`;
+
+let stack: Stack;
+let tenant: Tenant;
+let peer: TwilioPeer;
+let simulator: RunningSimulator;
+let receiver: FastifyInstance;
+
+/** Posts a callback to Herald as Twilio would, to the path and query of its StatusCallback. */
+function deliver(callback: SignedCallback, override: Partial<SignedCallback> = {}) {
+  const { url, headers, payload } = { ...callback, ...override };
+  const target = new URL(url);
+  return receiver.inject({
+    method: 'POST',
+    url: target.pathname + target.search,
+    headers,
+    payload,
+  });
+}
+
+async function sendThroughTwilio(recipients: string[], extra: Record<string, unknown> = {}) {
+  const id = await sendQueued(
+    stack,
+    tenant.token,
+    { recipients, message: 'Via Twilio', provider_slug: 'tw', ...extra },
+    { total: recipients.length },
+  );
+  await waitForCompletion(stack, tenant.token, id);
+  return id;
+}
+
+function peerMessageTo(recipient: string) {
+  const matches = peer.messages.filter((message) => message.to === recipient);
+  expect(matches).toHaveLength(1);
+  return matches[0] as (typeof matches)[number];
+}
+
+async function reportCounts(campaignId: number) {
+  const [row] = await stack.sql<
+    { sent: number; failedToSend: number; delivered: number; deliveryFailed: number }[]
+  >`
+    select sent, failed_to_send, delivered, delivery_failed
+    from report_batches where campaign_id = ${campaignId}`;
+  return row;
+}
+
+beforeAll(async () => {
+  stack = await openStack();
+  tenant = await createTenant(stack.admin);
+  peer = await startTwilioPeer({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
+  await providerCreate(stack.admin, {
+    workspace: tenant.slug,
+    slug: 'tw',
+    type: 'twilio',
+    'account-sid': ACCOUNT_SID,
+    'auth-token': AUTH_TOKEN,
+    from: FROM,
+    'base-url': peer.url,
+    name: 'Twilio',
+  });
+  simulator = await simulatorProvider(stack, tenant.workspaceId, 'sim');
+  await routeCreate(stack.admin, {
+    workspace: tenant.slug,
+    slug: 'twilio-first',
+    providers: 'tw,sim',
+  });
+  receiver = buildApp(
+    {
+      env: parseEnv({ LOG_LEVEL: 'silent', PUBLIC_URL: publicUrl }),
+      publicUrl,
+      secret: inject('secret'),
+      sql: stack.sql,
+      temporal: new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) }),
+    },
+    { logger: false },
+  );
+  await receiver.ready();
+});
+
+afterAll(async () => {
+  await receiver?.close();
+  await peer?.close();
+  await simulator?.close();
+  await stack?.close();
+});
+
+describe('a campaign through a Twilio provider', () => {
+  it('reaches every recipient exactly once, in the request Twilio documents', async () => {
+    const recipients = numbers(5);
+    const id = await sendThroughTwilio(recipients);
+    expect(await waitForCompletion(stack, tenant.token, id)).toMatchObject({
+      total_recipients: 5,
+      sent_count: 5,
+      failed_count: 0,
+    });
+    for (const row of await messageRows(stack, id)) {
+      const message = peerMessageTo(row.recipient);
+      expect(row).toMatchObject({
+        status: 'sent',
+        providerSlug: 'tw',
+        providerMessageId: message.sid,
+      });
+      expect(message).toEqual({
+        sid: expect.stringMatching(/^SM[0-9a-f]{32}$/),
+        accountSid: ACCOUNT_SID,
+        to: row.recipient,
+        from: FROM,
+        messagingServiceSid: null,
+        body: 'Via Twilio',
+        statusCallback: `${publicUrl}/webhooks/providers/tw?ref=cmp-${id}-${row.seq}`,
+      });
+    }
+    expect(peer.problems).toEqual([]);
+  });
+
+  it('records signed status callbacks in the messages and the reporting table', async () => {
+    const recipients = numbers(4);
+    const id = await sendThroughTwilio(recipients);
+    const rows = await messageRows(stack, id);
+    const sids = rows.map((row) => peerMessageTo(row.recipient).sid) as [
+      string,
+      string,
+      string,
+      string,
+    ];
+
+    // Statuses on the way are acknowledged and change nothing.
+    for (const sid of sids)
+      expect((await deliver(peer.statusCallback(sid, 'sent'))).statusCode).toBe(204);
+    expect((await messageRows(stack, id)).map((row) => row.deliveryStatus)).toEqual([
+      null,
+      null,
+      null,
+      null,
+    ]);
+
+    const before = Date.now();
+    const answers = [
+      await deliver(peer.statusCallback(sids[0], 'delivered')),
+      await deliver(peer.statusCallback(sids[1], 'delivered')),
+      await deliver(peer.statusCallback(sids[2], 'undelivered', { ErrorCode: '30003' })),
+      await deliver(peer.statusCallback(sids[3], 'failed', { ErrorCode: '30008' })),
+    ];
+    expect(answers.map((answer) => answer.statusCode)).toEqual([204, 204, 204, 204]);
+    const receipted = await messageRows(stack, id);
+    expect(receipted.map((row) => [row.deliveryStatus, row.deliveryErrorCode])).toEqual([
+      ['delivered', null],
+      ['delivered', null],
+      ['undelivered', '30003'],
+      ['undelivered', '30008'],
+    ]);
+    // Twilio's callbacks carry no timestamp: the time Herald received each one is kept.
+    for (const row of receipted) {
+      expect(row.deliveredAt?.getTime()).toBeGreaterThanOrEqual(before - 1000);
+      expect(row.deliveredAt?.getTime()).toBeLessThanOrEqual(Date.now() + 1000);
+    }
+    expect(await reportCounts(id)).toEqual({
+      sent: 4,
+      failedToSend: 0,
+      delivered: 2,
+      deliveryFailed: 2,
+    });
+  });
+
+  it('keeps a status it cannot map as unknown, counted neither delivered nor failed', async () => {
+    const [recipient] = numbers(1) as [string];
+    const id = await sendThroughTwilio([recipient]);
+    const { sid } = peerMessageTo(recipient);
+    expect((await deliver(peer.statusCallback(sid, 'canceled'))).statusCode).toBe(204);
+    expect(await messageRows(stack, id)).toMatchObject([
+      { deliveryStatus: 'unknown', deliveryErrorCode: 'twilio:canceled' },
+    ]);
+    expect(await reportCounts(id)).toEqual({
+      sent: 1,
+      failedToSend: 0,
+      delivered: 0,
+      deliveryFailed: 0,
+    });
+  });
+
+  it('refuses callbacks whose X-Twilio-Signature does not verify, with 403', async () => {
+    const [recipient] = numbers(1) as [string];
+    const id = await sendThroughTwilio([recipient]);
+    const callback = peer.statusCallback(peerMessageTo(recipient).sid, 'delivered');
+    const forged = [
+      // Missing signature.
+      deliver(callback, { headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      // A parameter changed after signing.
+      deliver(callback, {
+        payload: new URLSearchParams({
+          ...callback.params,
+          MessageStatus: 'undelivered',
+        }).toString(),
+      }),
+      // Signed for another message's URL.
+      deliver(callback, { url: callback.url.replace(/-1$/, '-2') }),
+      // A signature from another token.
+      deliver(callback, {
+        headers: { ...callback.headers, 'x-twilio-signature': 'MqLsZ5dJ8f0eUjV4cQa1kP2sT9c=' },
+      }),
+    ];
+    for (const response of await Promise.all(forged)) {
+      expect(response.statusCode).toBe(403);
+      expect(response.json()).toEqual({ message: 'Invalid signature.' });
+    }
+    expect((await messageRows(stack, id))[0]?.deliveryStatus).toBeNull();
+    expect((await deliver(callback)).statusCode).toBe(204);
+    expect((await messageRows(stack, id))[0]?.deliveryStatus).toBe('delivered');
+  });
+
+  it('fails over from a Twilio rejection to the next provider of the route', async () => {
+    const [refused, accepted] = numbers(2) as [string, string];
+    peer.answer(refused, {
+      kind: 'error',
+      status: 400,
+      code: 21610,
+      message: 'Attempt to send to unsubscribed recipient',
+    });
+    const id = await sendQueued(
+      stack,
+      tenant.token,
+      {
+        recipients: [refused, accepted],
+        message: 'Failover',
+        routing_type: 'failover',
+        failover_route_slug: 'twilio-first',
+      },
+      { total: 2 },
+    );
+    expect(await waitForCompletion(stack, tenant.token, id)).toMatchObject({
+      sent_count: 2,
+      failed_count: 0,
+    });
+    expect((await messageRows(stack, id)).map((row) => [row.recipient, row.providerSlug])).toEqual([
+      [refused, 'sim'],
+      [accepted, 'tw'],
+    ]);
+    expect(peer.refused).toContainEqual({ to: refused, code: 21610 });
+    expect(peer.messages.filter((message) => message.to === refused)).toEqual([]);
+    expect((await inbox(simulator.url, refused)).map(({ body }) => body)).toEqual(['Failover']);
+    expect(await inbox(simulator.url, accepted)).toEqual([]);
+    peerMessageTo(accepted);
+  });
+});
+
+describe('Twilio credentials at rest', () => {
+  it('stores only ciphertext in the providers row', async () => {
+    const [row] = await stack.sql<Record<string, unknown>[]>`
+      select * from providers where workspace_id = ${tenant.workspaceId} and slug = 'tw'`;
+    const credentials = row?.credentials as Uint8Array;
+    expect(row).toMatchObject({ type: 'twilio', settings: { from: FROM, base_url: peer.url } });
+    expect(Buffer.from(credentials)[0]).toBe(1);
+    const text = JSON.stringify(row) + Buffer.from(credentials).toString('latin1');
+    expect(text).not.toContain(AUTH_TOKEN);
+    expect(text).not.toContain(ACCOUNT_SID);
+    expect(
+      decryptCredentials(
+        inject('secret'),
+        providerCredentialsContext(tenant.workspaceId, 'tw'),
+        credentials,
+      ),
+    ).toEqual({ account_sid: ACCOUNT_SID, auth_token: AUTH_TOKEN });
+  });
+
+  it('`herald provider create --type twilio` never prints the auth token', async () => {
+    const env = heraldEnv({ DATABASE_URL: inject('databaseUrl'), HERALD_SECRET: inject('secret') });
+    const base = ['provider', 'create', '--workspace', tenant.slug, '--type', 'twilio'];
+    const account = ['--account-sid', ACCOUNT_SID, '--auth-token', AUTH_TOKEN];
+    const created = await runHeraldJson(
+      [...base, '--slug', 'tw-cli', ...account, '--messaging-service-sid', `MG${'0'.repeat(32)}`],
+      env,
+    );
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.json).toEqual({ id: expect.any(Number), slug: 'tw-cli' });
+    const refused = await runHeraldJson([...base, '--slug', 'tw-bad', ...account], env);
+    expect(refused.code).toBe(2);
+    expect(refused.json).toEqual({
+      error: {
+        type: 'UsageError',
+        message: 'Give --from or --messaging-service-sid (Twilio needs a sender)',
+      },
+    });
+    for (const result of [created, refused])
+      expect(result.stdout + result.stderr).not.toContain(AUTH_TOKEN);
+  });
+});

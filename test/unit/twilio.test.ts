@@ -1,0 +1,247 @@
+/**
+ * The Twilio adapter against the local Twilio-format peer (test/support/twilio-peer.ts), and
+ * X-Twilio-Signature against the test vector of Twilio's security documentation.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TwilioProvider } from '../../providers/twilio/adapter.js';
+import { twilioSignature, verifyTwilioSignature } from '../../providers/twilio/signature.js';
+import { signTwilio, startTwilioPeer, type TwilioPeer } from '../support/twilio-peer.js';
+
+/** https://www.twilio.com/docs/usage/security#validating-requests (AuthToken 12345). */
+const VECTOR = {
+  authToken: '12345',
+  url: 'https://mycompany.com/myapp.php?foo=1&bar=2',
+  params: {
+    CallSid: 'CA1234567890ABCDE',
+    Caller: '+12349013030',
+    Digits: '1234',
+    From: '+12349013030',
+    To: '+18005551212',
+  },
+  signature: '0/KCTR6DLpKmkAf8muzZqo1nDgQ=',
+};
+
+const account = { accountSid: `AC${'0123456789abcdef'.repeat(2)}`, authToken: 'peer-auth-token-1' };
+const credentials = { account_sid: account.accountSid, auth_token: account.authToken };
+const CALLBACK = 'https://herald.example/webhooks/providers/tw';
+
+describe('X-Twilio-Signature', () => {
+  it("reproduces Twilio's documented test vector", () => {
+    expect(twilioSignature(VECTOR.authToken, VECTOR.url, VECTOR.params)).toBe(VECTOR.signature);
+    expect(signTwilio(VECTOR.authToken, VECTOR.url, VECTOR.params)).toBe(VECTOR.signature);
+    expect(
+      verifyTwilioSignature(VECTOR.authToken, VECTOR.signature, VECTOR.url, VECTOR.params),
+    ).toBe(true);
+  });
+
+  it('refuses a changed parameter, URL, token or a missing header', () => {
+    const { authToken, url, params, signature } = VECTOR;
+    expect(verifyTwilioSignature(authToken, signature, url, { ...params, Digits: '1235' })).toBe(
+      false,
+    );
+    expect(verifyTwilioSignature(authToken, signature, `${url}&x=1`, params)).toBe(false);
+    expect(verifyTwilioSignature('54321', signature, url, params)).toBe(false);
+    expect(verifyTwilioSignature(authToken, undefined, url, params)).toBe(false);
+    expect(verifyTwilioSignature(authToken, 'short', url, params)).toBe(false);
+  });
+
+  it('accepts the URL with or without the default port, as Twilio may sign either', () => {
+    const signed = twilioSignature('12345', 'https://mycompany.com:443/myapp.php?foo=1', {});
+    expect(
+      verifyTwilioSignature('12345', signed, 'https://mycompany.com/myapp.php?foo=1', {}),
+    ).toBe(true);
+  });
+});
+
+describe('TwilioProvider against the Twilio-format peer', () => {
+  let peer: TwilioPeer;
+  let provider: TwilioProvider;
+  const message = (to: string, from: string | null = null) => ({
+    to,
+    from,
+    body: 'Hello from Herald',
+    reference: 'cmp-7-1',
+    callbackUrl: CALLBACK,
+  });
+
+  beforeAll(async () => {
+    peer = await startTwilioPeer(account);
+    provider = new TwilioProvider('tw', {
+      ...credentials,
+      from: '+15005550006',
+      base_url: peer.url,
+      timeoutMs: 500,
+    });
+  });
+  afterAll(() => peer.close());
+
+  it('submits the documented request and maps 201 to accepted with the sid', async () => {
+    const outcome = await provider.submit(message('+61400000001'));
+    const [sent] = peer.messages.slice(-1);
+    expect(outcome).toEqual({ kind: 'accepted', providerMessageId: sent?.sid });
+    expect(sent).toEqual({
+      sid: expect.stringMatching(/^SM[0-9a-f]{32}$/),
+      accountSid: account.accountSid,
+      to: '+61400000001',
+      from: '+15005550006',
+      messagingServiceSid: null,
+      body: 'Hello from Herald',
+      statusCallback: `${CALLBACK}?ref=cmp-7-1`,
+    });
+    expect(peer.problems).toEqual([]);
+  });
+
+  it("sends the message's own sender id as From, and a MessagingServiceSid when configured", async () => {
+    const viaService = new TwilioProvider('tw', {
+      ...credentials,
+      messaging_service_sid: `MG${'a'.repeat(32)}`,
+      base_url: peer.url,
+    });
+    await viaService.submit(message('+61400000002'));
+    expect(peer.messages.at(-1)).toMatchObject({
+      from: null,
+      messagingServiceSid: `MG${'a'.repeat(32)}`,
+    });
+    await provider.submit(message('+61400000003', 'Herald'));
+    expect(peer.messages.at(-1)).toMatchObject({ from: 'Herald', messagingServiceSid: null });
+    expect(peer.problems).toEqual([]);
+  });
+
+  it('maps Twilio 4xx errors to rejected, with the code and message', async () => {
+    expect(await provider.submit(message('0400'))).toEqual({
+      kind: 'rejected',
+      reason: "Twilio error 21211: The 'To' number 0400 is not a valid phone number.",
+    });
+    peer.answer('+61400000010', {
+      kind: 'error',
+      status: 400,
+      code: 21610,
+      message: 'Attempt to send to unsubscribed recipient',
+    });
+    expect(await provider.submit(message('+61400000010'))).toEqual({
+      kind: 'rejected',
+      reason: 'Twilio error 21610: Attempt to send to unsubscribed recipient',
+    });
+    const wrongToken = new TwilioProvider('tw', {
+      ...credentials,
+      auth_token: 'not-the-token',
+      from: '+15005550006',
+      base_url: peer.url,
+    });
+    expect(await wrongToken.submit(message('+61400000011'))).toEqual({
+      kind: 'rejected',
+      reason: 'Twilio error 20003: Authenticate',
+    });
+  });
+
+  it('maps 429 and 5xx to failed (retryable)', async () => {
+    peer.answer('+61400000020', {
+      kind: 'error',
+      status: 429,
+      code: 20429,
+      message: 'Too Many Requests',
+    });
+    peer.answer('+61400000021', {
+      kind: 'error',
+      status: 503,
+      code: 20503,
+      message: 'Service unavailable',
+    });
+    expect(await provider.submit(message('+61400000020'))).toEqual({
+      kind: 'failed',
+      reason: 'Twilio error 20429: Too Many Requests',
+    });
+    expect(await provider.submit(message('+61400000021'))).toEqual({
+      kind: 'failed',
+      reason: 'Twilio error 20503: Service unavailable',
+    });
+  });
+
+  it('maps a refused connection to failed, and a timeout after sending to unknown', async () => {
+    const closed = await startTwilioPeer(account);
+    await closed.close();
+    const unreachable = new TwilioProvider('tw', {
+      ...credentials,
+      from: '+15005550006',
+      base_url: closed.url,
+    });
+    expect(await unreachable.submit(message('+61400000030'))).toEqual({
+      kind: 'failed',
+      reason: 'network: ECONNREFUSED',
+    });
+    peer.answer('+61400000031', { kind: 'hang' });
+    expect(await provider.submit(message('+61400000031'))).toMatchObject({ kind: 'unknown' });
+  });
+
+  it('cannot look a submission up by reference: Twilio keeps none', async () => {
+    expect(await provider.lookup('cmp-7-1')).toEqual({ found: false });
+  });
+});
+
+describe('TwilioProvider.parseReceipt (status callbacks)', () => {
+  const provider = new TwilioProvider('tw', { ...credentials, from: '+15005550006' });
+  const url = `${CALLBACK}?ref=cmp-7-1`;
+  const callback = (params: Record<string, string>, signedUrl = url) => ({
+    url,
+    headers: { 'x-twilio-signature': signTwilio(account.authToken, signedUrl, params) },
+    body: params,
+  });
+  const status = (MessageStatus: string, extra: Record<string, string> = {}) =>
+    callback({ AccountSid: account.accountSid, MessageSid: 'SM1', MessageStatus, ...extra });
+
+  it('maps delivered and read to delivered, at the time received', () => {
+    for (const value of ['delivered', 'read']) {
+      const before = Date.now();
+      const parsed = provider.parseReceipt(status(value));
+      expect(parsed).toEqual({
+        kind: 'receipt',
+        receipt: {
+          providerMessageId: 'SM1',
+          reference: 'cmp-7-1',
+          status: 'delivered',
+          errorCode: null,
+          at: expect.any(Date),
+        },
+      });
+      if (parsed.kind === 'receipt')
+        expect(parsed.receipt.at.getTime()).toBeGreaterThanOrEqual(before);
+    }
+  });
+
+  it('maps undelivered and failed to undelivered with the ErrorCode', () => {
+    for (const value of ['undelivered', 'failed']) {
+      expect(provider.parseReceipt(status(value, { ErrorCode: '30003' }))).toMatchObject({
+        kind: 'receipt',
+        receipt: { status: 'undelivered', errorCode: '30003' },
+      });
+    }
+  });
+
+  it('acknowledges statuses on the way (queued, sending, sent, accepted, scheduled) without a receipt', () => {
+    for (const value of ['queued', 'sending', 'sent', 'accepted', 'scheduled'])
+      expect(provider.parseReceipt(status(value))).toEqual({ kind: 'ignored' });
+  });
+
+  it('keeps any other status as unknown, with Twilio’s word for it', () => {
+    expect(provider.parseReceipt(status('canceled'))).toMatchObject({
+      kind: 'receipt',
+      receipt: { status: 'unknown', errorCode: 'twilio:canceled' },
+    });
+  });
+
+  it('is forbidden when the signature is missing, or made for another URL or token', () => {
+    const params = { MessageSid: 'SM1', MessageStatus: 'delivered' };
+    expect(provider.parseReceipt({ url, headers: {}, body: params })).toEqual({
+      kind: 'forbidden',
+    });
+    expect(provider.parseReceipt(callback(params, `${CALLBACK}?ref=cmp-7-2`))).toEqual({
+      kind: 'forbidden',
+    });
+    const forged = {
+      url,
+      headers: { 'x-twilio-signature': signTwilio('guess', url, params) },
+      body: params,
+    };
+    expect(provider.parseReceipt(forged)).toEqual({ kind: 'forbidden' });
+  });
+});
