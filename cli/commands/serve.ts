@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app.js';
 import { type Env, ownProviderUrlOf, parseEnv, publicUrlOf } from '../../config/env.js';
 import { resolveSecret } from '../../config/secret.js';
@@ -132,10 +133,32 @@ async function startParts(
     const publicUrl = publicUrlOf(env);
     const app = buildApp({ env, publicUrl, secret, sql, temporal });
     await app.listen({ port: env.PORT, host: env.HOST });
-    lifecycle.add('api', () => app.close());
+    lifecycle.add('api', () => closeApi(app, log));
     lines.unshift(`API          ${publicUrl}  (health: ${publicUrl}/health)`);
   }
   return lines;
+}
+
+/** How long requests in flight may take to finish once shutdown begins. */
+const API_DRAIN_MS = 10_000;
+
+/**
+ * Stops accepting requests and waits for those in flight, for at most API_DRAIN_MS: a client
+ * holding a request open must not keep the worker, Temporal and Postgres from stopping.
+ */
+async function closeApi(app: FastifyInstance, log: (line: string) => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const drained = app.close().then(() => 'drained' as const);
+  const deadline = new Promise<'deadline'>((resolve) => {
+    timer = setTimeout(() => resolve('deadline'), API_DRAIN_MS);
+  });
+  const outcome = await Promise.race([drained, deadline]);
+  clearTimeout(timer);
+  if (outcome === 'deadline') {
+    log(`The api still had requests in flight after ${API_DRAIN_MS / 1000} s; closing them.`);
+    app.server.closeAllConnections();
+    await drained;
+  }
 }
 
 export const start = () => serve(['api', 'worker', 'simulator'], true);

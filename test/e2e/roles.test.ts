@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/client';
@@ -176,12 +177,24 @@ describe('herald api and herald worker as separate processes', { timeout: 120_00
     expect(remaining.map((row) => row.id)).toEqual([clients.fresh, clients.oldButConnected].sort());
   });
 
-  it('both stop on SIGINT with exit code 0', async () => {
+  it('both stop on SIGINT with exit code 0, the api even with a request held open', async () => {
+    // A client that sent headers and part of a body, then went quiet: the request stays in flight.
+    const held = connect(Number(new URL(baseUrl).port), '127.0.0.1');
+    await new Promise<void>((resolve) => held.once('connect', resolve));
+    held.write(
+      'POST /api/v1/messages HTTP/1.1\r\nHost: herald\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"recipients"',
+    );
+    held.on('error', () => {});
+    await new Promise((resolve) => setTimeout(resolve, 200));
     const [apiExit, workerExit] = await Promise.all([
       interrupt(api as HeraldProcess, 30_000),
       interrupt(worker as HeraldProcess, 30_000),
     ]);
     expect(apiExit?.code, api?.stderr()).toBe(0);
+    expect(api?.stderr()).toContain(
+      'The api still had requests in flight after 10 s; closing them.',
+    );
     expect(workerExit?.code, worker?.stderr()).toBe(0);
+    held.destroy();
   });
 });
