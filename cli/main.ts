@@ -27,11 +27,12 @@ Administer (each accepts --json and then prints one JSON object):
              [--provider <slug> | --failover-route <slug>]
   key revoke --id <id>
   provider create --workspace <slug> --slug <slug> --type simulator --base-url <url>
-                  [--name <name>] [--requires-sender-id]
+                  [--name <name>] [--requires-sender-id] [--messages-per-second <n>]
   provider create --workspace <slug> --slug <slug> --type twilio --account-sid <AC…>
                   --auth-token <token> [--from <E.164 or alphanumeric>]
                   [--messaging-service-sid <MG…>] [--base-url <url>] [--name <name>]
-                  [--requires-sender-id]      (the token is stored encrypted, never shown)
+                  [--requires-sender-id] [--messages-per-second <n>]
+                  (the token is stored encrypted, never shown)
   provider enable|disable --workspace <slug> --slug <slug>
   route create --workspace <slug> --slug <slug> --providers <a,b,...> [--name <name>]
   credits add --workspace <slug> --amount <n>
@@ -85,6 +86,7 @@ const ADMIN_COMMANDS: Record<string, { run: AdminCommand; options: string[] }> =
       'type',
       'base-url',
       'requires-sender-id',
+      'messages-per-second',
       'account-sid',
       'auth-token',
       'from',

@@ -11,6 +11,8 @@ export interface ProviderRecord {
   type: ProviderType;
   active: boolean;
   requiresSenderId: boolean;
+  /** Null: the adapter's default. */
+  messagesPerSecond: number | null;
   /** Non-secret settings: base URL, default sender, messaging service. */
   settings: { base_url?: string; from?: string; messaging_service_sid?: string };
   /** AES-256-GCM ciphertext (security/credentials.ts); never logged or returned. */
@@ -30,7 +32,8 @@ export async function findProvider(
   slug: string,
 ): Promise<ProviderRecord | undefined> {
   const [provider] = await sql<ProviderRecord[]>`
-    select id, workspace_id, slug, name, type, active, requires_sender_id, settings, credentials
+    select id, workspace_id, slug, name, type, active, requires_sender_id, messages_per_second,
+      settings, credentials
     from providers where workspace_id = ${workspaceId} and slug = ${slug}`;
   return provider;
 }
@@ -41,7 +44,8 @@ export async function findProviders(
   slugs: string[],
 ): Promise<ProviderRecord[]> {
   return sql<ProviderRecord[]>`
-    select id, workspace_id, slug, name, type, active, requires_sender_id, settings, credentials
+    select id, workspace_id, slug, name, type, active, requires_sender_id, messages_per_second,
+      settings, credentials
     from providers where workspace_id = ${workspaceId} and slug = any(${slugs})`;
 }
 
@@ -64,15 +68,18 @@ export async function insertProvider(
     name: string;
     type: ProviderType;
     requiresSenderId: boolean;
+    messagesPerSecond?: number | null;
     settings: Record<string, string>;
     /** Already encrypted (security/credentials.ts). */
     credentials?: Buffer | null;
   },
 ): Promise<{ id: number }> {
   const [row] = await sql<{ id: number }[]>`
-    insert into providers (workspace_id, slug, name, type, requires_sender_id, settings, credentials)
+    insert into providers (workspace_id, slug, name, type, requires_sender_id, messages_per_second,
+                           settings, credentials)
     values (${input.workspaceId}, ${input.slug}, ${input.name}, ${input.type},
-            ${input.requiresSenderId}, ${sql.json(input.settings)}, ${input.credentials ?? null})
+            ${input.requiresSenderId}, ${input.messagesPerSecond ?? null}, ${sql.json(input.settings)},
+            ${input.credentials ?? null})
     returning id`;
   return row as { id: number };
 }

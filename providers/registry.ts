@@ -29,12 +29,14 @@ export function adapterFor(record: ProviderRecord, secret: string): SmsProvider 
       if (!record.settings.base_url) throw new Error(`provider ${record.slug} has no base_url`);
       return new SimulatorProvider(record.slug, record.settings.base_url, {
         requiresSenderId: record.requiresSenderId,
+        messagesPerSecond: record.messagesPerSecond,
       });
     case 'twilio':
       return new TwilioProvider(record.slug, {
         ...twilioCredentials.parse(credentialsOf(record, secret)),
         ...record.settings,
         requiresSenderId: record.requiresSenderId,
+        messagesPerSecond: record.messagesPerSecond,
       });
     case 'smpp':
       throw new Error(`provider ${record.slug}: the SMPP adapter is not available yet`);

@@ -53,11 +53,30 @@ export interface ReceiptParser {
   parseReceipt(request: ReceiptRequest): ReceiptParse;
 }
 
+/** A message a recipient sent back (a mobile-originated reply), e.g. STOP or START. */
+export interface InboundSms {
+  from: string;
+  to: string;
+  body: string;
+}
+
+export type InboundParse =
+  | { kind: 'inbound'; message: InboundSms }
+  | { kind: 'forbidden' }
+  | { kind: 'invalid'; message: string };
+
 export interface SmsProvider extends ReceiptParser {
   readonly slug: string;
   readonly requiresSenderId: boolean;
   /** ISO 3166 alpha-2 codes of the destinations it takes, or `all` (any E.164 number). */
   readonly countries: 'all' | readonly string[];
+  /**
+   * Submissions per second this provider takes, shared by every worker and campaign
+   * (activities/throughput.ts); null when it sets no limit.
+   */
+  readonly messagesPerSecond: number | null;
+  /** Verifies and parses a reply posted to `/webhooks/inbound/<workspace>/<slug>`, when the vendor posts them. */
+  parseInbound?(request: ReceiptRequest): InboundParse;
   submit(message: OutboundSms): Promise<SubmitOutcome>;
   /** Finds a submission by its reference, to settle an unknown outcome. */
   lookup(reference: string): Promise<LookupOutcome>;

@@ -76,6 +76,15 @@ function twilioConfig(options: Options): ProviderConfig {
   return { settings, credentials: { account_sid: accountSid, auth_token: authToken } };
 }
 
+/** `--messages-per-second`: the provider's throughput, shared by every worker; unset keeps the adapter's. */
+function messagesPerSecondOption(options: Options): number | null {
+  const value = optional(options, 'messages-per-second');
+  if (value === undefined) return null;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 10_000)
+    throw new UsageError('--messages-per-second must be a whole number from 1 to 10000');
+  return Number(value);
+}
+
 export async function providerCreate(
   context: AdminContext,
   options: Options,
@@ -97,6 +106,7 @@ export async function providerCreate(
       name: optional(options, 'name') ?? slug,
       type: type as CreatableType,
       requiresSenderId: options['requires-sender-id'] === true,
+      messagesPerSecond: messagesPerSecondOption(options),
       settings: config.settings,
       credentials:
         config.credentials &&

@@ -43,13 +43,20 @@ export function parseSimulatorReceipt(request: ReceiptRequest): ReceiptParse {
 export class SimulatorProvider implements SmsProvider {
   readonly requiresSenderId: boolean;
   readonly countries = 'all' as const;
+  /** The simulator sets no limit unless one is configured. */
+  readonly messagesPerSecond: number | null;
 
   constructor(
     readonly slug: string,
     private readonly baseUrl: string,
-    options: { requiresSenderId?: boolean; timeoutMs?: number } = {},
+    options: {
+      requiresSenderId?: boolean;
+      timeoutMs?: number;
+      messagesPerSecond?: number | null;
+    } = {},
   ) {
     this.requiresSenderId = options.requiresSenderId ?? false;
+    this.messagesPerSecond = options.messagesPerSecond ?? null;
     this.timeoutMs = options.timeoutMs ?? SUBMIT_TIMEOUT_MS;
   }
 

@@ -27,8 +27,15 @@ export interface TwilioSettings {
   messaging_service_sid?: string;
 }
 
+/**
+ * Twilio queues what exceeds a sender's rate itself, for up to 4 hours; Herald paces to this so
+ * the queue never builds (a short code or a Messaging Service takes ~100/s; set lower for long codes).
+ */
+export const TWILIO_DEFAULT_MESSAGES_PER_SECOND = 100;
+
 export interface TwilioOptions extends TwilioCredentials, TwilioSettings {
   requiresSenderId?: boolean;
+  messagesPerSecond?: number | null;
   timeoutMs?: number;
 }
 
@@ -86,6 +93,7 @@ export class TwilioProvider implements SmsProvider {
   readonly requiresSenderId: boolean;
   /** Twilio takes any E.164 number; its own geo permissions refuse the rest (error 21408). */
   readonly countries = 'all' as const;
+  readonly messagesPerSecond: number;
   readonly #options: TwilioOptions;
   readonly #timeoutMs: number;
 
@@ -97,6 +105,7 @@ export class TwilioProvider implements SmsProvider {
       throw new Error(`provider ${slug} has neither a From number nor a MessagingServiceSid`);
     this.#options = options;
     this.requiresSenderId = options.requiresSenderId ?? false;
+    this.messagesPerSecond = options.messagesPerSecond ?? TWILIO_DEFAULT_MESSAGES_PER_SECOND;
     this.#timeoutMs = options.timeoutMs ?? SUBMIT_TIMEOUT_MS;
   }
 
