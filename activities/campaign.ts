@@ -11,10 +11,14 @@ import {
   settleMessages,
 } from '../db/campaign-messages.js';
 import type { Sql } from '../db/client.js';
+import { ensureOptOutLinks } from '../db/opt-outs.js';
 import { findFailoverRoute } from '../db/providers.js';
+import { OPT_OUT_PLACEHOLDER, renderOptOutLink } from '../domain/opt-out.js';
 import { resolveProviders } from '../providers/registry.js';
 import type { SmsProvider } from '../providers/types.js';
+import { newOptOutToken } from '../security/tokens.js';
 import { submitWithRetries } from './submission.js';
+import { createPacer, type Pacer } from './throughput.js';
 
 export interface CampaignActivityDeps {
   sql: Sql;
@@ -22,6 +26,8 @@ export interface CampaignActivityDeps {
   publicUrl: string;
   /** Decrypts provider credentials. */
   secret: string;
+  /** The `own` provider's throughput; unset: no limit. */
+  ownProviderMessagesPerSecond?: number | null;
 }
 
 /** Messages submitted concurrently within a chunk; each batch is one attempt write and one settle. */
@@ -45,9 +51,37 @@ async function providerChain(deps: CampaignActivityDeps, campaign: CampaignForSu
   }
   return resolveProviders(
     deps.sql,
-    { ownProviderUrl: deps.ownProviderUrl, secret: deps.secret },
+    {
+      ownProviderUrl: deps.ownProviderUrl,
+      ownMessagesPerSecond: deps.ownProviderMessagesPerSecond ?? null,
+      secret: deps.secret,
+    },
     campaign.workspaceId,
     slugs,
+  );
+}
+
+/**
+ * Each recipient's text: a marketing message's `{opt_out_url}` becomes that recipient's link,
+ * made once per workspace and recipient and reused by later messages.
+ */
+async function bodiesFor(
+  deps: CampaignActivityDeps,
+  campaign: CampaignForSubmission,
+  messages: PendingMessage[],
+): Promise<Map<number, string>> {
+  if (campaign.purpose !== 'marketing' || !campaign.body.includes(OPT_OUT_PLACEHOLDER))
+    return new Map(messages.map((message) => [message.seq, campaign.body]));
+  const tokens = await ensureOptOutLinks(
+    deps.sql,
+    campaign.workspaceId,
+    messages.map((message) => ({ recipient: message.recipient, token: newOptOutToken() })),
+  );
+  return new Map(
+    messages.map((message) => [
+      message.seq,
+      renderOptOutLink(campaign.body, deps.publicUrl, tokens.get(message.recipient)),
+    ]),
   );
 }
 
@@ -60,7 +94,9 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
   async function deliverOne(
     campaign: CampaignForSubmission,
     chain: SmsProvider[],
+    pacer: Pacer,
     message: PendingMessage,
+    body: string,
   ): Promise<SettledMessage> {
     const reference = messageReference(campaign.id, message.seq);
     let start = 0;
@@ -86,13 +122,18 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
     for (const [index, provider] of chain.entries()) {
       if (index < start) continue;
       if (index > start) await markAttempts(deps.sql, campaign.id, [message.seq], provider.slug);
-      const outcome = await submitWithRetries(provider, {
-        to: message.recipient,
-        from: campaign.senderId,
-        body: campaign.body,
-        reference,
-        callbackUrl: new URL(`/webhooks/providers/${provider.slug}`, deps.publicUrl).toString(),
-      });
+      const outcome = await submitWithRetries(
+        provider,
+        {
+          to: message.recipient,
+          from: campaign.senderId,
+          body,
+          reference,
+          callbackUrl: new URL(`/webhooks/providers/${provider.slug}`, deps.publicUrl).toString(),
+          validUntil: campaign.validUntil,
+        },
+        pacer,
+      );
       if (outcome.kind === 'accepted') {
         return {
           seq: message.seq,
@@ -100,6 +141,15 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
           provider: provider.slug,
           providerMessageId: outcome.providerMessageId,
           error: null,
+        };
+      }
+      if (outcome.kind === 'expired') {
+        return {
+          seq: message.seq,
+          status: 'failed',
+          provider: null,
+          providerMessageId: null,
+          error: outcome.reason,
         };
       }
       if (outcome.kind === 'unknown') {
@@ -147,6 +197,7 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
       const beating = setInterval(() => heartbeat(resumeFrom), HEARTBEAT_INTERVAL_MS);
       try {
         const chain = await providerChain(deps, campaign);
+        const pacer = createPacer(deps.sql, campaign.workspaceId);
         const pending = await findPendingMessages(deps.sql, campaign.id, resumeFrom, input.toSeq);
         for (let offset = 0; offset < pending.length; offset += BATCH_SIZE) {
           const batch = pending.slice(offset, offset + BATCH_SIZE);
@@ -155,8 +206,11 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
             .map((message) => message.seq);
           if (chain[0] && fresh.length > 0)
             await markAttempts(deps.sql, campaign.id, fresh, chain[0].slug);
+          const bodies = await bodiesFor(deps, campaign, batch);
           const settled = await Promise.all(
-            batch.map((message) => deliverOne(campaign, chain, message)),
+            batch.map((message) =>
+              deliverOne(campaign, chain, pacer, message, bodies.get(message.seq) as string),
+            ),
           );
           await settleMessages(deps.sql, campaign.id, settled);
           resumeFrom = (batch.at(-1)?.seq ?? input.fromSeq) + 1;

@@ -7,6 +7,8 @@ export interface ActivityDeps {
   sql: Sql;
   /** The operator's `own` provider. */
   ownProviderUrl: string;
+  /** Its throughput (OWN_PROVIDER_MESSAGES_PER_SECOND); unset: no limit. */
+  ownProviderMessagesPerSecond?: number | null;
   /** Base of the delivery-receipt webhooks handed to providers. */
   publicUrl: string;
   /** Keys the hash of every OTP code. */

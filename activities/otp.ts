@@ -15,11 +15,13 @@ import type { SmsProvider } from '../providers/types.js';
 import { keyedHash } from '../security/tokens.js';
 import type { OtpSubmission } from '../workflows/otp.js';
 import { submitWithRetries } from './submission.js';
+import { createPacer } from './throughput.js';
 
 export interface OtpActivityDeps {
   sql: Sql;
   secret: string;
   ownProviderUrl: string;
+  ownProviderMessagesPerSecond?: number | null;
   publicUrl: string;
 }
 
@@ -37,7 +39,11 @@ export function createOtpActivities(deps: OtpActivityDeps) {
   async function providerFor(request: OtpForSubmission): Promise<SmsProvider | undefined> {
     const [provider] = await resolveProviders(
       deps.sql,
-      { ownProviderUrl: deps.ownProviderUrl, secret: deps.secret },
+      {
+        ownProviderUrl: deps.ownProviderUrl,
+        ownMessagesPerSecond: deps.ownProviderMessagesPerSecond ?? null,
+        secret: deps.secret,
+      },
       request.workspaceId,
       [request.providerSlug],
     );
@@ -85,19 +91,26 @@ export function createOtpActivities(deps: OtpActivityDeps) {
         await markOtpFailed(deps.sql, requestId, `provider ${request.providerSlug} is not active`);
         return { status: 'failed' };
       }
-      const outcome = await submitWithRetries(provider, {
-        to: request.recipient,
-        from: request.senderId,
-        body: renderOtpMessage(request.bodyTemplate, code),
-        reference: otpReference(requestId),
-        callbackUrl: new URL(`/webhooks/providers/${provider.slug}`, deps.publicUrl).toString(),
-      });
+      const outcome = await submitWithRetries(
+        provider,
+        {
+          to: request.recipient,
+          from: request.senderId,
+          body: renderOtpMessage(request.bodyTemplate, code),
+          reference: otpReference(requestId),
+          callbackUrl: new URL(`/webhooks/providers/${provider.slug}`, deps.publicUrl).toString(),
+          // A code is worthless after it expires.
+          validUntil: request.expiresAt,
+        },
+        createPacer(deps.sql, request.workspaceId),
+      );
       switch (outcome.kind) {
         case 'accepted':
           await markOtpAccepted(deps.sql, requestId, outcome.providerMessageId);
           return { status: 'accepted' };
         case 'rejected':
         case 'failed':
+        case 'expired':
           await markOtpFailed(deps.sql, requestId, `${provider.slug}: ${outcome.reason}`);
           return { status: 'failed' };
         case 'unknown':

@@ -1,22 +1,33 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { OutboundSms, SmsProvider, SubmitOutcome } from '../providers/types.js';
+import type { Pacer } from './throughput.js';
 
 /** Waits between resubmissions after a retryable failure; then the failure stands. */
 const RETRY_DELAYS_MS = [200, 1000, 3000];
 
+export type SubmissionOutcome = SubmitOutcome | { kind: 'expired'; reason: string };
+
 /**
  * Submits, resubmitting only after `failed` (the provider said nothing was accepted). Never after
- * `unknown`: that could send twice.
+ * `unknown`: that could send twice. Every attempt waits for a slot of the provider's throughput;
+ * a message whose validity period ends while it waits is not submitted at all.
  */
 export async function submitWithRetries(
   provider: SmsProvider,
   message: OutboundSms,
-): Promise<SubmitOutcome> {
-  let outcome = await provider.submit(message);
+  pacer: Pacer,
+): Promise<SubmissionOutcome> {
+  const attempt = async (): Promise<SubmissionOutcome> => {
+    await pacer.wait(provider);
+    if (message.validUntil && Date.now() >= message.validUntil.getTime())
+      return { kind: 'expired', reason: 'validity period ended before it could be submitted' };
+    return provider.submit(message);
+  };
+  let outcome = await attempt();
   for (const delay of RETRY_DELAYS_MS) {
     if (outcome.kind !== 'failed') return outcome;
     await sleep(delay);
-    outcome = await provider.submit(message);
+    outcome = await attempt();
   }
   return outcome;
 }

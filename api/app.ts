@@ -9,6 +9,7 @@ import { openApi } from './plugins/openapi.js';
 import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
+import { optOutRoutes } from './routes/opt-out.js';
 import { otpRoutes } from './routes/otp.js';
 import { providerWebhookRoutes } from './routes/provider-webhooks.js';
 
@@ -29,6 +30,7 @@ export function buildApp(deps: ApiDeps, options: { logger?: boolean } = {}): Fas
   app.register(openApi);
   app.register(healthRoutes, { deps });
   app.register(providerWebhookRoutes, { deps });
+  app.register(optOutRoutes, { deps });
   app.register(docsRoutes, { prefix: '/api/v1' });
   app.register(
     async (api) => {

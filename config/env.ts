@@ -55,6 +55,20 @@ export const envSchema = z.object({
   SIMULATOR_PORT: port.default(4010),
   /** The operator's `own` provider (simulator API); defaults to the local simulator. */
   OWN_PROVIDER_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  /** Submissions per second the `own` provider takes, across all workers; unset: no limit. */
+  OWN_PROVIDER_MESSAGES_PER_SECOND: z.coerce
+    .number({ error: 'must be a whole number from 1 to 10000' })
+    .int('must be a whole number from 1 to 10000')
+    .min(1, 'must be a whole number from 1 to 10000')
+    .max(10_000, 'must be a whole number from 1 to 10000')
+    .optional(),
+  /** A campaign message not submitted within this many hours of the send is failed, not sent late. */
+  MESSAGE_VALIDITY_HOURS: z.coerce
+    .number({ error: 'must be a whole number of hours from 1 to 72' })
+    .int('must be a whole number of hours from 1 to 72')
+    .min(1, 'must be a whole number of hours from 1 to 72')
+    .max(72, 'must be a whole number of hours from 1 to 72')
+    .default(24),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.string().default('development'),
 });

@@ -8,6 +8,9 @@ export interface CampaignForSubmission {
   routingType: 'direct' | 'failover';
   providerSlug: string | null;
   failoverRouteSlug: string | null;
+  purpose: 'transactional' | 'marketing';
+  /** Messages not submitted by then are failed; null for campaigns saved before validity periods. */
+  validUntil: Date | null;
 }
 
 export interface PendingMessage {
@@ -18,7 +21,8 @@ export interface PendingMessage {
 
 export async function findCampaignForSubmission(sql: Sql, campaignId: number) {
   const [campaign] = await sql<CampaignForSubmission[]>`
-    select id, workspace_id, body, sender_id, routing_type, provider_slug, failover_route_slug
+    select id, workspace_id, body, sender_id, routing_type, provider_slug, failover_route_slug,
+           purpose, valid_until
     from campaigns where id = ${campaignId}`;
   return campaign;
 }

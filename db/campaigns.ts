@@ -47,6 +47,10 @@ export interface NewCampaign {
   providerSlug: string | null;
   failoverRouteSlug: string | null;
   recipients: string[];
+  /** Messages not submitted within this many hours are failed (MESSAGE_VALIDITY_HOURS; 24). */
+  validityHours?: number;
+  /** Segments per message as sent (domain/segments.ts campaignSegments). */
+  segments?: number;
 }
 
 /**
@@ -69,11 +73,12 @@ export async function insertCampaign(sql: Sql, input: NewCampaign): Promise<{ id
     const [campaign] = await tx<{ id: number }[]>`
       insert into campaigns (workspace_id, api_key_id, source, name, reference, purpose, body,
                              sender_id, routing_type, provider_slug, failover_route_slug, status,
-                             requested_recipients, excluded_recipients)
+                             requested_recipients, excluded_recipients, valid_until, segments)
       values (${input.workspaceId}, ${input.apiKeyId}, ${input.source ?? 'api'},
               ${input.name ?? null}, ${input.reference}, ${input.purpose},
               ${input.body}, ${input.senderId}, ${input.routingType}, ${input.providerSlug},
-              ${input.failoverRouteSlug}, 'paused', ${input.recipients.length}, ${optedOut.size})
+              ${input.failoverRouteSlug}, 'paused', ${input.recipients.length}, ${optedOut.size},
+              now() + make_interval(hours => ${input.validityHours ?? 24}), ${input.segments ?? null})
       returning id`;
     const id = (campaign as { id: number }).id;
     await tx`

@@ -104,13 +104,14 @@ export interface OtpForSubmission {
   providerSlug: string;
   status: OtpStatus;
   attemptStartedAt: Date | null;
+  expiresAt: Date;
   expired: boolean;
 }
 
 export async function findOtpForSubmission(sql: Sql, id: string) {
   const [request] = await sql<OtpForSubmission[]>`
     select id, workspace_id, recipient, body_template, code_length, sender_id, provider_slug,
-      status, attempt_started_at, expires_at <= now() as expired
+      status, attempt_started_at, expires_at, expires_at <= now() as expired
     from otp_requests where id = ${id}`;
   return request;
 }
@@ -131,7 +132,7 @@ export async function claimOtpAttempt(
     where id = ${id} and attempt_started_at is null and status = 'pending'
       and code_length = ${codeLength} and expires_at > now()
     returning id, workspace_id, recipient, body_template, code_length, sender_id, provider_slug,
-      status, attempt_started_at, false as expired`;
+      status, attempt_started_at, expires_at, false as expired`;
   return claimed;
 }
 

@@ -1,4 +1,5 @@
 import { SegmentedMessage } from 'sms-segments-calculator';
+import { renderOptOutLink } from './opt-out.js';
 
 export interface SegmentCount {
   encoding: 'GSM-7' | 'UCS-2';
@@ -12,4 +13,9 @@ export interface SegmentCount {
 export function countSegments(text: string): SegmentCount {
   const message = new SegmentedMessage(text, 'auto');
   return { encoding: message.encodingName, segments: message.segmentsCount };
+}
+
+/** Segments of a campaign message as recipients get it: `{opt_out_url}` counts as the link it becomes. */
+export function campaignSegments(body: string, publicUrl: string): number {
+  return countSegments(renderOptOutLink(body, publicUrl)).segments;
 }

@@ -9,6 +9,8 @@ export const OWN_PROVIDER_SLUG = 'own';
 
 export interface ProviderRegistryConfig {
   ownProviderUrl: string;
+  /** The `own` provider's throughput (OWN_PROVIDER_MESSAGES_PER_SECOND); null: no limit. */
+  ownMessagesPerSecond?: number | null;
   /** HERALD_SECRET: decrypts the providers' credentials. */
   secret: string;
 }
@@ -57,10 +59,27 @@ export async function resolveProviders(
   );
   return slugs.flatMap((slug) => {
     if (slug === OWN_PROVIDER_SLUG)
-      return [new SimulatorProvider(OWN_PROVIDER_SLUG, config.ownProviderUrl)];
+      return [
+        new SimulatorProvider(OWN_PROVIDER_SLUG, config.ownProviderUrl, {
+          messagesPerSecond: config.ownMessagesPerSecond ?? null,
+        }),
+      ];
     const record = records.find((candidate) => candidate.slug === slug);
     return record?.active ? [adapterFor(record, config.secret)] : [];
   });
+}
+
+/** The adapter of a workspace provider that posts recipients' replies, if it does. */
+export async function inboundParserFor(
+  sql: Sql,
+  secret: string,
+  workspaceId: number,
+  slug: string,
+): Promise<Required<Pick<SmsProvider, 'parseInbound'>> | undefined> {
+  const record = await findProvider(sql, workspaceId, slug);
+  const adapter = record && adapterFor(record, secret);
+  const parseInbound = adapter?.parseInbound?.bind(adapter);
+  return parseInbound && { parseInbound };
 }
 
 /**

@@ -7,6 +7,8 @@ export interface OutboundSms {
   /** Deterministic per message: the same message always carries the same reference. */
   reference: string;
   callbackUrl: string | null;
+  /** Not to be delivered after this (the message's validity period); providers that can, pass it on. */
+  validUntil?: Date | null;
 }
 
 export type SubmitOutcome =

@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { OPT_OUT_TOKEN_LENGTH } from '../domain/opt-out.js';
 
 /**
  * API key tokens look like `hld_<prefix>_<secret>`. The prefix is public (shown in listings);
@@ -29,4 +30,20 @@ export function keyedHash(secret: string, value: string): Buffer {
 /** An invitation token, `hli_<secret>`: sent to the invitee once, stored only as a keyed hash. */
 export function issueInvitationToken(): string {
   return `hli_${randomBytes(32).toString('base64url')}`;
+}
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/**
+ * The token of an opt-out link: short enough to keep the link cheap in an SMS, random enough that
+ * links cannot be guessed (10 base62 characters, rejection-sampled so each is uniform).
+ */
+export function newOptOutToken(length = OPT_OUT_TOKEN_LENGTH): string {
+  let token = '';
+  while (token.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248 && token.length < length) token += BASE62[byte % 62];
+    }
+  }
+  return token;
 }

@@ -2,9 +2,11 @@ import formbody from '@fastify/formbody';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { recordDelivery } from '../../db/campaign-messages.js';
+import { applyInboundReply } from '../../db/opt-outs.js';
 import { recordOtpDelivery } from '../../db/otp-requests.js';
 import { findReferenceWorkspace } from '../../db/providers.js';
-import { receiptParserFor } from '../../providers/registry.js';
+import { findWorkspaceBySlug } from '../../db/workspaces.js';
+import { inboundParserFor, receiptParserFor } from '../../providers/registry.js';
 import type { ApiDeps } from '../deps.js';
 
 const CAMPAIGN_REFERENCE = /^cmp-(\d+)-(\d+)$/;
@@ -85,6 +87,43 @@ export const providerWebhookRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = a
       };
       if ('campaignId' in target) await recordDelivery(deps.sql, { ...target, ...delivery });
       else await recordOtpDelivery(deps.sql, { requestId: target.otpRequestId, ...delivery });
+      return reply.code(204).send();
+    },
+  );
+
+  /**
+   * Recipients' replies, for providers that post them (Twilio's "A message comes in" webhook, set
+   * to `<PUBLIC_URL>/webhooks/inbound/<workspace>/<provider>`): STOP opts the sender out of the
+   * workspace's marketing messages, START opts them back in; other text is acknowledged.
+   */
+  app.post(
+    '/webhooks/inbound/:workspace/:provider',
+    {
+      schema: {
+        hide: true,
+        params: z.object({ workspace: z.string(), provider: z.string() }),
+      },
+    },
+    async (request, reply) => {
+      const workspace = await findWorkspaceBySlug(deps.sql, request.params.workspace);
+      const parser =
+        workspace &&
+        (await inboundParserFor(deps.sql, deps.secret, workspace.id, request.params.provider));
+      if (!workspace || !parser)
+        return reply.code(404).send({ message: 'No such workspace provider takes replies.' });
+      const parsed = parser.parseInbound({
+        url: origin + request.url,
+        headers: request.headers,
+        body: request.body,
+      });
+      if (parsed.kind === 'forbidden')
+        return reply.code(403).send({ message: 'Invalid signature.' });
+      if (parsed.kind === 'invalid') return reply.code(400).send({ message: parsed.message });
+      await applyInboundReply(deps.sql, {
+        workspaceId: workspace.id,
+        from: parsed.message.from,
+        body: parsed.message.body,
+      });
       return reply.code(204).send();
     },
   );

@@ -1,6 +1,7 @@
 import type { ApiKeyPrincipal } from '../../db/api-keys.js';
 import { findCampaignView, insertCampaign } from '../../db/campaigns.js';
 import { validationError } from '../../domain/errors.js';
+import { campaignSegments } from '../../domain/segments.js';
 import { validateSendRequest } from '../../domain/send-request.js';
 import { campaignWorkflowId, dispatchCampaign } from '../../temporal/campaign-dispatch.js';
 import type { ApiDeps } from '../deps.js';
@@ -84,6 +85,8 @@ export async function sendCampaign(
         senderId: request.senderId,
         ...routing,
         recipients: request.recipients,
+        validityHours: deps.env.MESSAGE_VALIDITY_HOURS,
+        segments: campaignSegments(request.message, deps.publicUrl),
       }));
       await attach(String(campaignId));
     }

@@ -4,10 +4,11 @@
  * dispatch Temporal does not confirm leaves the campaign `paused`; `campaign resume` retries it.
  */
 import { resolveRouting } from '../../api/services/routing.js';
-import { temporalAddressOf } from '../../config/env.js';
+import { publicUrlOf, temporalAddressOf } from '../../config/env.js';
 import { findCampaignOrigin, insertCampaign } from '../../db/campaigns.js';
 import type { Workspace } from '../../db/workspaces.js';
 import { type FieldErrors, HeraldError } from '../../domain/errors.js';
+import { campaignSegments } from '../../domain/segments.js';
 import { validateSendRequest } from '../../domain/send-request.js';
 import { characters } from '../../domain/validation.js';
 import type { AdminContext } from '../context.js';
@@ -148,6 +149,8 @@ export async function campaignCreate(
     body: request.message,
     senderId: request.senderId,
     ...routing,
+    validityHours: context.env.MESSAGE_VALIDITY_HOURS,
+    segments: campaignSegments(request.message, publicUrlOf(context.env)),
     recipients: request.recipients,
   });
   const outcome = await dispatch(context, workspace, id);

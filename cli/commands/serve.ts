@@ -118,6 +118,7 @@ async function startParts(
       namespace: env.TEMPORAL_NAMESPACE,
       sql,
       ownProviderUrl: ownProviderUrlOf(env),
+      ownProviderMessagesPerSecond: env.OWN_PROVIDER_MESSAGES_PER_SECOND ?? null,
       publicUrl: publicUrlOf(env),
       secret,
     });

@@ -27,3 +27,6 @@ create table opt_out_links (
 
 -- A message not submitted by then is failed, not sent late.
 alter table campaigns add column valid_until timestamptz;
+
+-- SMS segments per message as sent: with a marketing message's opt-out link at its real length.
+alter table campaigns add column segments integer;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type {
   DeliveryStatus,
+  InboundParse,
   LookupOutcome,
   OutboundSms,
   ReceiptParse,
@@ -76,6 +77,13 @@ const statusCallback = z.object({
   MessageSid: z.string().min(1),
   MessageStatus: z.string().min(1),
   ErrorCode: z.string().optional(),
+});
+
+/** An incoming message webhook (https://www.twilio.com/docs/messaging/guides/webhook-request). */
+const incomingMessage = z.object({
+  From: z.string().min(1),
+  To: z.string().min(1),
+  Body: z.string(),
 });
 
 function describe(error: TwilioError, status: number): string {
@@ -178,20 +186,35 @@ export class TwilioProvider implements SmsProvider {
     return { found: false };
   }
 
+  #verified(request: ReceiptRequest): request is ReceiptRequest & { body: FormParams } {
+    const params = request.body;
+    if (typeof params !== 'object' || params === null) return false;
+    const header = request.headers['x-twilio-signature'];
+    const signature = Array.isArray(header) ? header[0] : header;
+    return verifyTwilioSignature(
+      this.#options.auth_token,
+      signature,
+      request.url,
+      params as FormParams,
+    );
+  }
+
+  /** A reply to one of the workspace's numbers, posted to the number's "A message comes in" URL. */
+  parseInbound(request: ReceiptRequest): InboundParse {
+    if (!this.#verified(request)) return { kind: 'forbidden' };
+    const parsed = incomingMessage.safeParse(request.body);
+    if (!parsed.success) return { kind: 'invalid', message: 'not a Twilio incoming message' };
+    const { From, To, Body } = parsed.data;
+    return { kind: 'inbound', message: { from: From, to: To, body: Body } };
+  }
+
   /**
    * A status callback: verified against X-Twilio-Signature, then mapped. Twilio's callbacks carry
    * no event timestamp, so the time Herald received it stands for the status's own time.
    */
   parseReceipt(request: ReceiptRequest): ReceiptParse {
-    const params = request.body;
-    if (typeof params !== 'object' || params === null) return { kind: 'forbidden' };
-    const header = request.headers['x-twilio-signature'];
-    const signature = Array.isArray(header) ? header[0] : header;
-    if (
-      !verifyTwilioSignature(this.#options.auth_token, signature, request.url, params as FormParams)
-    )
-      return { kind: 'forbidden' };
-    const parsed = statusCallback.safeParse(params);
+    if (!this.#verified(request)) return { kind: 'forbidden' };
+    const parsed = statusCallback.safeParse(request.body);
     if (!parsed.success) return { kind: 'invalid', message: 'not a Twilio status callback' };
     const { MessageSid, MessageStatus, ErrorCode } = parsed.data;
     const rawStatus = MessageStatus.toLowerCase();
