@@ -13,6 +13,8 @@ import { type FormParams, verifyTwilioSignature } from './signature.js';
 
 export const TWILIO_API_URL = 'https://api.twilio.com';
 const SUBMIT_TIMEOUT_MS = 10_000;
+/** Twilio's ceiling for ValidityPeriod: 10 hours. */
+const MAX_VALIDITY_PERIOD_S = 36_000;
 
 /** Stored encrypted in providers.credentials. */
 export const twilioCredentials = z.object({
@@ -128,6 +130,11 @@ export class TwilioProvider implements SmsProvider {
     if (from) form.set('From', from);
     if (this.#options.messaging_service_sid)
       form.set('MessagingServiceSid', this.#options.messaging_service_sid);
+    if (message.validUntil) {
+      // Seconds Twilio may keep it queued, 1 to 36,000 (its maximum and default).
+      const seconds = Math.ceil((message.validUntil.getTime() - Date.now()) / 1000);
+      form.set('ValidityPeriod', String(Math.min(MAX_VALIDITY_PERIOD_S, Math.max(1, seconds))));
+    }
     if (message.callbackUrl) {
       const callback = new URL(message.callbackUrl);
       callback.searchParams.set('ref', message.reference);

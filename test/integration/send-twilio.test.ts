@@ -142,6 +142,8 @@ describe('a campaign through a Twilio provider', () => {
         messagingServiceSid: null,
         body: 'Via Twilio',
         statusCallback: `${publicUrl}/webhooks/providers/tw?ref=cmp-${id}-${row.seq}`,
+        // The campaign's 24-hour validity, capped at Twilio's 10 hours.
+        validityPeriod: 36_000,
       });
     }
     expect(peer.problems).toEqual([]);

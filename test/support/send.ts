@@ -133,6 +133,7 @@ export interface InboxMessage {
   from: string | null;
   body: string;
   reference: string;
+  received_at: string;
 }
 
 export async function inbox(simulatorUrl: string, to: string): Promise<InboxMessage[]> {
@@ -154,7 +155,11 @@ export async function simulatorProvider(
   stack: Stack,
   workspaceId: number,
   slug: string,
-  options: { requiresSenderId?: boolean; behaviour?: Record<string, unknown> } = {},
+  options: {
+    requiresSenderId?: boolean;
+    behaviour?: Record<string, unknown>;
+    messagesPerSecond?: number;
+  } = {},
 ): Promise<RunningSimulator> {
   const simulator = await startSimulator({ port: 0 });
   if (options.behaviour) await setBehaviour(simulator.url, options.behaviour);
@@ -164,6 +169,7 @@ export async function simulatorProvider(
     name: slug,
     type: 'simulator',
     requiresSenderId: options.requiresSenderId ?? false,
+    messagesPerSecond: options.messagesPerSecond ?? null,
     settings: { base_url: simulator.url },
   });
   return simulator;

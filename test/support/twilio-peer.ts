@@ -21,6 +21,8 @@ export interface PeerMessage {
   messagingServiceSid: string | null;
   body: string;
   statusCallback: string | null;
+  /** Seconds, when the request set ValidityPeriod. */
+  validityPeriod: number | null;
 }
 
 /** How the peer answers a submission to a number: accept, or a Twilio error, optionally late. */
@@ -61,7 +63,14 @@ export function signTwilio(authToken: string, url: string, params: Record<string
 }
 
 const E164 = /^\+[1-9]\d{1,14}$/;
-const KNOWN_FIELDS = new Set(['To', 'From', 'MessagingServiceSid', 'Body', 'StatusCallback']);
+const KNOWN_FIELDS = new Set([
+  'To',
+  'From',
+  'MessagingServiceSid',
+  'Body',
+  'StatusCallback',
+  'ValidityPeriod',
+]);
 
 function twilioError(status: number, code: number, message: string) {
   return { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status };
@@ -111,6 +120,15 @@ export async function startTwilioPeer(account: {
     const messagingServiceSid = form.get('MessagingServiceSid');
     const body = form.get('Body');
     const statusCallback = form.get('StatusCallback');
+    const validityPeriod = form.get('ValidityPeriod');
+    if (validityPeriod !== null && !/^\d+$/.test(validityPeriod)) {
+      problems.push(`ValidityPeriod ${validityPeriod}`);
+    } else if (
+      validityPeriod !== null &&
+      !(Number(validityPeriod) >= 1 && Number(validityPeriod) <= 36_000)
+    ) {
+      problems.push(`ValidityPeriod ${validityPeriod} outside 1-36000`);
+    }
     if (!E164.test(to))
       return send(
         400,
@@ -143,6 +161,7 @@ export async function startTwilioPeer(account: {
       messagingServiceSid,
       body,
       statusCallback,
+      validityPeriod: validityPeriod === null ? null : Number(validityPeriod),
     });
     const now = new Date().toUTCString().replace('GMT', '+0000');
     send(201, {

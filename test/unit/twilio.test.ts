@@ -87,7 +87,23 @@ describe('TwilioProvider against the Twilio-format peer', () => {
       messagingServiceSid: null,
       body: 'Hello from Herald',
       statusCallback: `${CALLBACK}?ref=cmp-7-1`,
+      validityPeriod: null,
     });
+    expect(peer.problems).toEqual([]);
+  });
+
+  it('passes the validity period as ValidityPeriod, capped at 36,000 s', async () => {
+    await provider.submit({
+      ...message('+61400000009'),
+      validUntil: new Date(Date.now() + 600_000),
+    });
+    expect(peer.messages.at(-1)?.validityPeriod).toBeGreaterThanOrEqual(599);
+    expect(peer.messages.at(-1)?.validityPeriod).toBeLessThanOrEqual(600);
+    await provider.submit({
+      ...message('+61400000010'),
+      validUntil: new Date(Date.now() + 24 * 3_600_000),
+    });
+    expect(peer.messages.at(-1)?.validityPeriod).toBe(36_000);
     expect(peer.problems).toEqual([]);
   });
 
