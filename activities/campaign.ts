@@ -98,30 +98,46 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
     message: PendingMessage,
     body: string,
   ): Promise<SettledMessage> {
-    const reference = messageReference(campaign.id, message.seq);
+    const { seq } = message;
+    const reference = messageReference(campaign.id, seq);
+    const sent = (provider: string, providerMessageId: string): SettledMessage => ({
+      seq,
+      status: 'sent',
+      provider,
+      providerMessageId,
+      error: null,
+    });
+    const failed = (provider: string | null, error: string): SettledMessage => ({
+      seq,
+      status: 'failed',
+      provider,
+      providerMessageId: null,
+      error,
+    });
     let start = 0;
     if (message.attemptProvider) {
-      // A previous attempt's outcome is unknown: settle it from the provider before anything else.
+      // An earlier attempt may have reached this provider: only the provider can say, and one
+      // that cannot be asked is never given the message again.
       const index = chain.findIndex((provider) => provider.slug === message.attemptProvider);
       const previous = chain[index];
       if (previous) {
+        if (!previous.lookup)
+          return failed(
+            previous.slug,
+            `outcome unknown: an attempt was interrupted, and ${previous.slug} cannot look messages up`,
+          );
         const found = await previous.lookup(reference);
-        if (found.found) {
-          return {
-            seq: message.seq,
-            status: 'sent',
-            provider: previous.slug,
-            providerMessageId: found.providerMessageId,
-            error: null,
-          };
-        }
+        if (found.found) return sent(previous.slug, found.providerMessageId);
         start = index;
       }
     }
     let error = 'no active provider';
     for (const [index, provider] of chain.entries()) {
       if (index < start) continue;
-      if (index > start) await markAttempts(deps.sql, campaign.id, [message.seq], provider.slug);
+      // The attempt is marked before the message leaves Herald: with its batch for a provider that
+      // can look messages up, else just before its own submission, after any throughput wait, so
+      // an interruption leaves as few messages uncertain as it can.
+      const markFirst = index > start || !provider.lookup;
       const outcome = await submitWithRetries(
         provider,
         {
@@ -133,46 +149,23 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
           validUntil: campaign.validUntil,
         },
         pacer,
+        markFirst ? () => markAttempts(deps.sql, campaign.id, [seq], provider.slug) : undefined,
       );
-      if (outcome.kind === 'accepted') {
-        return {
-          seq: message.seq,
-          status: 'sent',
-          provider: provider.slug,
-          providerMessageId: outcome.providerMessageId,
-          error: null,
-        };
-      }
-      if (outcome.kind === 'expired') {
-        return {
-          seq: message.seq,
-          status: 'failed',
-          provider: null,
-          providerMessageId: null,
-          error: outcome.reason,
-        };
-      }
-      if (outcome.kind === 'unknown') {
-        const found = await provider.lookup(reference).catch(() => ({ found: false as const }));
-        return found.found
-          ? {
-              seq: message.seq,
-              status: 'sent',
-              provider: provider.slug,
-              providerMessageId: found.providerMessageId,
-              error: null,
-            }
-          : {
-              seq: message.seq,
-              status: 'failed',
-              provider: provider.slug,
-              providerMessageId: null,
-              error: `outcome unknown: ${outcome.reason}`,
-            };
+      switch (outcome.kind) {
+        case 'accepted':
+          return sent(provider.slug, outcome.providerMessageId);
+        case 'expired':
+          return failed(null, outcome.reason);
+        case 'unknown': {
+          const found = await provider.lookup?.(reference).catch(() => undefined);
+          return found?.found
+            ? sent(provider.slug, found.providerMessageId)
+            : failed(provider.slug, `outcome unknown: ${outcome.reason}`);
+        }
       }
       error = `${provider.slug}: ${outcome.reason}`;
     }
-    return { seq: message.seq, status: 'failed', provider: null, providerMessageId: null, error };
+    return failed(null, error);
   }
 
   return {
@@ -204,7 +197,7 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
           const fresh = batch
             .filter((message) => !message.attemptProvider)
             .map((message) => message.seq);
-          if (chain[0] && fresh.length > 0)
+          if (chain[0]?.lookup && fresh.length > 0)
             await markAttempts(deps.sql, campaign.id, fresh, chain[0].slug);
           const bodies = await bodiesFor(deps, campaign, batch);
           const settled = await Promise.all(

@@ -54,7 +54,7 @@ export function createOtpActivities(deps: OtpActivityDeps) {
   async function reconcile(request: OtpForSubmission): Promise<OtpSubmission> {
     if (request.status !== 'pending') return { status: request.status };
     const provider = await providerFor(request);
-    const found = await provider?.lookup(otpReference(request.id)).catch(() => undefined);
+    const found = await provider?.lookup?.(otpReference(request.id)).catch(() => undefined);
     if (found?.found) {
       await markOtpAccepted(deps.sql, request.id, found.providerMessageId);
       return { status: 'accepted' };

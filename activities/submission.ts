@@ -16,11 +16,16 @@ export async function submitWithRetries(
   provider: SmsProvider,
   message: OutboundSms,
   pacer: Pacer,
+  /** Runs once, right before the first submission leaves Herald. */
+  beforeFirstSubmission?: () => Promise<void>,
 ): Promise<SubmissionOutcome> {
+  let before = beforeFirstSubmission;
   const attempt = async (): Promise<SubmissionOutcome> => {
     await pacer.wait(provider);
     if (message.validUntil && Date.now() >= message.validUntil.getTime())
       return { kind: 'expired', reason: 'validity period ended before it could be submitted' };
+    await before?.();
+    before = undefined;
     return provider.submit(message);
   };
   let outcome = await attempt();

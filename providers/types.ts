@@ -80,6 +80,9 @@ export interface SmsProvider extends ReceiptParser {
   /** Verifies and parses a reply posted to `/webhooks/inbound/<workspace>/<slug>`, when the vendor posts them. */
   parseInbound?(request: ReceiptRequest): InboundParse;
   submit(message: OutboundSms): Promise<SubmitOutcome>;
-  /** Finds a submission by its reference, to settle an unknown outcome. */
-  lookup(reference: string): Promise<LookupOutcome>;
+  /**
+   * Finds a submission by its reference, to settle an unknown outcome. Absent when the vendor
+   * keeps no client reference: an unknown outcome there is counted as failed, never resent.
+   */
+  lookup?(reference: string): Promise<LookupOutcome>;
 }

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import type {
   DeliveryStatus,
   InboundParse,
-  LookupOutcome,
   OutboundSms,
   ReceiptParse,
   ReceiptRequest,
@@ -98,6 +97,11 @@ function describe(error: TwilioError, status: number): string {
  * form-encoded, HTTP basic auth with AccountSid:AuthToken
  * (https://www.twilio.com/docs/messaging/api/message-resource#create-a-message-resource).
  * Status callbacks come back to the StatusCallback URL, signed with X-Twilio-Signature.
+ *
+ * It has no `lookup`: Twilio's Message resource has no client reference, idempotency key or
+ * metadata field, and listing by To/From/DateSent cannot tell two messages to one number apart
+ * without comparing bodies, which Herald will not do. An unknown outcome is counted as failed
+ * rather than risk sending the message twice.
  */
 export class TwilioProvider implements SmsProvider {
   readonly requiresSenderId: boolean;
@@ -180,17 +184,6 @@ export class TwilioProvider implements SmsProvider {
     if (response.status >= 400) return { kind: 'rejected', reason };
     // A success without a sid (or a redirect): Twilio may well have created the message.
     return { kind: 'unknown', reason };
-  }
-
-  /**
-   * Twilio's Message resource has no client reference, idempotency key or metadata field, and
-   * listing by To/From/DateSent cannot tell two messages to one number apart without comparing
-   * bodies, which Herald will not do. So an unknown outcome cannot be settled here: it is
-   * reported as not found, and the caller counts the message as failed rather than risk sending
-   * it twice.
-   */
-  async lookup(_reference: string): Promise<LookupOutcome> {
-    return { found: false };
   }
 
   #verified(request: ReceiptRequest): request is ReceiptRequest & { body: FormParams } {

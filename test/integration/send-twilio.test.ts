@@ -15,8 +15,11 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildApp } from '../../api/app.js';
 import { providerCreate, routeCreate } from '../../cli/commands/providers.js';
 import { parseEnv } from '../../config/env.js';
+import { markAttempts } from '../../db/campaign-messages.js';
+import { insertCampaign } from '../../db/campaigns.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
 import { decryptCredentials, providerCredentialsContext } from '../../security/credentials.js';
+import { campaignWorkflowId, dispatchCampaign } from '../../temporal/campaign-dispatch.js';
 import { heraldEnv, runHeraldJson } from '../support/processes.js';
 import {
   inbox,
@@ -276,6 +279,40 @@ describe('a campaign through a Twilio provider', () => {
     expect((await inbox(simulator.url, refused)).map(({ body }) => body)).toEqual(['Failover']);
     expect(await inbox(simulator.url, accepted)).toEqual([]);
     peerMessageTo(accepted);
+  });
+
+  it('never resends a message whose interrupted attempt Twilio cannot be asked about', async () => {
+    const [interrupted, fresh] = numbers(2) as [string, string];
+    const { id } = await insertCampaign(stack.sql, {
+      workspaceId: tenant.workspaceId,
+      apiKeyId: null,
+      reference: null,
+      purpose: 'transactional',
+      body: 'Once at most',
+      senderId: null,
+      routingType: 'direct',
+      providerSlug: 'tw',
+      failoverRouteSlug: null,
+      recipients: [interrupted, fresh],
+    });
+    // As a worker that died mid-submission leaves it: attempted on Twilio, outcome unknown.
+    await markAttempts(stack.sql, id, [1], 'tw');
+    await dispatchCampaign(
+      { sql: stack.sql, temporal: stack.temporal },
+      tenant.workspaceId,
+      id,
+      campaignWorkflowId(tenant.workspaceId, null, id),
+    );
+    expect(await waitForCompletion(stack, tenant.token, id)).toMatchObject({
+      sent_count: 1,
+      failed_count: 1,
+    });
+    expect((await messageRows(stack, id))[0]).toMatchObject({
+      status: 'failed',
+      error: 'outcome unknown: an attempt was interrupted, and tw cannot look messages up',
+    });
+    expect(peer.messages.filter((message) => message.to === interrupted)).toEqual([]);
+    peerMessageTo(fresh);
   });
 });
 

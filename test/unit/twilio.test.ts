@@ -189,8 +189,8 @@ describe('TwilioProvider against the Twilio-format peer', () => {
     expect(await provider.submit(message('+61400000031'))).toMatchObject({ kind: 'unknown' });
   });
 
-  it('cannot look a submission up by reference: Twilio keeps none', async () => {
-    expect(await provider.lookup('cmp-7-1')).toEqual({ found: false });
+  it('cannot look a submission up by reference: Twilio keeps none', () => {
+    expect('lookup' in provider).toBe(false);
   });
 });
 
