@@ -16,7 +16,9 @@ const { planCampaign, completeCampaign } = proxyActivities<Activities>({
 });
 
 const { submitChunk } = proxyActivities<Activities>({
-  startToCloseTimeout: '10 minutes',
+  // A chunk paced to a slow provider shared by many campaigns can take long; a lost worker is
+  // noticed by the heartbeat timeout, not this one.
+  startToCloseTimeout: '2 hours',
   heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
