@@ -1,4 +1,5 @@
 import formbody from '@fastify/formbody';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { recordDelivery } from '../../db/campaign-messages.js';
@@ -7,6 +8,7 @@ import { recordOtpDelivery } from '../../db/otp-requests.js';
 import { findReferenceWorkspace } from '../../db/providers.js';
 import { findWorkspaceBySlug } from '../../db/workspaces.js';
 import { inboundParserFor, receiptParserFor } from '../../providers/registry.js';
+import type { ReceiptRequest } from '../../providers/types.js';
 import type { ApiDeps } from '../deps.js';
 
 const CAMPAIGN_REFERENCE = /^cmp-(\d+)-(\d+)$/;
@@ -43,6 +45,19 @@ export const providerWebhookRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = a
   // Twilio posts application/x-www-form-urlencoded; scoped to this plugin.
   await app.register(formbody);
   const origin = new URL(deps.publicUrl).origin;
+  /** What an adapter verifies: the URL the provider called (PUBLIC_URL's origin), headers, body. */
+  const asProviderRequest = (request: FastifyRequest): ReceiptRequest => ({
+    url: origin + request.url,
+    headers: request.headers,
+    body: request.body,
+  });
+  const refuse = (
+    reply: FastifyReply,
+    parsed: { kind: 'forbidden' } | { kind: 'invalid'; message: string },
+  ) =>
+    parsed.kind === 'forbidden'
+      ? reply.code(403).send({ message: 'Invalid signature.' })
+      : reply.code(400).send({ message: parsed.message });
 
   app.post(
     '/webhooks/providers/:provider',
@@ -64,14 +79,8 @@ export const providerWebhookRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = a
           : await receiptParserFor(deps.sql, deps.secret, workspaceId, slug);
       if (!target || !parser) return reply.code(204).send();
 
-      const parsed = parser.parseReceipt({
-        url: origin + request.url,
-        headers: request.headers,
-        body: request.body,
-      });
-      if (parsed.kind === 'forbidden')
-        return reply.code(403).send({ message: 'Invalid signature.' });
-      if (parsed.kind === 'invalid') return reply.code(400).send({ message: parsed.message });
+      const parsed = parser.parseReceipt(asProviderRequest(request));
+      if (parsed.kind === 'forbidden' || parsed.kind === 'invalid') return refuse(reply, parsed);
       if (parsed.kind === 'ignored') return reply.code(204).send();
 
       const { receipt } = parsed;
@@ -111,14 +120,8 @@ export const providerWebhookRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = a
         (await inboundParserFor(deps.sql, deps.secret, workspace.id, request.params.provider));
       if (!workspace || !parser)
         return reply.code(404).send({ message: 'No such workspace provider takes replies.' });
-      const parsed = parser.parseInbound({
-        url: origin + request.url,
-        headers: request.headers,
-        body: request.body,
-      });
-      if (parsed.kind === 'forbidden')
-        return reply.code(403).send({ message: 'Invalid signature.' });
-      if (parsed.kind === 'invalid') return reply.code(400).send({ message: parsed.message });
+      const parsed = parser.parseInbound(asProviderRequest(request));
+      if (parsed.kind !== 'inbound') return refuse(reply, parsed);
       await applyInboundReply(deps.sql, {
         workspaceId: workspace.id,
         from: parsed.message.from,

@@ -6,10 +6,9 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPacer, reserveSlots } from '../../activities/throughput.js';
 import { providerCreate } from '../../cli/commands/providers.js';
-import { insertCampaign } from '../../db/campaigns.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
-import { campaignWorkflowId, dispatchCampaign } from '../../temporal/campaign-dispatch.js';
 import {
+  dispatchPrepared,
   inbox,
   messageRows,
   numbers,
@@ -300,28 +299,14 @@ describe('provider throughput', () => {
 describe('the validity period', () => {
   it('fails messages that could not be submitted in time, and sends none of them late', async () => {
     const recipients = numbers(3);
-    const { id } = await insertCampaign(stack.sql, {
-      workspaceId: tenant.workspaceId,
-      apiKeyId: null,
-      reference: null,
-      purpose: 'transactional',
-      body: 'Too late',
-      senderId: null,
-      routingType: 'direct',
-      providerSlug: 'own',
-      failoverRouteSlug: null,
-      recipients,
-      validityHours: 1,
-    });
     // As if the campaign had waited past its validity (Temporal down, a long provider queue).
-    await stack.sql`update campaigns set valid_until = now() - interval '1 second' where id = ${id}`;
-    const { confirmed } = await dispatchCampaign(
-      { sql: stack.sql, temporal: stack.temporal },
+    const id = await dispatchPrepared(
+      stack,
       tenant.workspaceId,
-      id,
-      campaignWorkflowId(tenant.workspaceId, null, id),
+      { body: 'Too late', providerSlug: 'own', recipients },
+      (campaignId) =>
+        stack.sql`update campaigns set valid_until = now() - interval '1 second' where id = ${campaignId}`,
     );
-    expect(confirmed).toBe(true);
     expect(await waitForCompletion(stack, tenant.token, id)).toMatchObject({
       total_recipients: 3,
       sent_count: 0,

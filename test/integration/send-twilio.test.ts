@@ -16,12 +16,11 @@ import { buildApp } from '../../api/app.js';
 import { providerCreate, routeCreate } from '../../cli/commands/providers.js';
 import { parseEnv } from '../../config/env.js';
 import { markAttempts } from '../../db/campaign-messages.js';
-import { insertCampaign } from '../../db/campaigns.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
 import { decryptCredentials, providerCredentialsContext } from '../../security/credentials.js';
-import { campaignWorkflowId, dispatchCampaign } from '../../temporal/campaign-dispatch.js';
 import { heraldEnv, runHeraldJson } from '../support/processes.js';
 import {
+  dispatchPrepared,
   inbox,
   messageRows,
   numbers,
@@ -283,25 +282,12 @@ describe('a campaign through a Twilio provider', () => {
 
   it('never resends a message whose interrupted attempt Twilio cannot be asked about', async () => {
     const [interrupted, fresh] = numbers(2) as [string, string];
-    const { id } = await insertCampaign(stack.sql, {
-      workspaceId: tenant.workspaceId,
-      apiKeyId: null,
-      reference: null,
-      purpose: 'transactional',
-      body: 'Once at most',
-      senderId: null,
-      routingType: 'direct',
-      providerSlug: 'tw',
-      failoverRouteSlug: null,
-      recipients: [interrupted, fresh],
-    });
     // As a worker that died mid-submission leaves it: attempted on Twilio, outcome unknown.
-    await markAttempts(stack.sql, id, [1], 'tw');
-    await dispatchCampaign(
-      { sql: stack.sql, temporal: stack.temporal },
+    const id = await dispatchPrepared(
+      stack,
       tenant.workspaceId,
-      id,
-      campaignWorkflowId(tenant.workspaceId, null, id),
+      { body: 'Once at most', providerSlug: 'tw', recipients: [interrupted, fresh] },
+      (campaignId) => markAttempts(stack.sql, campaignId, [1], 'tw'),
     );
     expect(await waitForCompletion(stack, tenant.token, id)).toMatchObject({
       sent_count: 1,

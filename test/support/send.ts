@@ -4,8 +4,10 @@
  */
 import { randomInt } from 'node:crypto';
 import { expect } from 'vitest';
+import { insertCampaign, type NewCampaign } from '../../db/campaigns.js';
 import { insertProvider } from '../../db/providers.js';
 import { type RunningSimulator, startSimulator } from '../../providers/simulator/server.js';
+import { campaignWorkflowId, dispatchCampaign } from '../../temporal/campaign-dispatch.js';
 import type { Stack } from './stack.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -192,4 +194,35 @@ export function messageRows(stack: Stack, campaignId: number): Promise<MessageRo
     select seq, recipient, status, provider_slug, provider_message_id, error,
            delivery_status, delivery_error_code, delivered_at
     from campaign_messages where campaign_id = ${campaignId} order by seq`;
+}
+
+/**
+ * Saves a direct campaign without dispatching it, lets `prepare` put it in the state under test
+ * (an interrupted attempt, an ended validity period), then starts its workflow.
+ */
+export async function dispatchPrepared(
+  stack: Stack,
+  workspaceId: number,
+  campaign: Pick<NewCampaign, 'body' | 'providerSlug' | 'recipients'>,
+  prepare: (campaignId: number) => Promise<unknown>,
+): Promise<number> {
+  const { id } = await insertCampaign(stack.sql, {
+    workspaceId,
+    apiKeyId: null,
+    reference: null,
+    purpose: 'transactional',
+    senderId: null,
+    routingType: 'direct',
+    failoverRouteSlug: null,
+    ...campaign,
+  });
+  await prepare(id);
+  const { confirmed } = await dispatchCampaign(
+    stack,
+    workspaceId,
+    id,
+    campaignWorkflowId(workspaceId, null, id),
+  );
+  expect(confirmed).toBe(true);
+  return id;
 }
