@@ -114,6 +114,8 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
       providerMessageId: null,
       error,
     });
+    if (message.optedOut && !message.attemptProvider)
+      return failed(null, 'the recipient opted out after the send');
     let start = 0;
     if (message.attemptProvider) {
       // An earlier attempt may have reached this provider: only the provider can say, and one
@@ -195,7 +197,7 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
         for (let offset = 0; offset < pending.length; offset += BATCH_SIZE) {
           const batch = pending.slice(offset, offset + BATCH_SIZE);
           const fresh = batch
-            .filter((message) => !message.attemptProvider)
+            .filter((message) => !message.attemptProvider && !message.optedOut)
             .map((message) => message.seq);
           if (chain[0]?.lookup && fresh.length > 0)
             await markAttempts(deps.sql, campaign.id, fresh, chain[0].slug);

@@ -17,6 +17,8 @@ export interface PendingMessage {
   seq: number;
   recipient: string;
   attemptProvider: string | null;
+  /** A marketing message whose recipient has opted out since the send. */
+  optedOut: boolean;
 }
 
 export async function findCampaignForSubmission(sql: Sql, campaignId: number) {
@@ -41,9 +43,14 @@ export async function findPendingMessages(
   toSeq: number,
 ) {
   return sql<PendingMessage[]>`
-    select seq, recipient, attempt_provider from campaign_messages
-    where campaign_id = ${campaignId} and seq between ${fromSeq} and ${toSeq} and status = 'queued'
-    order by seq`;
+    select m.seq, m.recipient, m.attempt_provider,
+      c.purpose = 'marketing' and exists (
+        select 1 from opt_outs o where o.workspace_id = c.workspace_id and o.recipient = m.recipient
+      ) as opted_out
+    from campaign_messages m join campaigns c on c.id = m.campaign_id
+    where m.campaign_id = ${campaignId} and m.seq between ${fromSeq} and ${toSeq}
+      and m.status = 'queued'
+    order by m.seq`;
 }
 
 /** Written before submissions leave Herald, so a crash leaves them marked as outcome unknown. */

@@ -119,6 +119,42 @@ describe('the opt-out link of marketing messages', () => {
     await stack.sql`delete from opt_outs where workspace_id = ${tenant.workspaceId}`;
   });
 
+  it('holds back a queued marketing message whose recipient opted out after the send', async () => {
+    const [leaver, stayer] = numbers(2) as [string, string];
+    const send = (purpose: 'marketing' | 'transactional') =>
+      dispatchPrepared(
+        stack,
+        tenant.workspaceId,
+        {
+          body: `A ${purpose} message`,
+          providerSlug: 'own',
+          recipients: [leaver, stayer],
+          purpose,
+        },
+        () => stack.sql`
+          insert into opt_outs (workspace_id, recipient, source)
+          values (${tenant.workspaceId}, ${leaver}, 'reply') on conflict do nothing`,
+      );
+    const marketing = await send('marketing');
+    expect(await waitForCompletion(stack, tenant.token, marketing)).toMatchObject({
+      sent_count: 1,
+      failed_count: 1,
+    });
+    expect((await messageRows(stack, marketing))[0]).toMatchObject({
+      recipient: leaver,
+      status: 'failed',
+      error: 'the recipient opted out after the send',
+    });
+    const transactional = await send('transactional');
+    expect(await waitForCompletion(stack, tenant.token, transactional)).toMatchObject({
+      sent_count: 2,
+    });
+    expect((await inbox(simulatorUrl, leaver)).map(({ body }) => body)).toEqual([
+      'A transactional message',
+    ]);
+    await stack.sql`delete from opt_outs where workspace_id = ${tenant.workspaceId}`;
+  });
+
   it('answers an unknown link with a 404 page', async () => {
     const response = await stack.app.inject({ method: 'GET', url: '/o/AAAAAAAAAA' });
     expect(response.statusCode).toBe(404);

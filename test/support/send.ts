@@ -203,7 +203,8 @@ export function messageRows(stack: Stack, campaignId: number): Promise<MessageRo
 export async function dispatchPrepared(
   stack: Stack,
   workspaceId: number,
-  campaign: Pick<NewCampaign, 'body' | 'providerSlug' | 'recipients'>,
+  campaign: Pick<NewCampaign, 'body' | 'providerSlug' | 'recipients'> &
+    Partial<Pick<NewCampaign, 'purpose'>>,
   prepare: (campaignId: number) => Promise<unknown>,
 ): Promise<number> {
   const { id } = await insertCampaign(stack.sql, {
