@@ -14,6 +14,7 @@ import type { Sql } from '../db/client.js';
 import { ensureOptOutLinks } from '../db/opt-outs.js';
 import { findFailoverRoute } from '../db/providers.js';
 import { OPT_OUT_PLACEHOLDER, renderOptOutLink } from '../domain/opt-out.js';
+import { serves } from '../domain/phone.js';
 import { resolveProviders } from '../providers/registry.js';
 import type { SmsProvider } from '../providers/types.js';
 import { newOptOutToken } from '../security/tokens.js';
@@ -135,7 +136,8 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
     }
     let error = 'no active provider';
     for (const [index, provider] of chain.entries()) {
-      if (index < start) continue;
+      // A route's provider that does not serve the recipient's country is passed over.
+      if (index < start || !serves(provider.countries, message.recipient)) continue;
       // The attempt is marked before the message leaves Herald: with its batch for a provider that
       // can look messages up, else just before its own submission, after any throughput wait, so
       // an interruption leaves as few messages uncertain as it can.

@@ -28,10 +28,11 @@ Administer (each accepts --json and then prints one JSON object):
   key revoke --id <id>
   provider create --workspace <slug> --slug <slug> --type simulator --base-url <url>
                   [--name <name>] [--requires-sender-id] [--messages-per-second <n>]
+                  [--countries <AU,NZ,...>]
   provider create --workspace <slug> --slug <slug> --type twilio --account-sid <AC…>
                   --auth-token <token> [--from <E.164 or alphanumeric>]
                   [--messaging-service-sid <MG…>] [--base-url <url>] [--name <name>]
-                  [--requires-sender-id] [--messages-per-second <n>]
+                  [--requires-sender-id] [--messages-per-second <n>] [--countries <AU,NZ,...>]
                   (the token is stored encrypted, never shown)
   provider enable|disable --workspace <slug> --slug <slug>
   route create --workspace <slug> --slug <slug> --providers <a,b,...> [--name <name>]
@@ -87,6 +88,7 @@ const ADMIN_COMMANDS: Record<string, { run: AdminCommand; options: string[] }> =
       'base-url',
       'requires-sender-id',
       'messages-per-second',
+      'countries',
       'account-sid',
       'auth-token',
       'from',

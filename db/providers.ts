@@ -14,7 +14,13 @@ export interface ProviderRecord {
   /** Null: the adapter's default. */
   messagesPerSecond: number | null;
   /** Non-secret settings: base URL, default sender, messaging service. */
-  settings: { base_url?: string; from?: string; messaging_service_sid?: string };
+  settings: {
+    base_url?: string;
+    from?: string;
+    messaging_service_sid?: string;
+    /** ISO 3166 alpha-2 codes, comma-separated; absent: every country. */
+    countries?: string;
+  };
   /** AES-256-GCM ciphertext (security/credentials.ts); never logged or returned. */
   credentials: Uint8Array | null;
 }

@@ -29,3 +29,17 @@ export function isAustralianMobile(e164: string): boolean {
   const type = parsed.getType();
   return type === 'MOBILE' || type === 'FIXED_LINE_OR_MOBILE';
 }
+
+/** The ISO 3166 alpha-2 country of a strict E.164 number, if it is valid. */
+export function countryOf(e164: string): string | undefined {
+  return parseStrict(e164)?.country;
+}
+
+/** Destinations a provider takes: `all`, or ISO 3166 alpha-2 codes. */
+export type Countries = 'all' | readonly string[];
+
+export function serves(countries: Countries, e164: string): boolean {
+  if (countries === 'all') return true;
+  const country = countryOf(e164);
+  return country !== undefined && countries.includes(country);
+}

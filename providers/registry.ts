@@ -1,5 +1,6 @@
 import type { Sql } from '../db/client.js';
 import { findProvider, findProviders, type ProviderRecord } from '../db/providers.js';
+import type { Countries } from '../domain/phone.js';
 import { decryptCredentials, providerCredentialsContext } from '../security/credentials.js';
 import { parseSimulatorReceipt, SimulatorProvider } from './simulator/client.js';
 import { TwilioProvider, twilioCredentials } from './twilio/adapter.js';
@@ -24,6 +25,11 @@ function credentialsOf(record: ProviderRecord, secret: string): unknown {
   );
 }
 
+/** The destinations a workspace provider takes, as configured (`--countries`); else every one. */
+export function declaredCountries(record: Pick<ProviderRecord, 'settings'>): Countries {
+  return record.settings.countries ? record.settings.countries.split(',') : 'all';
+}
+
 /** The adapter for a workspace provider; throws when its configuration is unusable. */
 export function adapterFor(record: ProviderRecord, secret: string): SmsProvider {
   switch (record.type) {
@@ -31,12 +37,14 @@ export function adapterFor(record: ProviderRecord, secret: string): SmsProvider 
       if (!record.settings.base_url) throw new Error(`provider ${record.slug} has no base_url`);
       return new SimulatorProvider(record.slug, record.settings.base_url, {
         requiresSenderId: record.requiresSenderId,
+        countries: declaredCountries(record),
         messagesPerSecond: record.messagesPerSecond,
       });
     case 'twilio':
       return new TwilioProvider(record.slug, {
         ...twilioCredentials.parse(credentialsOf(record, secret)),
         ...record.settings,
+        countries: declaredCountries(record),
         requiresSenderId: record.requiresSenderId,
         messagesPerSecond: record.messagesPerSecond,
       });

@@ -1,3 +1,5 @@
+import type { Countries } from '../domain/phone.js';
+
 /** What Herald asks of every SMS provider adapter (DESIGN.md "Providers"). */
 
 export interface OutboundSms {
@@ -71,7 +73,7 @@ export interface SmsProvider extends ReceiptParser {
   readonly slug: string;
   readonly requiresSenderId: boolean;
   /** ISO 3166 alpha-2 codes of the destinations it takes, or `all` (any E.164 number). */
-  readonly countries: 'all' | readonly string[];
+  readonly countries: Countries;
   /**
    * Submissions per second this provider takes, shared by every worker and campaign
    * (activities/throughput.ts); null when it sets no limit.

@@ -13,9 +13,9 @@ import {
   otpTemplateProblem,
   renderOtpMessage,
 } from '../../domain/otp.js';
-import { isAustralianMobile } from '../../domain/phone.js';
+import { isAustralianMobile, serves } from '../../domain/phone.js';
 import { countSegments } from '../../domain/segments.js';
-import { OWN_PROVIDER_SLUG } from '../../providers/registry.js';
+import { declaredCountries, OWN_PROVIDER_SLUG } from '../../providers/registry.js';
 
 /** Everything an OTP send needs, with the service, template, provider and sender settled. */
 export interface ResolvedOtpSend {
@@ -76,6 +76,11 @@ export async function resolveOtpSend(
   if (providerSlug !== OWN_PROVIDER_SLUG) {
     const provider = await findProvider(sql, principal.workspaceId, providerSlug);
     if (!provider?.active) throw invalid(field('provider_slug'));
+    if (!serves(declaredCountries(provider), request.recipient))
+      throw invalid(
+        'recipient',
+        'The recipient field must be a number in a country the selected provider serves.',
+      );
   } else if (!isAustralianMobile(request.recipient)) {
     throw invalid(
       'recipient',

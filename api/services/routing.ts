@@ -2,13 +2,26 @@ import type { ApiKeyRouting } from '../../db/api-keys.js';
 import type { Sql } from '../../db/client.js';
 import { findFailoverRoute, findProvider, findProviders } from '../../db/providers.js';
 import { validationError } from '../../domain/errors.js';
+import { type Countries, serves } from '../../domain/phone.js';
 import type { SendRequest } from '../../domain/send-request.js';
-import { OWN_PROVIDER_SLUG } from '../../providers/registry.js';
+import { declaredCountries, OWN_PROVIDER_SLUG } from '../../providers/registry.js';
 
 export interface ResolvedRouting {
   routingType: 'direct' | 'failover';
   providerSlug: string | null;
   failoverRouteSlug: string | null;
+}
+
+/** Each recipient must be in a country one of the providers serves (each declares its own). */
+function checkDestinations(recipients: string[], served: Countries[], target: string) {
+  const errors: Record<string, string[]> = {};
+  recipients.forEach((recipient, index) => {
+    if (!served.some((countries) => serves(countries, recipient)))
+      errors[`recipients.${index}`] = [
+        `The recipients.${index} field must be a number in a country the selected ${target} serves.`,
+      ];
+  });
+  if (Object.keys(errors).length > 0) throw validationError(errors);
 }
 
 /**
@@ -40,6 +53,11 @@ export async function resolveRouting(
         sender_id: ['The sender id field is required for the selected failover route.'],
       });
     }
+    const served = route.providerSlugs.map((slug) => {
+      const provider = providers.find((candidate) => candidate.slug === slug);
+      return provider ? declaredCountries(provider) : 'all';
+    });
+    checkDestinations(request.recipients, served, 'failover route');
     return { routingType, providerSlug: null, failoverRouteSlug: route.slug };
   }
 
@@ -56,6 +74,7 @@ export async function resolveRouting(
         sender_id: ['The sender id field is required for the selected provider.'],
       });
     }
+    checkDestinations(request.recipients, [declaredCountries(provider)], 'provider');
   }
   return { routingType: 'direct', providerSlug: slug, failoverRouteSlug: null };
 }

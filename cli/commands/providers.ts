@@ -1,3 +1,4 @@
+import { isSupportedCountry } from 'libphonenumber-js/max';
 import { z } from 'zod';
 import {
   findProviders,
@@ -85,6 +86,17 @@ function messagesPerSecondOption(options: Options): number | null {
   return Number(value);
 }
 
+/** `--countries AU,NZ`: the destinations the provider serves; unset: every country. */
+function countriesOption(options: Options): string | undefined {
+  const value = optional(options, 'countries');
+  if (value === undefined) return undefined;
+  const codes = value.split(',').map((code) => code.trim().toUpperCase());
+  const unknown = codes.find((code) => !isSupportedCountry(code));
+  if (unknown !== undefined)
+    throw new UsageError(`--countries: "${unknown}" is not an ISO 3166 alpha-2 country code`);
+  return [...new Set(codes)].join(',');
+}
+
 export async function providerCreate(
   context: AdminContext,
   options: Options,
@@ -99,6 +111,8 @@ export async function providerCreate(
   }
   const config =
     (type as CreatableType) === 'twilio' ? twilioConfig(options) : simulatorConfig(options);
+  const countries = countriesOption(options);
+  if (countries) config.settings.countries = countries;
   try {
     const { id } = await insertProvider(context.sql, {
       workspaceId: workspace.id,

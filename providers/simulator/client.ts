@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Countries } from '../../domain/phone.js';
 import type {
   LookupOutcome,
   OutboundSms,
@@ -42,7 +43,7 @@ export function parseSimulatorReceipt(request: ReceiptRequest): ReceiptParse {
 /** Adapter for the simulator's HTTP API (providers/simulator/README.md). */
 export class SimulatorProvider implements SmsProvider {
   readonly requiresSenderId: boolean;
-  readonly countries = 'all' as const;
+  readonly countries: Countries;
   /** The simulator sets no limit unless one is configured. */
   readonly messagesPerSecond: number | null;
 
@@ -53,10 +54,12 @@ export class SimulatorProvider implements SmsProvider {
       requiresSenderId?: boolean;
       timeoutMs?: number;
       messagesPerSecond?: number | null;
+      countries?: Countries;
     } = {},
   ) {
     this.requiresSenderId = options.requiresSenderId ?? false;
     this.messagesPerSecond = options.messagesPerSecond ?? null;
+    this.countries = options.countries ?? 'all';
     this.timeoutMs = options.timeoutMs ?? SUBMIT_TIMEOUT_MS;
   }
 

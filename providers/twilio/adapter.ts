@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Countries } from '../../domain/phone.js';
 import type {
   DeliveryStatus,
   InboundParse,
@@ -38,6 +39,7 @@ export const TWILIO_DEFAULT_MESSAGES_PER_SECOND = 100;
 export interface TwilioOptions extends TwilioCredentials, TwilioSettings {
   requiresSenderId?: boolean;
   messagesPerSecond?: number | null;
+  countries?: Countries;
   timeoutMs?: number;
 }
 
@@ -105,8 +107,8 @@ function describe(error: TwilioError, status: number): string {
  */
 export class TwilioProvider implements SmsProvider {
   readonly requiresSenderId: boolean;
-  /** Twilio takes any E.164 number; its own geo permissions refuse the rest (error 21408). */
-  readonly countries = 'all' as const;
+  /** Any E.164 number unless configured; Twilio's own geo permissions refuse the rest (21408). */
+  readonly countries: Countries;
   readonly messagesPerSecond: number;
   readonly #options: TwilioOptions;
   readonly #timeoutMs: number;
@@ -120,6 +122,7 @@ export class TwilioProvider implements SmsProvider {
     this.#options = options;
     this.requiresSenderId = options.requiresSenderId ?? false;
     this.messagesPerSecond = options.messagesPerSecond ?? TWILIO_DEFAULT_MESSAGES_PER_SECOND;
+    this.countries = options.countries ?? 'all';
     this.#timeoutMs = options.timeoutMs ?? SUBMIT_TIMEOUT_MS;
   }
 

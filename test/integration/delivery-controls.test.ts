@@ -5,13 +5,16 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPacer, reserveSlots } from '../../activities/throughput.js';
-import { providerCreate } from '../../cli/commands/providers.js';
+import { providerCreate, routeCreate } from '../../cli/commands/providers.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
+import { startSimulator } from '../../providers/simulator/server.js';
 import {
   dispatchPrepared,
   inbox,
+  invalid,
   messageRows,
   numbers,
+  postMessages,
   sendQueued,
   simulatorProvider,
   waitForCompletion,
@@ -308,11 +311,11 @@ describe('provider throughput', () => {
   it('shares its slots between workers through Postgres', async () => {
     // Two pacers stand for two worker processes: their reservations never overlap.
     const key = `test-${Date.now()}`;
-    const [a, b] = await Promise.all([
-      reserveSlots(stack.sql, key, 10, 5),
-      reserveSlots(stack.sql, key, 10, 5),
-    ]);
-    expect(Math.abs((a as number) - (b as number))).toBeGreaterThanOrEqual(480);
+    // Each reservation answers how long from now its first slot starts: as instants, the two
+    // blocks of five slots at 10/s lie half a second apart, whichever came first.
+    const reserve = () => reserveSlots(stack.sql, key, 10, 5).then((delay) => Date.now() + delay);
+    const [a, b] = await Promise.all([reserve(), reserve()]);
+    expect(Math.abs(a - b)).toBeGreaterThanOrEqual(480);
 
     const provider = { slug: 'paced', messagesPerSecond: 10 } as never;
     const started = Date.now();
@@ -329,6 +332,103 @@ describe('provider throughput', () => {
     );
     // Ten slots at 10/s: the last starts 900 ms after the first.
     expect(Math.max(...times) - Math.min(...times)).toBeGreaterThanOrEqual(850);
+  });
+});
+
+describe('the destinations a provider declares', () => {
+  let nzOnly: RunningSimulator;
+  let anywhere: RunningSimulator;
+  beforeAll(async () => {
+    nzOnly = await startSimulator({ port: 0 });
+    anywhere = await startSimulator({ port: 0 });
+    for (const [slug, simulator, countries] of [
+      ['nz-only', nzOnly, 'nz'],
+      ['anywhere', anywhere, undefined],
+    ] as const) {
+      await providerCreate(stack.admin, {
+        workspace: tenant.slug,
+        slug,
+        type: 'simulator',
+        'base-url': simulator.url,
+        ...(countries ? { countries } : {}),
+      });
+    }
+    await routeCreate(stack.admin, {
+      workspace: tenant.slug,
+      slug: 'nz-first',
+      providers: 'nz-only,anywhere',
+    });
+  });
+  afterAll(async () => {
+    await nzOnly?.close();
+    await anywhere?.close();
+  });
+  const NZ_MOBILE = '+64211234567';
+
+  it('refuses a send to a number outside them, naming each recipient', async () => {
+    const [australian] = numbers(1) as [string];
+    const response = await postMessages(stack, tenant.token, {
+      recipients: [NZ_MOBILE, australian],
+      message: 'Kia ora',
+      provider_slug: 'nz-only',
+    });
+    expect(response.statusCode).toBe(422);
+    expect(response.json()).toEqual(
+      invalid(
+        'recipients.1',
+        'The recipients.1 field must be a number in a country the selected provider serves.',
+      ),
+    );
+  });
+
+  it('passes over a route provider that does not serve the recipient', async () => {
+    const [australian] = numbers(1) as [string];
+    const id = await sendQueued(
+      stack,
+      tenant.token,
+      {
+        recipients: [NZ_MOBILE, australian],
+        message: 'Routed by country',
+        routing_type: 'failover',
+        failover_route_slug: 'nz-first',
+      },
+      { total: 2 },
+    );
+    await waitForCompletion(stack, tenant.token, id);
+    expect((await messageRows(stack, id)).map((row) => [row.recipient, row.providerSlug])).toEqual([
+      [NZ_MOBILE, 'nz-only'],
+      [australian, 'anywhere'],
+    ]);
+    expect(await inbox(nzOnly.url, australian)).toEqual([]);
+  });
+
+  it('refuses an OTP to a number outside them', async () => {
+    const [australian] = numbers(1) as [string];
+    const response = await stack.app.inject({
+      method: 'POST',
+      url: '/api/v1/otp/send',
+      headers: { authorization: `Bearer ${tenant.token}` },
+      payload: { recipient: australian, purpose: 'login', provider_slug: 'nz-only' },
+    });
+    expect(response.statusCode).toBe(422);
+    expect(response.json()).toEqual(
+      invalid(
+        'recipient',
+        'The recipient field must be a number in a country the selected provider serves.',
+      ),
+    );
+  });
+
+  it('takes only ISO 3166 codes on `provider create`', async () => {
+    await expect(
+      providerCreate(stack.admin, {
+        workspace: tenant.slug,
+        slug: 'uk',
+        type: 'simulator',
+        'base-url': anywhere.url,
+        countries: 'AU,UK',
+      }),
+    ).rejects.toThrow('--countries: "UK" is not an ISO 3166 alpha-2 country code');
   });
 });
 
