@@ -50,16 +50,7 @@ async function providerChain(deps: CampaignActivityDeps, campaign: CampaignForSu
   } else {
     slugs = [campaign.providerSlug ?? 'own'];
   }
-  return resolveProviders(
-    deps.sql,
-    {
-      ownProviderUrl: deps.ownProviderUrl,
-      ownMessagesPerSecond: deps.ownProviderMessagesPerSecond ?? null,
-      secret: deps.secret,
-    },
-    campaign.workspaceId,
-    slugs,
-  );
+  return resolveProviders(deps.sql, deps, campaign.workspaceId, slugs);
 }
 
 /**

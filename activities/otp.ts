@@ -37,16 +37,9 @@ export function generateCode(length: number): string {
 
 export function createOtpActivities(deps: OtpActivityDeps) {
   async function providerFor(request: OtpForSubmission): Promise<SmsProvider | undefined> {
-    const [provider] = await resolveProviders(
-      deps.sql,
-      {
-        ownProviderUrl: deps.ownProviderUrl,
-        ownMessagesPerSecond: deps.ownProviderMessagesPerSecond ?? null,
-        secret: deps.secret,
-      },
-      request.workspaceId,
-      [request.providerSlug],
-    );
+    const [provider] = await resolveProviders(deps.sql, deps, request.workspaceId, [
+      request.providerSlug,
+    ]);
     return provider;
   }
 

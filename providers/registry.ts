@@ -10,8 +10,8 @@ export const OWN_PROVIDER_SLUG = 'own';
 
 export interface ProviderRegistryConfig {
   ownProviderUrl: string;
-  /** The `own` provider's throughput (OWN_PROVIDER_MESSAGES_PER_SECOND); null: no limit. */
-  ownMessagesPerSecond?: number | null;
+  /** The `own` provider's throughput (OWN_PROVIDER_MESSAGES_PER_SECOND); unset: no limit. */
+  ownProviderMessagesPerSecond?: number | null;
   /** HERALD_SECRET: decrypts the providers' credentials. */
   secret: string;
 }
@@ -69,7 +69,7 @@ export async function resolveProviders(
     if (slug === OWN_PROVIDER_SLUG)
       return [
         new SimulatorProvider(OWN_PROVIDER_SLUG, config.ownProviderUrl, {
-          messagesPerSecond: config.ownMessagesPerSecond ?? null,
+          messagesPerSecond: config.ownProviderMessagesPerSecond ?? null,
         }),
       ];
     const record = records.find((candidate) => candidate.slug === slug);
