@@ -55,6 +55,10 @@ export const envSchema = z.object({
   SIMULATOR_PORT: port.default(4010),
   /** The operator's `own` provider (simulator API); defaults to the local simulator. */
   OWN_PROVIDER_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  /** Deliver webhooks to private, loopback, link-local… addresses too (a trusted network only). */
+  WEBHOOK_ALLOW_PRIVATE_URLS: flag.default(false),
+  /** Run the webhook outbox dispatcher in this worker process. */
+  WEBHOOK_DISPATCHER: flag.default(true),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.string().default('development'),
 });

@@ -120,6 +120,8 @@ async function startParts(
       ownProviderUrl: ownProviderUrlOf(env),
       publicUrl: publicUrlOf(env),
       secret,
+      allowPrivateWebhookUrls: env.WEBHOOK_ALLOW_PRIVATE_URLS,
+      webhookDispatcher: env.WEBHOOK_DISPATCHER,
     });
     lifecycle.add('worker', worker.shutdown);
     worker.done.catch((error: Error) => {
