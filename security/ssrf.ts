@@ -127,7 +127,7 @@ export function nonPublicCategory(address: string): string | undefined {
   return undefined;
 }
 
-const article = (word: string) => (/^[aeiouIU]/.test(word) ? 'an' : 'a');
+const article = (category: string) => (/^(unspecified|invalid|IPv4)/.test(category) ? 'an' : 'a');
 
 /** The host of a URL as a name or a bare IP address (no IPv6 brackets). */
 export function urlHost(url: URL): string {
