@@ -107,8 +107,16 @@ begin
     select c.*, 'message.failed', 2, 'undelivered', 'delivery'
     from changes c where new_receipt = 'undelivered' and old_receipt is distinct from 'undelivered'
   ),
+  -- Subscribers once per workspace and type, not once per message.
+  subscribers as (
+    select e.workspace_id, t.type, array_agg(e.id order by e.id) as endpoint_ids
+    from webhook_endpoints e cross join unnest(e.events) as t(type)
+    where e.enabled and e.workspace_id in (select workspace_id from touched)
+    group by e.workspace_id, t.type
+  ),
   addressed as (
-    select h.*, webhook_subscribers(h.workspace_id, h.type) as endpoint_ids from happened h
+    select h.*, s.endpoint_ids
+    from happened h join subscribers s on s.workspace_id = h.workspace_id and s.type = h.type
   )
   insert into webhook_events (workspace_id, type, data, endpoint_ids)
   select workspace_id, type,
@@ -127,7 +135,6 @@ begin
       'delivered_at', case when rank = 2 then webhook_iso(delivered_at) end),
     endpoint_ids
   from addressed
-  where endpoint_ids is not null
   order by campaign_id, seq, rank;
   if found then perform pg_notify('herald_webhook_events', ''); end if;
   return null;
