@@ -268,10 +268,10 @@ describe('the production retry schedule, time-skipped', { timeout: 120_000 }, ()
     expect(receiver.at(path)).toHaveLength(WEBHOOK_MAX_ATTEMPTS);
   });
 
-  it('retries after 500s, a timeout and a 503, then succeeds on the fifth attempt', async () => {
+  it('retries after a 500, a redirect, a timeout and a 503, then succeeds on the fifth attempt', async () => {
     const tenant = await createTenant(admin);
     const path = `/recovering/${tenant.slug}`;
-    receiver.plan(path, [500, 500, 'hang', 503, 200]);
+    receiver.plan(path, [500, 302, 'hang', 503, 200]);
     const endpoint = await createEndpoint(tenant, `${receiver.url}${path}`, {
       allowPrivate: true,
       dns: deliveryDns,
@@ -287,10 +287,14 @@ describe('the production retry schedule, time-skipped', { timeout: 120_000 }, ()
     ).toBeGreaterThanOrEqual(5_000 + 5 * 60_000 + 30 * 60_000 + 2 * 3_600_000);
 
     expect(receiver.at(path)).toHaveLength(5);
+    expect(receiver.at(`${path}/redirected`)).toHaveLength(0);
     const log = await attemptsLog(endpoint.id);
     expect(log).toEqual([
       expectedAttempt(log, eventId, 1, { status_code: 500, error: 'HTTP 500' }),
-      expectedAttempt(log, eventId, 2, { status_code: 500, error: 'HTTP 500' }),
+      expectedAttempt(log, eventId, 2, {
+        status_code: 302,
+        error: 'HTTP 302 (redirects are not followed)',
+      }),
       expectedAttempt(log, eventId, 3, { status_code: null, error: 'timed out after 15 s' }),
       expectedAttempt(log, eventId, 4, { status_code: 503, error: 'HTTP 503' }),
       expectedAttempt(log, eventId, 5, { status_code: 200, error: null }),

@@ -48,7 +48,11 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       });
       const answer = plans.get(path)?.shift() ?? 200;
       if (answer === 'hang') return;
-      response.writeHead(answer, { 'content-type': 'text/plain' }).end(`answer ${answer}`);
+      // A redirect points at `<path>/redirected`: a client that followed it would show there.
+      const location = answer >= 300 && answer < 400 ? { location: `${path}/redirected` } : {};
+      response
+        .writeHead(answer, { 'content-type': 'text/plain', ...location })
+        .end(`answer ${answer}`);
     });
   });
   server.on('connection', (socket) => {
