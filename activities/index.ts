@@ -2,8 +2,9 @@ import type { Sql } from '../db/client.js';
 import { createCampaignActivities } from './campaign.js';
 import { createMaintenanceActivities } from './maintenance.js';
 import { createOtpActivities } from './otp.js';
+import { createWebhookActivities, type WebhookActivityDeps } from './webhooks.js';
 
-export interface ActivityDeps {
+export interface ActivityDeps extends Omit<WebhookActivityDeps, 'sql' | 'secret'> {
   sql: Sql;
   /** The operator's `own` provider. */
   ownProviderUrl: string;
@@ -20,6 +21,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createCampaignActivities(deps),
     ...createMaintenanceActivities(deps),
     ...createOtpActivities(deps),
+    ...createWebhookActivities(deps),
   };
 }
 

@@ -7,6 +7,7 @@ import * as mcpAdmin from './commands/mcp-admin.js';
 import * as members from './commands/members.js';
 import * as otpAdmin from './commands/otp-admin.js';
 import * as providers from './commands/providers.js';
+import * as webhooks from './commands/webhooks.js';
 import { withAdminContext } from './context.js';
 import { printError, printResult, UsageError } from './output.js';
 
@@ -60,6 +61,13 @@ Administer (each accepts --json and then prints one JSON object):
   invite revoke --id <id>
   mcp connections list [--workspace <slug>] [--user <email>]
   mcp connections revoke --id <id>
+  webhook create --workspace <slug> --url <http(s) url> --events <a,b,...|all>
+                 [--description <text>]   (the signing secret is shown once)
+                 events: message.sent, message.delivered, message.failed,
+                 campaign.completed, otp.accepted, otp.verified, otp.expired
+  webhook list --workspace <slug>
+  webhook enable|disable|delete --id <id>
+  webhook attempts --id <id> [--limit 1-1000]       the delivery log, newest first
 `;
 
 type AdminCommand = (
@@ -147,6 +155,15 @@ const ADMIN_COMMANDS: Record<string, { run: AdminCommand; options: string[] }> =
   'invite revoke': { run: invites.inviteRevoke, options: ['id'] },
   'mcp connections list': { run: mcpAdmin.connectionsList, options: ['workspace', 'user'] },
   'mcp connections revoke': { run: mcpAdmin.connectionsRevoke, options: ['id'] },
+  'webhook create': {
+    run: webhooks.webhookCreate,
+    options: ['workspace', 'url', 'events', 'description'],
+  },
+  'webhook list': { run: webhooks.webhookList, options: ['workspace'] },
+  'webhook enable': { run: webhooks.webhookEnable, options: ['id'] },
+  'webhook disable': { run: webhooks.webhookDisable, options: ['id'] },
+  'webhook delete': { run: webhooks.webhookDelete, options: ['id'] },
+  'webhook attempts': { run: webhooks.webhookAttempts, options: ['id', 'limit'] },
 };
 
 /**

@@ -69,6 +69,10 @@ export const envSchema = z.object({
     .min(1, 'must be a whole number of hours from 1 to 72')
     .max(72, 'must be a whole number of hours from 1 to 72')
     .default(24),
+  /** Deliver webhooks to private, loopback, link-local… addresses too (a trusted network only). */
+  WEBHOOK_ALLOW_PRIVATE_URLS: flag.default(false),
+  /** Run the webhook outbox dispatcher in this worker process. */
+  WEBHOOK_DISPATCHER: flag.default(true),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.string().default('development'),
 });

@@ -1,7 +1,9 @@
 import { fileURLToPath } from 'node:url';
+import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { type ActivityDeps, createActivities } from '../activities/index.js';
 import { TASK_QUEUE } from '../workflows/definitions.js';
+import { startWebhookDispatcher } from './webhook-dispatcher.js';
 
 const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -23,7 +25,12 @@ export interface RunningWorker {
 }
 
 export async function startHeraldWorker(
-  options: ActivityDeps & { address: string; namespace: string },
+  options: ActivityDeps & {
+    address: string;
+    namespace: string;
+    /** Run the webhook outbox dispatcher beside the worker (default true). */
+    webhookDispatcher?: boolean;
+  },
 ): Promise<RunningWorker> {
   installTemporalRuntime();
   const connection = await NativeConnection.connect({ address: options.address });
@@ -34,10 +41,21 @@ export async function startHeraldWorker(
     workflowsPath,
     activities: createActivities(options),
   });
-  const done = worker.run().finally(() => connection.close());
+  const dispatcher =
+    options.webhookDispatcher === false
+      ? undefined
+      : startWebhookDispatcher({
+          sql: options.sql,
+          client: new Client({ connection, namespace: options.namespace }),
+        });
+  const done = worker.run().finally(async () => {
+    await dispatcher?.stop();
+    await connection.close();
+  });
   return {
     done,
     async shutdown() {
+      await dispatcher?.stop();
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;
     },

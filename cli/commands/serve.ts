@@ -121,6 +121,8 @@ async function startParts(
       ownProviderMessagesPerSecond: env.OWN_PROVIDER_MESSAGES_PER_SECOND ?? null,
       publicUrl: publicUrlOf(env),
       secret,
+      allowPrivateWebhookUrls: env.WEBHOOK_ALLOW_PRIVATE_URLS,
+      webhookDispatcher: env.WEBHOOK_DISPATCHER,
     });
     lifecycle.add('worker', worker.shutdown);
     worker.done.catch((error: Error) => {

@@ -61,6 +61,8 @@ export default async function setup(project: TestProject) {
     ownProviderUrl: simulator.url,
     publicUrl: `http://127.0.0.1:${apiPort}`,
     secret,
+    // Webhook tests receive on 127.0.0.1; the SSRF refusals are tested with workers of their own.
+    allowPrivateWebhookUrls: true,
   });
 
   project.provide('databaseUrl', databaseUrl);

@@ -16,6 +16,9 @@ export function heraldEnv(values: Record<string, string | undefined>): NodeJS.Pr
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of Object.keys(envSchema.shape)) delete env[name];
   env.LOG_LEVEL = 'warn';
+  // Processes that share the run's database must not take its webhook events: the shared worker
+  // (namespace default) dispatches them. A test that wants a dispatcher sets it back.
+  env.WEBHOOK_DISPATCHER = 'false';
   for (const [name, value] of Object.entries(values)) {
     if (value === undefined) delete env[name];
     else env[name] = value;

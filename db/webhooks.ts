@@ -1,0 +1,202 @@
+import type { WebhookEventType } from '../domain/webhooks.js';
+import type { Sql, TransactionSql } from './client.js';
+
+/** Webhook endpoints, the event outbox (filled by the triggers of 0007) and delivery attempts. */
+
+export interface WebhookEndpoint {
+  id: number;
+  workspaceId: number;
+  url: string;
+  description: string | null;
+  events: WebhookEventType[];
+  enabled: boolean;
+  disabledAt: Date | null;
+  disabledReason: string | null;
+  createdAt: Date;
+}
+
+const ENDPOINT_COLUMNS = (sql: Sql | TransactionSql) =>
+  sql`id, workspace_id, url, description, events, enabled, disabled_at, disabled_reason, created_at`;
+
+/** The id the next endpoint gets, taken first so the secret's ciphertext can be bound to it. */
+export async function reserveWebhookEndpointId(tx: TransactionSql): Promise<number> {
+  const [row] = await tx<{ id: number }[]>`
+    select nextval(pg_get_serial_sequence('webhook_endpoints', 'id')) as id`;
+  return row?.id as number;
+}
+
+export async function insertWebhookEndpoint(
+  tx: TransactionSql,
+  input: {
+    id: number;
+    workspaceId: number;
+    url: string;
+    description: string | null;
+    events: WebhookEventType[];
+    secret: Buffer;
+  },
+): Promise<WebhookEndpoint> {
+  const [endpoint] = await tx<WebhookEndpoint[]>`
+    insert into webhook_endpoints (id, workspace_id, url, description, events, secret)
+    values (${input.id}, ${input.workspaceId}, ${input.url}, ${input.description},
+      ${input.events}::text[], ${input.secret})
+    returning ${ENDPOINT_COLUMNS(tx)}`;
+  return endpoint as WebhookEndpoint;
+}
+
+export function listWebhookEndpoints(sql: Sql, workspaceId: number) {
+  return sql<WebhookEndpoint[]>`
+    select ${ENDPOINT_COLUMNS(sql)} from webhook_endpoints
+    where workspace_id = ${workspaceId} order by id`;
+}
+
+export async function findWebhookEndpoint(sql: Sql, id: number) {
+  const [endpoint] = await sql<WebhookEndpoint[]>`
+    select ${ENDPOINT_COLUMNS(sql)} from webhook_endpoints where id = ${id}`;
+  return endpoint;
+}
+
+/**
+ * Enables (clearing why it was disabled) or disables an endpoint. Undefined when there is no
+ * such endpoint.
+ */
+export async function setWebhookEndpointEnabled(
+  sql: Sql,
+  id: number,
+  enabled: boolean,
+  reason: string | null,
+): Promise<WebhookEndpoint | undefined> {
+  const [endpoint] = await sql<WebhookEndpoint[]>`
+    update webhook_endpoints set enabled = ${enabled},
+      disabled_at = case when ${enabled}::boolean then null else coalesce(disabled_at, now()) end,
+      disabled_reason = case when ${enabled}::boolean then null else ${reason} end
+    where id = ${id}
+    returning ${ENDPOINT_COLUMNS(sql)}`;
+  return endpoint;
+}
+
+/** Disables an enabled endpoint whose retry schedule ran out; false when it was not enabled. */
+export async function disableFailingWebhookEndpoint(
+  sql: Sql,
+  id: number,
+  reason: string,
+): Promise<boolean> {
+  const result = await sql`
+    update webhook_endpoints set enabled = false, disabled_at = now(), disabled_reason = ${reason}
+    where id = ${id} and enabled`;
+  return result.count > 0;
+}
+
+export async function deleteWebhookEndpoint(sql: Sql, id: number): Promise<boolean> {
+  const result = await sql`delete from webhook_endpoints where id = ${id}`;
+  return result.count > 0;
+}
+
+export interface WebhookAttempt {
+  eventId: string;
+  type: WebhookEventType;
+  attempt: number;
+  attemptedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+  succeeded: boolean;
+  nextAttemptAt: Date | null;
+}
+
+/** An endpoint's attempts, newest first. */
+export function listWebhookAttempts(sql: Sql, endpointId: number, limit: number) {
+  return sql<WebhookAttempt[]>`
+    select e.event_id, e.type, a.attempt, a.attempted_at, a.duration_ms, a.status_code, a.error,
+      a.succeeded, a.next_attempt_at
+    from webhook_attempts a join webhook_events e on e.id = a.event_id
+    where a.endpoint_id = ${endpointId}
+    order by a.attempted_at desc, a.id desc
+    limit ${limit}`;
+}
+
+export interface WebhookDelivery {
+  endpointId: number;
+  workspaceId: number;
+  url: string;
+  /** AES-256-GCM ciphertext of the whsec_ secret. */
+  secret: Uint8Array;
+  enabled: boolean;
+  eventRowId: number;
+  eventId: string;
+  type: WebhookEventType;
+  /** The event's data object as JSON text. */
+  data: string;
+  createdAt: Date;
+}
+
+/** What one attempt needs: the endpoint and the event. Undefined when either is gone. */
+export async function findWebhookDelivery(sql: Sql, eventId: string, endpointId: number) {
+  const [delivery] = await sql<WebhookDelivery[]>`
+    select w.id as endpoint_id, w.workspace_id, w.url, w.secret, w.enabled,
+      e.id as event_row_id, e.event_id, e.type, e.data::text as data, e.created_at
+    from webhook_events e join webhook_endpoints w on w.id = ${endpointId}
+    where e.event_id = ${eventId} and e.workspace_id = w.workspace_id`;
+  return delivery;
+}
+
+/** Logs an attempt; a retried activity rewrites its attempt's row rather than adding one. */
+export async function recordWebhookAttempt(
+  sql: Sql,
+  input: {
+    endpointId: number;
+    eventRowId: number;
+    attempt: number;
+    attemptedAt: Date;
+    durationMs: number;
+    statusCode: number | null;
+    error: string | null;
+    succeeded: boolean;
+    nextAttemptAt: Date | null;
+  },
+): Promise<void> {
+  await sql`
+    insert into webhook_attempts (endpoint_id, event_id, attempt, attempted_at, duration_ms,
+      status_code, error, succeeded, next_attempt_at)
+    values (${input.endpointId}, ${input.eventRowId}, ${input.attempt}, ${input.attemptedAt},
+      ${input.durationMs}, ${input.statusCode}, ${input.error}, ${input.succeeded},
+      ${input.nextAttemptAt})
+    on conflict (endpoint_id, event_id, attempt) do update set
+      attempted_at = excluded.attempted_at, duration_ms = excluded.duration_ms,
+      status_code = excluded.status_code, error = excluded.error,
+      succeeded = excluded.succeeded, next_attempt_at = excluded.next_attempt_at`;
+}
+
+export interface UndispatchedEvent {
+  id: number;
+  eventId: string;
+  workspaceId: number;
+  type: WebhookEventType;
+  /** Subscribed endpoints that are still enabled. */
+  endpointIds: number[];
+}
+
+/**
+ * Locks the oldest undispatched events for the rest of the transaction, skipping those another
+ * dispatcher holds, with the endpoints (still enabled) each goes to.
+ */
+export function lockUndispatchedEvents(tx: TransactionSql, limit: number) {
+  return tx<UndispatchedEvent[]>`
+    with locked as (
+      select id, event_id, workspace_id, type, endpoint_ids from webhook_events
+      where dispatched_at is null
+      order by id
+      limit ${limit}
+      for update skip locked
+    )
+    select l.id, l.event_id, l.workspace_id, l.type,
+      coalesce(array(
+        select w.id from webhook_endpoints w
+        where w.id = any(l.endpoint_ids) and w.enabled order by w.id
+      ), '{}') as endpoint_ids
+    from locked l order by l.id`;
+}
+
+export async function markEventsDispatched(tx: TransactionSql, ids: number[]): Promise<void> {
+  await tx`update webhook_events set dispatched_at = now() where id = any(${ids}::bigint[])`;
+}
