@@ -13,8 +13,17 @@ export interface ProviderRecord {
   requiresSenderId: boolean;
   /** Null: the adapter's default. */
   messagesPerSecond: number | null;
-  /** Non-secret settings: base URL, default sender, messaging service. */
-  settings: { base_url?: string; from?: string; messaging_service_sid?: string };
+  /** Non-secret settings: base URL, default sender, messaging service; an SMPP host and bind. */
+  settings: {
+    base_url?: string;
+    from?: string;
+    messaging_service_sid?: string;
+    host?: string;
+    port?: string;
+    system_type?: string;
+    source_addr?: string;
+    window?: string;
+  };
   /** AES-256-GCM ciphertext (security/credentials.ts); never logged or returned. */
   credentials: Uint8Array | null;
 }

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { type ActivityDeps, createActivities } from '../activities/index.js';
+import { acquireSmppSessions, releaseSmppSessions } from '../providers/smpp/sessions.js';
 import { TASK_QUEUE } from '../workflows/definitions.js';
 
 const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -34,7 +35,17 @@ export async function startHeraldWorker(
     workflowsPath,
     activities: createActivities(options),
   });
-  const done = worker.run().finally(() => connection.close());
+  // SMPP binds live as long as the worker: unbound once its last activity has finished.
+  const logger = Runtime.instance().logger;
+  await acquireSmppSessions({
+    sql: options.sql,
+    secret: options.secret,
+    log: (level, message) => logger[level](message),
+  });
+  const done = worker
+    .run()
+    .finally(() => releaseSmppSessions())
+    .finally(() => connection.close());
   return {
     done,
     async shutdown() {
