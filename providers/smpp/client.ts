@@ -110,6 +110,8 @@ interface Connection {
   timers: Set<NodeJS.Timeout>;
   enquireTimer?: NodeJS.Timeout;
   enquirePending: boolean;
+  /** The SMSC's unbind, answered once no deliver_sm is being handled. */
+  unbindResponse?: smpp.PDU;
 }
 
 export interface SmppMessage {
@@ -386,7 +388,8 @@ export class SmppClient {
         session.send(pdu.response());
         return;
       case 'unbind':
-        session.send(pdu.response());
+        // Answered once the deliver_sm being stored are answered: the SMSC closes on unbind_resp.
+        connection.unbindResponse = pdu.response();
         if (connection.state === 'bound' || connection.state === 'binding') {
           this.#log('warn', 'the SMSC unbound; rebinding once the responses owed have arrived');
           this.#retire(connection, false);
@@ -425,8 +428,12 @@ export class SmppClient {
 
   #pump() {
     const connection = this.#connection;
-    if (connection?.state !== 'bound') return;
-    while (this.#queue.length > 0 && connection.inFlight.size < this.#options.window) {
+    // The state is checked on every turn: a write that fails retires the connection.
+    while (
+      connection?.state === 'bound' &&
+      this.#queue.length > 0 &&
+      connection.inFlight.size < this.#options.window
+    ) {
       const wait = this.#pausedUntil - Date.now();
       if (wait > 0) {
         clearTimeout(this.#pumpTimer);
@@ -443,8 +450,11 @@ export class SmppClient {
       this.#onResponse(connection, job, response),
     );
     if (!written) {
-      // The socket is going away: nothing was written, the job waits for the next bind.
+      // The socket is going away: nothing was written, the job waits for the next bind. The
+      // connection takes nothing more (or #pump would try it again and again).
       this.#queue.unshift(job);
+      connection.state = 'unbinding';
+      connection.ownUnbind = false;
       connection.session.destroy();
       return;
     }
@@ -506,8 +516,13 @@ export class SmppClient {
   }
 
   #maybeFinishUnbind(connection: Connection) {
-    if (connection.state !== 'unbinding') return;
-    if (connection.inFlight.size > 0 || connection.deliveries > 0) return;
+    if (connection.state !== 'unbinding' && !connection.unbindResponse) return;
+    if (connection.deliveries > 0) return;
+    if (connection.unbindResponse) {
+      connection.session.send(connection.unbindResponse);
+      connection.unbindResponse = undefined;
+    }
+    if (connection.state !== 'unbinding' || connection.inFlight.size > 0) return;
     this.#finishUnbind(connection);
   }
 

@@ -109,6 +109,7 @@ interface PeerSession {
 
 interface Delivery {
   options: Record<string, unknown>;
+  connection?: number;
   resolve(status: number): void;
 }
 
@@ -231,7 +232,7 @@ export async function startSmscPeer(options: SmscPeerOptions): Promise<SmscPeer>
     unbindAll() {
       for (const peerSession of sessions) if (peerSession.bound) unbind(peerSession);
     },
-    sendReceipt: (message, step) => deliver(receiptPdu(message, step)),
+    sendReceipt: (message, step) => deliver(receiptPdu(message, step), message.connection),
     sendReply: (reply) =>
       deliver({
         source_addr_ton: 1,
@@ -282,17 +283,20 @@ export async function startSmscPeer(options: SmscPeerOptions): Promise<SmscPeer>
   }
 
   /** Sends a deliver_sm on a bound session, now or once one binds; resolves to its answer. */
-  function deliver(pduOptions: Record<string, unknown>): Promise<number> {
+  function deliver(pduOptions: Record<string, unknown>, connection?: number): Promise<number> {
     return new Promise((resolve) => {
-      outbox.push({ options: pduOptions, resolve });
+      outbox.push({ options: pduOptions, connection, resolve });
       flush();
     });
   }
 
+  /** Receipts go back over the connection that took the message while it is bound, else any. */
   function flush() {
-    const target = [...sessions].reverse().find((each) => each.bound && !each.unbinding);
-    if (!target) return;
+    const bound = [...sessions].reverse().filter((each) => each.bound && !each.unbinding);
+    if (bound.length === 0) return;
     for (const delivery of outbox.splice(0)) {
+      const target =
+        bound.find((each) => each.connection === delivery.connection) ?? (bound[0] as PeerSession);
       const pdu = new smpp.PDU('deliver_sm', delivery.options);
       const sent = target.session.send(pdu, (response) => {
         target.deliveries.delete(pdu.sequence_number);
