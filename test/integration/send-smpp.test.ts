@@ -119,18 +119,18 @@ afterAll(async () => {
 
 describe('a campaign through an SMPP provider', () => {
   it('reaches the SMSC once per recipient, and its receipts come back into the reports', async () => {
-    const recipients = numbers(400);
+    const recipients = numbers(1000);
     const text = 'Your parcel is on its way: track it with code 7F3A.';
     const id = await sendSmpp(recipients, text);
     expect(await lookup(stack, tenant.token, id)).toMatchObject({
       status: 'completed',
-      total_recipients: 400,
+      total_recipients: 1000,
       queued_count: 0,
-      sent_count: 400,
+      sent_count: 1000,
       failed_count: 0,
     });
     const rows = await messageRows(stack, id);
-    expect(rows).toHaveLength(400);
+    expect(rows).toHaveLength(1000);
     for (const row of rows) {
       const message = peerMessageTo(row.recipient);
       expect(row).toMatchObject({
@@ -148,14 +148,14 @@ describe('a campaign through an SMPP provider', () => {
         dataCoding: 0,
       });
     }
-    await expect.poll(() => receipted(id), { timeout: 20_000, interval: 200 }).toBe(400);
+    await expect.poll(() => receipted(id), { timeout: 20_000, interval: 200 }).toBe(1000);
     expect(new Set((await messageRows(stack, id)).map((row) => row.deliveryStatus))).toEqual(
       new Set(['delivered']),
     );
     expect(await reportCounts(id)).toEqual({
-      sent: 400,
+      sent: 1000,
       failedToSend: 0,
-      delivered: 400,
+      delivered: 1000,
       deliveryFailed: 0,
     });
     expect(await pendingReceipts(tenant.workspaceId)).toBe(0);

@@ -103,6 +103,8 @@ interface PeerSession {
   connection: number;
   bound: boolean;
   unbinding: boolean;
+  /** Going away abruptly: nothing more is answered. */
+  dropping: boolean;
   outstanding: number;
   deliveries: Map<number, Delivery>;
 }
@@ -134,6 +136,10 @@ export interface SmscPeer {
   readonly connections: number;
   /** submit_sm answers by status name, e.g. { ESME_ROK: 10, ESME_RTHROTTLED: 3 }. */
   answered: Record<string, number>;
+  /** unbind requests Herald sent (a graceful goodbye). */
+  readonly unbinds: number;
+  /** Sessions bound right now. */
+  readonly bound: number;
   /** deliver_sm_resp statuses Herald answered, in order. */
   deliveryAnswers: number[];
   /** The most submit_sm a session held unanswered at once. */
@@ -196,6 +202,7 @@ export async function startSmscPeer(options: SmscPeerOptions): Promise<SmscPeer>
   let throttleStatus: number = ESME.RTHROTTLED;
   let unbindAt: number | null = null;
   let dropAt: number | null = null;
+  let unbinds = 0;
 
   const peer: SmscPeer = {
     host: '127.0.0.1',
@@ -208,6 +215,12 @@ export async function startSmscPeer(options: SmscPeerOptions): Promise<SmscPeer>
       return connections;
     },
     answered,
+    get unbinds() {
+      return unbinds;
+    },
+    get bound() {
+      return [...sessions].filter((each) => each.bound).length;
+    },
     deliveryAnswers,
     get maxOutstanding() {
       return maxOutstanding;
@@ -292,7 +305,9 @@ export async function startSmscPeer(options: SmscPeerOptions): Promise<SmscPeer>
 
   /** Receipts go back over the connection that took the message while it is bound, else any. */
   function flush() {
-    const bound = [...sessions].reverse().filter((each) => each.bound && !each.unbinding);
+    const bound = [...sessions]
+      .reverse()
+      .filter((each) => each.bound && !each.unbinding && !each.dropping);
     if (bound.length === 0) return;
     for (const delivery of outbox.splice(0)) {
       const target =
@@ -429,6 +444,7 @@ export async function startSmscPeer(options: SmscPeerOptions): Promise<SmscPeer>
       connection: connections,
       bound: false,
       unbinding: false,
+      dropping: false,
       outstanding: 0,
       deliveries: new Map(),
     };
@@ -470,9 +486,10 @@ export async function startSmscPeer(options: SmscPeerOptions): Promise<SmscPeer>
     session.on('bind_receiver', onBind('bind_receiver'));
 
     session.on('enquire_link', (pdu: smpp.PDU) => {
-      if (!peer.ignoreEnquireLinks) session.send(pdu.response());
+      if (!peer.ignoreEnquireLinks && !peerSession.dropping) session.send(pdu.response());
     });
     session.on('unbind', (pdu: smpp.PDU) => {
+      unbinds++;
       peerSession.bound = false;
       session.send(pdu.response());
       session.close();
@@ -487,10 +504,14 @@ export async function startSmscPeer(options: SmscPeerOptions): Promise<SmscPeer>
         count(status);
         session.send(pdu.response(status ? { command_status: status } : { message_id: messageId }));
       };
+      if (peerSession.dropping) return;
       if (!peerSession.bound || peerSession.unbinding) return answer(ESME.RINVBNDSTS);
       if (dropAt !== null && parts.length >= dropAt) {
+        // Abrupt: this PDU and any after it are read and never answered, and not kept. The
+        // answers already written get a moment to arrive before the socket is destroyed.
         dropAt = null;
-        session.destroy();
+        peerSession.dropping = true;
+        setTimeout(() => session.destroy(), 100);
         return;
       }
       if (unbindAt !== null && parts.length >= unbindAt) {
@@ -511,10 +532,14 @@ export async function startSmscPeer(options: SmscPeerOptions): Promise<SmscPeer>
       const respond = () => {
         peerSession.outstanding--;
         // A PDU not answered before the connection went is not kept: Herald cannot know of it.
-        if (session.socket.destroyed || !session.socket.writable) return;
+        if (peerSession.dropping || session.socket.destroyed || !session.socket.writable) return;
         const messageId = String(nextId++);
-        keep({ ...part, messageId });
-        answer(ESME.ROK, messageId);
+        count(ESME.ROK);
+        const response = pdu.response({ message_id: messageId });
+        // Kept once its answer is written: an answer lost with the socket leaves nothing kept.
+        session.socket.write(response.toBuffer(), (error) => {
+          if (!error) keep({ ...part, messageId });
+        });
       };
       const delay = answerDelays.get(`+${part.to}`) ?? peer.responseDelayMs;
       if (delay > 0) setTimeout(respond, delay);
