@@ -108,22 +108,27 @@ export interface SmppAddress {
 const E164 = /^\+[1-9]\d{1,14}$/;
 
 /**
- * TON/NPI of an address: international/ISDN (1/1) for an E.164 number, sent without its `+`;
- * alphanumeric (5/0) for a sender name; a bare short code is network-specific (3/0); none is 0/0
- * (the SMSC fills in the account's default).
+ * TON/NPI of an address: international/ISDN (1/1) for an E.164 number, sent without its `+` (also
+ * for 9-15 digits without it); alphanumeric (5/0) for a sender name; a short code of 3-8 digits is
+ * network-specific (3/0); other digits (a national number) are unknown/ISDN (0/1), for the SMSC to
+ * read; none is 0/0 (the SMSC fills in the account's default).
  */
 export function smppAddress(value: string | null | undefined): SmppAddress {
   if (!value) return { ton: 0, npi: 0, addr: '' };
   if (E164.test(value)) return { ton: 1, npi: 1, addr: value.slice(1) };
   if (/^\d{3,8}$/.test(value)) return { ton: 3, npi: 0, addr: value };
-  if (/^\d{9,15}$/.test(value)) return { ton: 1, npi: 1, addr: value };
+  if (/^[1-9]\d{8,14}$/.test(value)) return { ton: 1, npi: 1, addr: value };
+  if (/^\d+$/.test(value)) return { ton: 0, npi: 1, addr: value };
   return { ton: 5, npi: 0, addr: value };
 }
 
-/** The E.164 form of an address the SMSC sent: international TON, or a full number of digits. */
+/**
+ * The E.164 form of an address the SMSC sent: international TON, or unknown TON with a full
+ * international number (8-15 digits, no leading 0); anything else as it came.
+ */
 export function e164Of(address: { ton: number; addr: string }): string {
   if (address.addr.startsWith('+')) return address.addr;
-  if (/^\d{8,15}$/.test(address.addr) && (address.ton === 1 || address.ton === 0))
+  if (/^[1-9]\d{7,14}$/.test(address.addr) && (address.ton === 1 || address.ton === 0))
     return `+${address.addr}`;
   return address.addr;
 }

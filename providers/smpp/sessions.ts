@@ -52,6 +52,11 @@ export class SmppSessions {
     this.#options = options;
   }
 
+  /** Providers this process holds a bind (or is binding) for. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
   /** Binds every active SMPP provider, and keeps doing so every refresh interval. */
   async start(): Promise<void> {
     await this.#refreshSafely();

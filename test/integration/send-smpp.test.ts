@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { providerCreate, providerDisable, routeCreate } from '../../cli/commands/providers.js';
 import { UsageError } from '../../cli/output.js';
 import { countSegments } from '../../domain/segments.js';
+import { SmppSessions } from '../../providers/smpp/sessions.js';
 import { decryptCredentials, providerCredentialsContext } from '../../security/credentials.js';
 import { heraldEnv, runHeraldJson } from '../support/processes.js';
 import { lookup, messageRows, numbers, sendQueued, waitForCompletion } from '../support/send.js';
@@ -541,6 +542,43 @@ describe('replies over the bind', () => {
       await peer.sendReply({ from: recipient, to: 'Herald', text: 'Stop', dataCoding: 8 }),
     ).toBe(0);
     expect(await optOuts()).toEqual([{ recipient, source: 'reply' }]);
+  });
+});
+
+describe("a worker's SMPP sessions", () => {
+  it('bind each active provider, rebind when its settings change, and let a disabled one go', async () => {
+    const owner = await createTenant(stack.admin);
+    const target = await startSmscPeer(ACCOUNT);
+    peers.push(target);
+    await smppProvider(owner, 'smsc', target);
+    // Sessions of this test's own, refreshed by hand (the shared worker's refresh every 30 s
+    // may bind the provider too: only what these sessions do is counted).
+    const sessions = new SmppSessions({ sql: stack.sql, secret: inject('secret') });
+    try {
+      await sessions.refresh();
+      expect(sessions.size).toBeGreaterThanOrEqual(1);
+      await expect.poll(() => target.bound).toBeGreaterThanOrEqual(1);
+      const binds = () => target.binds.filter((bind) => bind.accepted).length;
+      const bindsBefore = binds();
+      const unbindsBefore = target.unbinds;
+
+      // A new window is a new bind: the old one is unbound, a new one made.
+      await stack.sql`
+        update providers set settings = settings || '{"window": "4"}'
+        where workspace_id = ${owner.workspaceId} and slug = 'smsc'`;
+      await sessions.refresh();
+      await expect.poll(() => target.unbinds).toBeGreaterThanOrEqual(unbindsBefore + 1);
+      await expect.poll(binds).toBeGreaterThanOrEqual(bindsBefore + 1);
+
+      const unbindsWhileActive = target.unbinds;
+      await providerDisable(stack.admin, { workspace: owner.slug, slug: 'smsc' });
+      const sizeBefore = sessions.size;
+      await sessions.refresh();
+      expect(sessions.size).toBe(sizeBefore - 1);
+      await expect.poll(() => target.unbinds).toBeGreaterThanOrEqual(unbindsWhileActive + 1);
+    } finally {
+      await sessions.close();
+    }
   });
 });
 

@@ -55,6 +55,7 @@ describe('addresses', () => {
     expect(smppAddress('Herald')).toEqual({ ton: 5, npi: 0, addr: 'Herald' });
     expect(smppAddress('1234')).toEqual({ ton: 3, npi: 0, addr: '1234' });
     expect(smppAddress('61412345678')).toEqual({ ton: 1, npi: 1, addr: '61412345678' });
+    expect(smppAddress('0412345678')).toEqual({ ton: 0, npi: 1, addr: '0412345678' });
     expect(smppAddress(null)).toEqual({ ton: 0, npi: 0, addr: '' });
   });
 
@@ -63,6 +64,7 @@ describe('addresses', () => {
     expect(e164Of({ ton: 0, addr: '61412345678' })).toBe('+61412345678');
     expect(e164Of({ ton: 1, addr: '+61412345678' })).toBe('+61412345678');
     expect(e164Of({ ton: 2, addr: '0412345678' })).toBe('0412345678');
+    expect(e164Of({ ton: 0, addr: '0412345678' })).toBe('0412345678');
     expect(e164Of({ ton: 3, addr: '1234' })).toBe('1234');
   });
 });
