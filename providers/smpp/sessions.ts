@@ -11,6 +11,7 @@
  */
 import type { Sql } from '../../db/client.js';
 import { applyInboundReply } from '../../db/opt-outs.js';
+import type { ProviderRecord } from '../../db/providers.js';
 import {
   deleteStaleSmppRecords,
   findActiveSmppProviders,
@@ -27,6 +28,8 @@ export interface SmppSessionsOptions {
   /** HERALD_SECRET: decrypts the providers' credentials. */
   secret: string;
   refreshIntervalMs?: number;
+  /** The providers to keep a bind for; by default every active SMPP provider. */
+  providers?: () => Promise<ProviderRecord[]>;
   log?: SmppLog;
   /** Overrides of the binds' timers and limits. */
   client?: Partial<SmppClientOptions>;
@@ -70,7 +73,8 @@ export class SmppSessions {
   /** Binds for the active SMPP providers, and no others; an hourly clean-up of stale records. */
   async refresh(): Promise<void> {
     const startedAt = Date.now();
-    const records = await findActiveSmppProviders(this.#options.sql);
+    const records = await (this.#options.providers?.() ??
+      findActiveSmppProviders(this.#options.sql));
     if (this.#closed) return;
     const wanted = new Set<string>();
     for (const record of records) {
