@@ -107,6 +107,8 @@ interface Connection {
   deliveries: number;
   /** Unbinding because Herald asked (it then sends unbind itself), not the SMSC. */
   ownUnbind: boolean;
+  /** The unbind (or the close) is under way. */
+  finishing: boolean;
   timers: Set<NodeJS.Timeout>;
   enquireTimer?: NodeJS.Timeout;
   enquirePending: boolean;
@@ -297,6 +299,7 @@ export class SmppClient {
       inFlight: new Map(),
       deliveries: 0,
       ownUnbind: false,
+      finishing: false,
       timers: new Set(),
       enquirePending: false,
     };
@@ -528,11 +531,12 @@ export class SmppClient {
 
   /** Every response owed has arrived: unbind (when Herald is the one leaving) and close. */
   #finishUnbind(connection: Connection) {
+    if (connection.finishing) return;
+    connection.finishing = true;
     if (!connection.ownUnbind) {
       connection.session.close();
       return;
     }
-    connection.ownUnbind = false;
     this.#after(connection, this.#options.responseTimeoutMs, () => connection.session.destroy());
     const sent = connection.session.send(new smpp.PDU('unbind'), () => connection.session.close());
     if (!sent) connection.session.destroy();
