@@ -35,6 +35,11 @@ Administer (each accepts --json and then prints one JSON object):
                   [--messaging-service-sid <MG…>] [--base-url <url>] [--name <name>]
                   [--requires-sender-id] [--messages-per-second <n>] [--countries <AU,NZ,...>]
                   (the token is stored encrypted, never shown)
+  provider create --workspace <slug> --slug <slug> --type smpp --host <host> --port <port>
+                  --system-id <id> --password <pw> [--system-type <type>]
+                  [--source-addr <default sender>] [--window <1-100, default 10>]
+                  [--name <name>] [--requires-sender-id] [--messages-per-second <n, default 50>]
+                  (SMPP 3.4 transceiver; the password is stored encrypted, never shown)
   provider enable|disable --workspace <slug> --slug <slug>
   route create --workspace <slug> --slug <slug> --providers <a,b,...> [--name <name>]
   credits add --workspace <slug> --amount <n>
@@ -101,6 +106,13 @@ const ADMIN_COMMANDS: Record<string, { run: AdminCommand; options: string[] }> =
       'auth-token',
       'from',
       'messaging-service-sid',
+      'host',
+      'port',
+      'system-id',
+      'password',
+      'system-type',
+      'source-addr',
+      'window',
     ],
   },
   'provider enable': { run: providers.providerEnable, options: ['workspace', 'slug'] },

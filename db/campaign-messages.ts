@@ -1,4 +1,5 @@
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
+import { applyPendingCampaignReceipts } from './smpp-pending-receipts.js';
 
 export interface CampaignForSubmission {
   id: number;
@@ -68,10 +69,14 @@ export interface SettledMessage {
   error: string | null;
 }
 
-/** Settles messages once: a row already settled keeps its first outcome. */
+/**
+ * Settles messages once: a row already settled keeps its first outcome. Receipts an SMPP
+ * provider sent before the batch settled are applied in the same transaction.
+ */
 export async function settleMessages(sql: Sql, campaignId: number, settled: SettledMessage[]) {
   if (settled.length === 0) return;
-  await sql`
+  await sql.begin(async (tx) => {
+    await tx`
     update campaign_messages m set
       status = s.status, provider_slug = s.provider, provider_message_id = s.provider_message_id,
       error = s.error, submitted_at = case when s.status = 'sent' then now() end
@@ -81,6 +86,12 @@ export async function settleMessages(sql: Sql, campaignId: number, settled: Sett
                 ${settled.map((row) => row.error)}::text[])
       as s(seq, status, provider, provider_message_id, error)
     where m.campaign_id = ${campaignId} and m.seq = s.seq and m.status = 'queued'`;
+    await applyPendingCampaignReceipts(
+      tx,
+      campaignId,
+      settled.map((row) => row.seq),
+    );
+  });
 }
 
 /** Completes the campaign when no message is left queued; returns whether it is complete. */
@@ -102,7 +113,7 @@ export async function completeCampaign(sql: Sql, campaignId: number): Promise<bo
  * queued with its attempt on that provider, and settles later with the same provider id.
  */
 export async function recordDelivery(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   input: {
     campaignId: number;
     seq: number;

@@ -1,4 +1,5 @@
 import type { Sql, TransactionSql } from './client.js';
+import { applyPendingOtpReceipts } from './smpp-pending-receipts.js';
 
 export type OtpStatus = 'pending' | 'accepted' | 'failed';
 export type OtpOutcome = 'verified' | 'expired' | 'superseded' | 'failed';
@@ -142,7 +143,8 @@ export async function claimOtpAttempt(
  * earlier code working. Their runs read the supersession when their codes expire.
  */
 export async function markOtpAccepted(sql: Sql, id: string, providerMessageId: string) {
-  await sql`
+  await sql.begin(async (tx) => {
+    await tx`
     with accepted as (
       update otp_requests set status = 'accepted', provider_message_id = ${providerMessageId}
       where id = ${id} and status = 'pending'
@@ -156,6 +158,9 @@ export async function markOtpAccepted(sql: Sql, id: string, providerMessageId: s
       and earlier.created_at < accepted.created_at and earlier.id <> ${id}
       and earlier.verified_at is null and earlier.superseded_at is null
       and earlier.expires_at > now()`;
+    // A receipt an SMPP provider sent before the acceptance was recorded.
+    await applyPendingOtpReceipts(tx, id);
+  });
 }
 
 /** Fails a pending request and refunds what it was charged, once. */
@@ -258,7 +263,7 @@ export async function recordFailedVerification(tx: TransactionSql, subject: OtpS
  * on that provider, when the receipt overtakes the submission's answer); the latest wins.
  */
 export async function recordOtpDelivery(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   input: {
     requestId: string;
     provider: string;

@@ -13,13 +13,18 @@ export interface ProviderRecord {
   requiresSenderId: boolean;
   /** Null: the adapter's default. */
   messagesPerSecond: number | null;
-  /** Non-secret settings: base URL, default sender, messaging service. */
+  /** Non-secret settings: base URL, default sender, messaging service; an SMPP host and bind. */
   settings: {
     base_url?: string;
     from?: string;
     messaging_service_sid?: string;
     /** ISO 3166 alpha-2 codes, comma-separated; absent: every country. */
     countries?: string;
+    host?: string;
+    port?: string;
+    system_type?: string;
+    source_addr?: string;
+    window?: string;
   };
   /** AES-256-GCM ciphertext (security/credentials.ts); never logged or returned. */
   credentials: Uint8Array | null;

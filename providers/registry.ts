@@ -3,6 +3,8 @@ import { findProvider, findProviders, type ProviderRecord } from '../db/provider
 import type { Countries } from '../domain/phone.js';
 import { decryptCredentials, providerCredentialsContext } from '../security/credentials.js';
 import { parseSimulatorReceipt, SimulatorProvider } from './simulator/client.js';
+import { SMPP_WEBHOOK_ANSWER, SmppProvider } from './smpp/adapter.js';
+import { smppConfigOf } from './smpp/config.js';
 import { TwilioProvider, twilioCredentials } from './twilio/adapter.js';
 import type { ReceiptParser, SmsProvider } from './types.js';
 
@@ -49,7 +51,11 @@ export function adapterFor(record: ProviderRecord, secret: string): SmsProvider 
         messagesPerSecond: record.messagesPerSecond,
       });
     case 'smpp':
-      throw new Error(`provider ${record.slug}: the SMPP adapter is not available yet`);
+      return new SmppProvider(smppConfigOf(record, secret), {
+        requiresSenderId: record.requiresSenderId,
+        countries: declaredCountries(record),
+        messagesPerSecond: record.messagesPerSecond,
+      });
   }
 }
 
@@ -102,5 +108,7 @@ export async function receiptParserFor(
 ): Promise<ReceiptParser | undefined> {
   if (slug === OWN_PROVIDER_SLUG) return { parseReceipt: parseSimulatorReceipt };
   const record = await findProvider(sql, workspaceId, slug);
+  // SMPP receipts come over the worker's bind; the api never opens one.
+  if (record?.type === 'smpp') return { parseReceipt: () => SMPP_WEBHOOK_ANSWER };
   return record ? adapterFor(record, secret) : undefined;
 }

@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { type ActivityDeps, createActivities } from '../activities/index.js';
+import { acquireSmppSessions, releaseSmppSessions } from '../providers/smpp/sessions.js';
 import { TASK_QUEUE } from '../workflows/definitions.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
 
@@ -41,6 +42,13 @@ export async function startHeraldWorker(
     workflowsPath,
     activities: createActivities(options),
   });
+  // SMPP binds live as long as the worker: unbound once its last activity has finished.
+  const logger = Runtime.instance().logger;
+  await acquireSmppSessions({
+    sql: options.sql,
+    secret: options.secret,
+    log: (level, message) => logger[level](message),
+  });
   const dispatcher =
     options.webhookDispatcher === false
       ? undefined
@@ -48,10 +56,13 @@ export async function startHeraldWorker(
           sql: options.sql,
           client: new Client({ connection, namespace: options.namespace }),
         });
-  const done = worker.run().finally(async () => {
-    await dispatcher?.stop();
-    await connection.close();
-  });
+  const done = worker
+    .run()
+    .finally(async () => {
+      await dispatcher?.stop();
+      await releaseSmppSessions();
+    })
+    .finally(() => connection.close());
   return {
     done,
     async shutdown() {

@@ -20,12 +20,24 @@ import {
   workspaceBySlug,
 } from './admin.js';
 
-/** Types `provider create` can configure; SMPP arrives with its adapter. */
-const CREATABLE_TYPES = ['simulator', 'twilio'] as const;
+/** Types `provider create` can configure. */
+const CREATABLE_TYPES = ['simulator', 'twilio', 'smpp'] as const;
 type CreatableType = (typeof CREATABLE_TYPES)[number];
 
 const TWILIO_OPTIONS = ['account-sid', 'auth-token', 'from', 'messaging-service-sid'];
+const SMPP_OPTIONS = [
+  'host',
+  'port',
+  'system-id',
+  'password',
+  'system-type',
+  'source-addr',
+  'window',
+];
 const E164 = /^\+[1-9]\d{1,14}$/;
+const HOST_NAME =
+  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
+const IP_ADDRESS = /^(?:\d{1,3}(?:\.\d{1,3}){3}|\[?[0-9A-Fa-f:]+\]?)$/;
 /** Alphanumeric sender id: up to 11 letters, digits or spaces, at least one letter. */
 const ALPHANUMERIC_SENDER = /^(?=.*[A-Za-z])[A-Za-z0-9 ]{1,11}$/;
 
@@ -42,9 +54,17 @@ interface ProviderConfig {
   credentials: Record<string, string> | null;
 }
 
+/** Refuses the options of the other types, so a mistyped --type is not silently accepted. */
+function refuseOptionsOf(options: Options, type: CreatableType) {
+  const foreign = { twilio: TWILIO_OPTIONS, smpp: SMPP_OPTIONS, simulator: [] };
+  for (const [owner, names] of Object.entries(foreign)) {
+    if (owner === type) continue;
+    const given = names.find((name) => options[name] !== undefined);
+    if (given) throw new UsageError(`--${given} applies only to --type ${owner}`);
+  }
+}
+
 function simulatorConfig(options: Options): ProviderConfig {
-  const given = TWILIO_OPTIONS.find((name) => options[name] !== undefined);
-  if (given) throw new UsageError(`--${given} applies only to --type twilio`);
   return {
     settings: { base_url: httpUrl('base-url', required(options, 'base-url')) },
     credentials: null,
@@ -75,6 +95,59 @@ function twilioConfig(options: Options): ProviderConfig {
   if (from) settings.from = from;
   if (messagingServiceSid) settings.messaging_service_sid = messagingServiceSid;
   return { settings, credentials: { account_sid: accountSid, auth_token: authToken } };
+}
+
+/** Printable ASCII of SMPP 3.4's C-octet strings, which hold `max` characters before the NUL. */
+function smppString(options: Options, name: string, max: number): string | undefined {
+  const value = optional(options, name);
+  if (value !== undefined && !new RegExp(`^[\\x21-\\x7e]{1,${max}}$`).test(value))
+    throw new UsageError(
+      `--${name} must be 1 to ${max} printable ASCII characters without spaces (SMPP 3.4)`,
+    );
+  return value;
+}
+
+function wholeNumber(options: Options, name: string, min: number, max: number) {
+  const value = optional(options, name);
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max)
+    throw new UsageError(`--${name} must be a whole number from ${min} to ${max}`);
+  return String(Number(value));
+}
+
+/** Never echoes the password, not even in an error. */
+function smppConfig(options: Options): ProviderConfig {
+  const host = required(options, 'host');
+  if (!HOST_NAME.test(host) && !IP_ADDRESS.test(host))
+    throw new UsageError(`--host "${host}" must be a host name or an IP address`);
+  const port = wholeNumber(options, 'port', 1, 65535);
+  if (port === undefined) throw new UsageError('--port is required');
+  const systemId = smppString(options, 'system-id', 15);
+  if (systemId === undefined) throw new UsageError('--system-id is required');
+  const password = options.password;
+  if (typeof password !== 'string' || password === '')
+    throw new UsageError('--password is required');
+  if (!/^[\x21-\x7e]{1,8}$/.test(password))
+    throw new UsageError(
+      '--password must be 1 to 8 printable ASCII characters without spaces (SMPP 3.4)',
+    );
+  const systemType = smppString(options, 'system-type', 12);
+  const sourceAddr = optional(options, 'source-addr');
+  if (
+    sourceAddr !== undefined &&
+    !E164.test(sourceAddr) &&
+    !ALPHANUMERIC_SENDER.test(sourceAddr) &&
+    !/^\d{3,8}$/.test(sourceAddr)
+  )
+    throw new UsageError(
+      `--source-addr "${sourceAddr}" must be an E.164 number, a short code or an alphanumeric sender id (up to 11 characters)`,
+    );
+  const window = wholeNumber(options, 'window', 1, 100);
+  const settings: Record<string, string> = { host: host.replace(/^\[|\]$/g, ''), port };
+  if (systemType) settings.system_type = systemType;
+  if (sourceAddr) settings.source_addr = sourceAddr;
+  if (window) settings.window = window;
+  return { settings, credentials: { system_id: systemId, password } };
 }
 
 /** `--messages-per-second`: the provider's throughput, shared by every worker; unset keeps the adapter's. */
@@ -109,8 +182,13 @@ export async function providerCreate(
   if (!(CREATABLE_TYPES as readonly string[]).includes(type)) {
     throw new UsageError(`--type must be one of ${CREATABLE_TYPES.join(', ')}`);
   }
+  refuseOptionsOf(options, type as CreatableType);
   const config =
-    (type as CreatableType) === 'twilio' ? twilioConfig(options) : simulatorConfig(options);
+    type === 'twilio'
+      ? twilioConfig(options)
+      : type === 'smpp'
+        ? smppConfig(options)
+        : simulatorConfig(options);
   const countries = countriesOption(options);
   if (countries) config.settings.countries = countries;
   try {
