@@ -12,7 +12,6 @@ import { providerCreate, providerDisable, routeCreate } from '../../cli/commands
 import { UsageError } from '../../cli/output.js';
 import { findActiveSmppProviders } from '../../db/smpp.js';
 import { countSegments } from '../../domain/segments.js';
-import { smppAbsoluteTime } from '../../providers/smpp/client.js';
 import { SmppSessions } from '../../providers/smpp/sessions.js';
 import { decryptCredentials, providerCredentialsContext } from '../../security/credentials.js';
 import { heraldEnv, runHeraldJson } from '../support/processes.js';
@@ -164,14 +163,15 @@ describe('a campaign through an SMPP provider', () => {
     expect(await pendingReceipts(tenant.workspaceId)).toBe(0);
     expect(peer.problems).toEqual([]);
     expect(peer.deliveryAnswers.filter((status) => status !== 0)).toEqual([]);
-    // The campaign's validity period travels as validity_period, in UTC absolute time.
+    // The campaign's validity period travels as validity_period, to the second.
     const [campaign] = await stack.sql<{ validUntil: Date }[]>`
       select valid_until from campaigns where id = ${id}`;
+    const validSecond = Math.floor((campaign?.validUntil as Date).getTime() / 1000) * 1000;
     const sentTo = new Set(recipients.map((recipient) => recipient.slice(1)));
     const validity = new Set(
-      peer.parts.filter((part) => sentTo.has(part.to)).map((part) => part.validityPeriod),
+      peer.parts.filter((part) => sentTo.has(part.to)).map((part) => part.validUntil?.getTime()),
     );
-    expect(validity).toEqual(new Set([smppAbsoluteTime(campaign?.validUntil as Date)]));
+    expect(validity).toEqual(new Set([validSecond]));
   });
 
   it("sends a message's own sender id, else the provider's, with the TON/NPI of its kind", async () => {

@@ -58,8 +58,11 @@ export interface PeerPart {
   dataCoding: number;
   esmClass: number;
   registeredDelivery: number;
-  /** `validity_period` as sent: SMPP absolute time (`YYMMDDhhmmsstnnp`), or '' for the SMSC's default. */
-  validityPeriod: string;
+  /**
+   * `validity_period` as the smpp package decodes it (whole seconds), or null for the SMSC's
+   * default.
+   */
+  validUntil: Date | null;
   udh: { reference: number; total: number; seq: number } | null;
   text: string;
 }
@@ -398,9 +401,10 @@ export async function startSmscPeer(options: SmscPeerOptions): Promise<SmscPeer>
     const empty = sourceTon === 0 && sourceNpi === 0 && from === '';
     if (!alphanumeric && !international && !empty)
       problems.push(`source ${from} TON/NPI ${sourceTon}/${sourceNpi}`);
-    const validityPeriod = String(pdu.validity_period ?? '');
-    if (validityPeriod !== '' && !/^\d{12}\d\d{2}[+-]$/.test(validityPeriod))
-      problems.push(`submit_sm to ${to}: validity_period ${validityPeriod}`);
+    const validity = pdu.validity_period as unknown;
+    const validUntil = validity instanceof Date ? validity : null;
+    if (validity && !(validUntil && Number.isFinite(validUntil.getTime())))
+      problems.push(`submit_sm to ${to}: validity_period ${String(validity)}`);
     const dataCoding = field('data_coding');
     if (dataCoding !== 0 && dataCoding !== 8) problems.push(`data_coding ${dataCoding}`);
     const esmClass = field('esm_class');
@@ -436,7 +440,7 @@ export async function startSmscPeer(options: SmscPeerOptions): Promise<SmscPeer>
       dataCoding,
       esmClass,
       registeredDelivery: field('registered_delivery'),
-      validityPeriod,
+      validUntil,
       udh,
       text,
     };
