@@ -164,9 +164,9 @@ describe('a campaign through an SMPP provider', () => {
     expect(peer.problems).toEqual([]);
     expect(peer.deliveryAnswers.filter((status) => status !== 0)).toEqual([]);
     // The campaign's validity period travels as validity_period, to the second.
-    const [campaign] = await stack.sql<{ validUntil: Date }[]>`
-      select valid_until from campaigns where id = ${id}`;
-    const validSecond = Math.floor((campaign?.validUntil as Date).getTime() / 1000) * 1000;
+    const [{ validUntil }] = (await stack.sql`
+      select valid_until from campaigns where id = ${id}`) as unknown as [{ validUntil: Date }];
+    const validSecond = Math.floor(validUntil.getTime() / 1000) * 1000;
     const sentTo = new Set(recipients.map((recipient) => recipient.slice(1)));
     const validity = new Set(
       peer.parts.filter((part) => sentTo.has(part.to)).map((part) => part.validUntil?.getTime()),
