@@ -34,6 +34,17 @@ const SMPP_OPTIONS = [
   'source-addr',
   'window',
 ];
+
+/** Every option of `provider create` beyond workspace, slug, name and type. */
+export const PROVIDER_CREATE_OPTIONS = [
+  'base-url',
+  'requires-sender-id',
+  'messages-per-second',
+  'countries',
+  ...TWILIO_OPTIONS,
+  ...SMPP_OPTIONS,
+];
+
 const E164 = /^\+[1-9]\d{1,14}$/;
 const HOST_NAME =
   /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
