@@ -16,7 +16,7 @@ const notFound = page(
 function done(workspaceName: string) {
   return page(
     'Unsubscribed',
-    `<h1>You are unsubscribed</h1><p>You will no longer receive marketing messages from <strong>${escapeHtml(workspaceName)}</strong>. Messages you need, such as codes and receipts, still arrive.</p><p>Changed your mind? Reply START to any of their messages.</p>`,
+    `<h1>You are unsubscribed</h1><p>You will no longer receive marketing messages from <strong>${escapeHtml(workspaceName)}</strong>. Messages you need, such as codes and receipts, still arrive.</p>`,
   );
 }
 
