@@ -297,15 +297,17 @@ describe('provider throughput', () => {
       .map((message) => Date.parse(message.received_at))
       .sort((a, b) => a - b);
     expect(received).toHaveLength(80);
-    // 80 submissions at 20/s take at least 79 × 50 ms; no 21 of them fall within one second.
+    // 80 submissions at 20/s start at least 79 × 50 ms apart. A submission may leave a little
+    // after its slot (a busy event loop), never before it, so arrivals are allowed 100 ms of
+    // bunching: no 23 within one second, and the whole run spans at least 3.85 s. Unpaced, all
+    // 80 arrive within a few hundred milliseconds.
     const span = (received.at(-1) as number) - (received[0] as number);
-    expect(span).toBeGreaterThanOrEqual(3_900);
-    for (let index = 0; index + 20 < received.length; index += 1) {
-      expect((received[index + 20] as number) - (received[index] as number)).toBeGreaterThanOrEqual(
-        950,
+    expect(span).toBeGreaterThanOrEqual(3_850);
+    for (let index = 0; index + 22 < received.length; index += 1) {
+      expect((received[index + 22] as number) - (received[index] as number)).toBeGreaterThanOrEqual(
+        1_000,
       );
     }
-    expect(79 / (span / 1000)).toBeLessThanOrEqual(20.5);
   });
 
   it('shares its slots between workers through Postgres', async () => {
