@@ -2,9 +2,13 @@ import type { Sql } from '../db/client.js';
 import { deleteExpiredIdempotencyKeys } from '../db/idempotency.js';
 import { deleteAbandonedClients } from '../db/oauth-clients.js';
 import { failUnsentExpiredOtpRequests } from '../db/otp-requests.js';
+import { deleteOldWebhookEvents } from '../db/webhooks.js';
+import { deleteIdleSendSlots } from './throughput.js';
 
 /** SPEC §5.2 item 7: a registration whose consent never completed expires after 30 days. */
 const ABANDONED_REGISTRATION_DAYS = 30;
+/** Well past the three-day retry schedule, so a delivery still running always finds its event. */
+const WEBHOOK_EVENT_RETENTION_DAYS = 30;
 
 export function createMaintenanceActivities(deps: { sql: Sql }) {
   return {
@@ -18,6 +22,14 @@ export function createMaintenanceActivities(deps: { sql: Sql }) {
 
     async deleteAbandonedOAuthClients(input: { batchSize: number }): Promise<number> {
       return deleteAbandonedClients(deps.sql, ABANDONED_REGISTRATION_DAYS, input.batchSize);
+    },
+
+    async deleteOldWebhookEvents(input: { batchSize: number }): Promise<number> {
+      return deleteOldWebhookEvents(deps.sql, WEBHOOK_EVENT_RETENTION_DAYS, input.batchSize);
+    },
+
+    async deleteIdleSendSlots(): Promise<number> {
+      return deleteIdleSendSlots(deps.sql);
     },
   };
 }

@@ -40,6 +40,13 @@ export async function reserveSlots(
   return Number(row?.delayMs ?? 0);
 }
 
+/** Forgets providers whose last reserved slot is over a day old: their next reservation starts anew. */
+export async function deleteIdleSendSlots(sql: Sql): Promise<number> {
+  const result = await sql`
+    delete from provider_send_slots where next_slot_at < now() - interval '1 day'`;
+  return result.count;
+}
+
 /** A pacer for one workspace's submissions; providers without a limit pass straight through. */
 export function createPacer(sql: Sql, workspaceId: number): Pacer {
   type Waiter = { resolve: () => void; reject: (error: unknown) => void };

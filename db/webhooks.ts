@@ -200,3 +200,16 @@ export function lockUndispatchedEvents(tx: TransactionSql, limit: number) {
 export async function markEventsDispatched(tx: TransactionSql, ids: number[]): Promise<void> {
   await tx`update webhook_events set dispatched_at = now() where id = any(${ids}::bigint[])`;
 }
+
+/**
+ * Deletes up to `limit` events dispatched more than `days` ago, with their attempts. Undispatched
+ * events stay whatever their age: they have not been delivered yet.
+ */
+export async function deleteOldWebhookEvents(sql: Sql, days: number, limit: number) {
+  const result = await sql`
+    delete from webhook_events where id in (
+      select id from webhook_events
+      where dispatched_at < now() - make_interval(days => ${days})
+      limit ${limit})`;
+  return result.count;
+}

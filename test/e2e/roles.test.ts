@@ -170,6 +170,8 @@ describe('herald api and herald worker as separate processes', { timeout: 120_00
       idempotencyKeysPurged: expect.any(Number),
       unsentOtpRequestsFailed: expect.any(Number),
       abandonedOAuthClientsDeleted: expect.any(Number),
+      webhookEventsDeleted: expect.any(Number),
+      idleSendSlotsDeleted: expect.any(Number),
     });
     expect(result.abandonedOAuthClientsDeleted).toBeGreaterThanOrEqual(1);
     const remaining = await sql<{ id: string }[]>`

@@ -4,6 +4,7 @@
  * that died holding its batch's row locks. Nothing accepted is lost and nothing goes out twice.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMaintenanceActivities } from '../../activities/maintenance.js';
 import { webhookCreate } from '../../cli/commands/webhooks.js';
 import { webhookWorkflowId } from '../../domain/webhooks.js';
 import { searchAttributes, TASK_QUEUE } from '../../workflows/definitions.js';
@@ -138,5 +139,43 @@ describe('the webhook dispatcher', () => {
     await pause(1500);
     expect(receiver.at(held)).toHaveLength(1);
     expect(receiver.at(free)).toHaveLength(1);
+  });
+});
+
+describe('retention (daily maintenance)', () => {
+  it('deletes events dispatched over 30 days ago with their attempts, and nothing newer or undispatched', async () => {
+    const tenant = await createTenant(stack.admin);
+    const endpointId = await endpointFor(tenant, '/retention');
+    const [old, recent, pending] = [
+      await insertEvent(tenant, endpointId, true),
+      await insertEvent(tenant, endpointId, true),
+      await insertEvent(tenant, endpointId, false),
+    ];
+    await stack.sql`
+      update webhook_events set created_at = now() - interval '40 days',
+        dispatched_at = case when id = ${old.id} then now() - interval '31 days' end
+      where id in (${old.id}, ${pending.id})`;
+    await stack.sql`
+      insert into webhook_attempts (endpoint_id, event_id, attempt, attempted_at, duration_ms,
+        status_code, succeeded)
+      values (${endpointId}, ${old.id}, 1, now() - interval '31 days', 12, 200, true)`;
+    await stack.sql`
+      insert into provider_send_slots (provider_key, next_slot_at)
+      values (${`idle-${tenant.workspaceId}`}, now() - interval '2 days'),
+             (${`busy-${tenant.workspaceId}`}, now())`;
+
+    const maintenance = createMaintenanceActivities({ sql: stack.sql });
+    expect(await maintenance.deleteOldWebhookEvents({ batchSize: 5000 })).toBeGreaterThanOrEqual(1);
+    expect(await maintenance.deleteIdleSendSlots()).toBeGreaterThanOrEqual(1);
+
+    const left = await stack.sql<{ id: number }[]>`
+      select id from webhook_events where id in (${old.id}, ${recent.id}, ${pending.id}) order by id`;
+    expect(left.map((row) => row.id)).toEqual([recent.id, pending.id]);
+    expect(await stack.sql`select 1 from webhook_attempts where event_id = ${old.id}`).toHaveLength(
+      0,
+    );
+    const slots = await stack.sql<{ providerKey: string }[]>`
+      select provider_key from provider_send_slots where provider_key like ${`%-${tenant.workspaceId}`}`;
+    expect(slots.map((row) => row.providerKey)).toEqual([`busy-${tenant.workspaceId}`]);
   });
 });
