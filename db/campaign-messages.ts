@@ -1,5 +1,5 @@
 import type { Sql, TransactionSql } from './client.js';
-import { applyPendingCampaignReceipts } from './smpp-pending-receipts.js';
+import { type SettledSmppMessage, takePendingSmppReceipts } from './smpp-pending-receipts.js';
 
 export interface CampaignForSubmission {
   id: number;
@@ -86,12 +86,36 @@ export async function settleMessages(sql: Sql, campaignId: number, settled: Sett
                 ${settled.map((row) => row.error)}::text[])
       as s(seq, status, provider, provider_message_id, error)
     where m.campaign_id = ${campaignId} and m.seq = s.seq and m.status = 'queued'`;
-    await applyPendingCampaignReceipts(
+    await recordPendingReceipts(
       tx,
       campaignId,
       settled.map((row) => row.seq),
     );
   });
+}
+
+/** Receipts an SMPP provider sent before these messages settled, recorded now. */
+async function recordPendingReceipts(tx: TransactionSql, campaignId: number, seqs: number[]) {
+  const messages = await tx<(SettledSmppMessage & { seq: number })[]>`
+    select m.seq, c.workspace_id, m.provider_slug, m.provider_message_id
+    from campaign_messages m
+    join campaigns c on c.id = m.campaign_id
+    join providers p on p.workspace_id = c.workspace_id and p.slug = m.provider_slug
+      and p.type = 'smpp'
+    where m.campaign_id = ${campaignId} and m.seq = any(${seqs}::int[]) and m.status = 'sent'
+      and m.provider_message_id is not null`;
+  const receipts = await takePendingSmppReceipts(tx, messages);
+  for (const [index, receipt] of receipts.entries()) {
+    const { seq, providerSlug, providerMessageId } = messages[index] as (typeof messages)[number];
+    if (receipt)
+      await recordDelivery(tx, {
+        campaignId,
+        seq,
+        provider: providerSlug,
+        providerMessageId,
+        ...receipt,
+      });
+  }
 }
 
 /** Completes the campaign when no message is left queued; returns whether it is complete. */

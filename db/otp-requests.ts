@@ -1,5 +1,5 @@
 import type { Sql, TransactionSql } from './client.js';
-import { applyPendingOtpReceipts } from './smpp-pending-receipts.js';
+import { type SettledSmppMessage, takePendingSmppReceipts } from './smpp-pending-receipts.js';
 
 export type OtpStatus = 'pending' | 'accepted' | 'failed';
 export type OtpOutcome = 'verified' | 'expired' | 'superseded' | 'failed';
@@ -159,7 +159,20 @@ export async function markOtpAccepted(sql: Sql, id: string, providerMessageId: s
       and earlier.verified_at is null and earlier.superseded_at is null
       and earlier.expires_at > now()`;
     // A receipt an SMPP provider sent before the acceptance was recorded.
-    await applyPendingOtpReceipts(tx, id);
+    const smpp = await tx<SettledSmppMessage[]>`
+      select r.workspace_id, r.provider_slug, r.provider_message_id
+      from otp_requests r
+      join providers p on p.workspace_id = r.workspace_id and p.slug = r.provider_slug
+        and p.type = 'smpp'
+      where r.id = ${id} and r.status = 'accepted' and r.provider_message_id is not null`;
+    const [receipt] = await takePendingSmppReceipts(tx, smpp);
+    if (receipt && smpp[0])
+      await recordOtpDelivery(tx, {
+        requestId: id,
+        provider: smpp[0].providerSlug,
+        providerMessageId: smpp[0].providerMessageId,
+        ...receipt,
+      });
   });
 }
 
