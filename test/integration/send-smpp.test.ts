@@ -15,7 +15,14 @@ import { countSegments } from '../../domain/segments.js';
 import { SmppSessions } from '../../providers/smpp/sessions.js';
 import { decryptCredentials, providerCredentialsContext } from '../../security/credentials.js';
 import { heraldEnv, runHeraldJson } from '../support/processes.js';
-import { lookup, messageRows, numbers, sendQueued, waitForCompletion } from '../support/send.js';
+import {
+  lookup,
+  messageRows,
+  numbers,
+  reportCounts,
+  sendQueued,
+  waitForCompletion,
+} from '../support/send.js';
 import { type ReceiptStep, type SmscPeer, startSmscPeer } from '../support/smsc-peer.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
 import { startTwilioPeer, type TwilioPeer } from '../support/twilio-peer.js';
@@ -74,15 +81,6 @@ function peerMessageTo(recipient: string, target = peer) {
   const matches = target.messagesTo(recipient);
   expect(matches).toHaveLength(1);
   return matches[0] as (typeof matches)[number];
-}
-
-async function reportCounts(campaignId: number) {
-  const [row] = await stack.sql<
-    { sent: number; failedToSend: number; delivered: number; deliveryFailed: number }[]
-  >`
-    select sent, failed_to_send, delivered, delivery_failed
-    from report_batches where campaign_id = ${campaignId}`;
-  return row;
 }
 
 async function receipted(campaignId: number): Promise<number> {
@@ -154,7 +152,7 @@ describe('a campaign through an SMPP provider', () => {
     expect(new Set((await messageRows(stack, id)).map((row) => row.deliveryStatus))).toEqual(
       new Set(['delivered']),
     );
-    expect(await reportCounts(id)).toEqual({
+    expect(await reportCounts(stack, id)).toEqual({
       sent: 1000,
       failedToSend: 0,
       delivered: 1000,
@@ -262,7 +260,7 @@ describe('a campaign through an SMPP provider', () => {
     expect(state(f)).toEqual(['undelivered', 'REJECTD:003', minute(0, base).toISOString()]);
     expect(state(held).slice(0, 2)).toEqual(['delivered', null]);
     expect(await pendingReceipts(tenant.workspaceId)).toBe(0);
-    expect(await reportCounts(id)).toEqual({
+    expect(await reportCounts(stack, id)).toEqual({
       sent: 7,
       failedToSend: 0,
       delivered: 3,
@@ -283,7 +281,7 @@ describe('a campaign through an SMPP provider', () => {
       deliveryErrorCode: null,
       deliveredAt: minute(5, base),
     });
-    expect(await reportCounts(id)).toEqual({
+    expect(await reportCounts(stack, id)).toEqual({
       sent: 7,
       failedToSend: 0,
       delivered: 4,

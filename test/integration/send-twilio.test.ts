@@ -24,6 +24,7 @@ import {
   inbox,
   messageRows,
   numbers,
+  reportCounts,
   sendQueued,
   simulatorProvider,
   waitForCompletion,
@@ -69,15 +70,6 @@ function peerMessageTo(recipient: string) {
   const matches = peer.messages.filter((message) => message.to === recipient);
   expect(matches).toHaveLength(1);
   return matches[0] as (typeof matches)[number];
-}
-
-async function reportCounts(campaignId: number) {
-  const [row] = await stack.sql<
-    { sent: number; failedToSend: number; delivered: number; deliveryFailed: number }[]
-  >`
-    select sent, failed_to_send, delivered, delivery_failed
-    from report_batches where campaign_id = ${campaignId}`;
-  return row;
 }
 
 beforeAll(async () => {
@@ -192,7 +184,7 @@ describe('a campaign through a Twilio provider', () => {
       expect(row.deliveredAt?.getTime()).toBeGreaterThanOrEqual(before - 1000);
       expect(row.deliveredAt?.getTime()).toBeLessThanOrEqual(Date.now() + 1000);
     }
-    expect(await reportCounts(id)).toEqual({
+    expect(await reportCounts(stack, id)).toEqual({
       sent: 4,
       failedToSend: 0,
       delivered: 2,
@@ -208,7 +200,7 @@ describe('a campaign through a Twilio provider', () => {
     expect(await messageRows(stack, id)).toMatchObject([
       { deliveryStatus: 'unknown', deliveryErrorCode: 'twilio:canceled' },
     ]);
-    expect(await reportCounts(id)).toEqual({
+    expect(await reportCounts(stack, id)).toEqual({
       sent: 1,
       failedToSend: 0,
       delivered: 0,

@@ -12,7 +12,7 @@ import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createActivities } from '../../activities/index.js';
-import { webhookAttempts, webhookCreate, webhookList } from '../../cli/commands/webhooks.js';
+import { webhookCreate, webhookList } from '../../cli/commands/webhooks.js';
 import type { AdminContext } from '../../cli/context.js';
 import { parseEnv } from '../../config/env.js';
 import { insertCampaign } from '../../db/campaigns.js';
@@ -29,7 +29,12 @@ import { searchAttributes, TASK_QUEUE } from '../../workflows/definitions.js';
 import type { webhookWorkflow } from '../../workflows/webhook.js';
 import { createTenant, type Tenant } from '../support/stack.js';
 import { startTimeSkippingEnvironment, type TimeSkipping } from '../support/time-skipping.js';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import {
+  attemptsLog,
+  type LoggedAttempt,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from '../support/webhook-receiver.js';
 
 const STRICT_QUEUE = 'herald-strict';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -97,33 +102,13 @@ function startDelivery(
   });
 }
 
-interface Attempt {
-  event_id: string;
-  type: string;
-  attempt: number;
-  attempted_at: string;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  succeeded: boolean;
-  next_attempt_at: string | null;
-  final: boolean;
-}
-
-/** The endpoint's attempts log as `webhook attempts` prints it, oldest first. */
-async function attemptsLog(endpointId: number): Promise<Attempt[]> {
-  const { json } = await webhookAttempts(admin, { id: String(endpointId), limit: '100' });
-  return [...(json.attempts as Attempt[])].reverse();
-}
-
-/** The log entry expected for attempt `n` (1-based) with the given result. */
 function expectedAttempt(
-  log: Attempt[],
+  log: LoggedAttempt[],
   eventId: string,
   n: number,
   result: { status_code: number | null; error: string | null },
-): Attempt {
-  const actual = log[n - 1] as Attempt;
+): LoggedAttempt {
+  const actual = log[n - 1] as LoggedAttempt;
   const delay = WEBHOOK_RETRY_DELAYS_MS[n - 1];
   const succeeded = result.error === null;
   const next =
@@ -221,7 +206,7 @@ describe('the production retry schedule, time-skipped', { timeout: 120_000 }, ()
       });
     }
 
-    const log = await attemptsLog(endpoint.id);
+    const log = await attemptsLog(admin, endpoint.id);
     expect(log).toEqual(
       Array.from({ length: WEBHOOK_MAX_ATTEMPTS }, (_, index) =>
         expectedAttempt(log, eventId, index + 1, { status_code: 500, error: 'HTTP 500' }),
@@ -288,7 +273,7 @@ describe('the production retry schedule, time-skipped', { timeout: 120_000 }, ()
 
     expect(receiver.at(path)).toHaveLength(5);
     expect(receiver.at(`${path}/redirected`)).toHaveLength(0);
-    const log = await attemptsLog(endpoint.id);
+    const log = await attemptsLog(admin, endpoint.id);
     expect(log).toEqual([
       expectedAttempt(log, eventId, 1, { status_code: 500, error: 'HTTP 500' }),
       expectedAttempt(log, eventId, 2, {
@@ -326,7 +311,7 @@ describe('SSRF at delivery time', { timeout: 120_000 }, () => {
     const refused =
       'Refused: rebind.herald.test resolves to 127.0.0.1, a loopback address ' +
       '(WEBHOOK_ALLOW_PRIVATE_URLS is false)';
-    const log = await attemptsLog(endpoint.id);
+    const log = await attemptsLog(admin, endpoint.id);
     expect(log).toEqual(
       Array.from({ length: WEBHOOK_MAX_ATTEMPTS }, (_, index) =>
         expectedAttempt(log, eventId, index + 1, { status_code: null, error: refused }),

@@ -29,6 +29,8 @@ import {
 } from '../support/send.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
 import {
+  attemptsLog,
+  type LoggedAttempt,
   type ReceivedWebhook,
   startWebhookReceiver,
   type WebhookReceiver,
@@ -485,25 +487,9 @@ describe('delivery retries on the production schedule', () => {
     expect((succeeded?.at ?? 0) - (failed?.at ?? 0)).toBeGreaterThanOrEqual(5000);
     expect((later?.at ?? 0) - (hung?.at ?? 0)).toBeGreaterThanOrEqual(20_000);
 
-    type Attempt = {
-      event_id: string;
-      type: string;
-      attempt: number;
-      attempted_at: string;
-      status_code: number | null;
-      error: string | null;
-      duration_ms: number;
-      succeeded: boolean;
-      next_attempt_at: string | null;
-      final: boolean;
-    };
     const attempts = async (endpointId: number) =>
-      (
-        (await webhookAttempts(stack.admin, { id: String(endpointId) })).json as {
-          attempts: Attempt[];
-        }
-      ).attempts;
-    const retryAt = (attempt: Attempt | undefined) =>
+      (await attemptsLog(stack.admin, endpointId)).reverse();
+    const retryAt = (attempt: LoggedAttempt | undefined) =>
       Date.parse(attempt?.attempted_at ?? '') + (attempt?.duration_ms ?? 0) + 5000;
 
     const flakyLog = await attempts(flakyEndpoint.id);

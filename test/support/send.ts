@@ -227,3 +227,13 @@ export async function dispatchPrepared(
   expect(confirmed).toBe(true);
   return id;
 }
+
+/** A batch's counters in the reporting table (what the MCP tools read). */
+export async function reportCounts(stack: Stack, campaignId: number) {
+  const [row] = await stack.sql<
+    { sent: number; failedToSend: number; delivered: number; deliveryFailed: number }[]
+  >`
+    select sent, failed_to_send, delivered, delivery_failed
+    from report_batches where campaign_id = ${campaignId}`;
+  return row;
+}

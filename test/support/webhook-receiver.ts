@@ -6,6 +6,8 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import { expect } from 'vitest';
+import { webhookAttempts } from '../../cli/commands/webhooks.js';
+import type { AdminContext } from '../../cli/context.js';
 
 export interface ReceivedWebhook {
   path: string;
@@ -81,4 +83,27 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** One row of `herald webhook attempts --json`. */
+export interface LoggedAttempt {
+  event_id: string;
+  type: string;
+  attempt: number;
+  attempted_at: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  succeeded: boolean;
+  next_attempt_at: string | null;
+  final: boolean;
+}
+
+/** An endpoint's attempts log as `webhook attempts` prints it, oldest first. */
+export async function attemptsLog(
+  admin: AdminContext,
+  endpointId: number,
+): Promise<LoggedAttempt[]> {
+  const { json } = await webhookAttempts(admin, { id: String(endpointId), limit: '100' });
+  return [...(json.attempts as LoggedAttempt[])].reverse();
 }
