@@ -13,13 +13,27 @@ export interface OutboundSms {
   validUntil?: Date | null;
 }
 
+/**
+ * What one submission came to. An adapter answers `rejected` or `failed` only when the provider's
+ * answer proves nothing was accepted; any answer that does not (an HTTP 5xx on create, a timeout
+ * or a connection dropped after the request left) is `unknown`, which is never resent.
+ */
 export type SubmitOutcome =
   | { kind: 'accepted'; providerMessageId: string }
-  /** Permanent: this provider will never take the message. */
-  | { kind: 'rejected'; reason: string }
-  /** Retryable: nothing was accepted. */
-  | { kind: 'failed'; reason: string }
-  /** The provider may or may not have taken it (timeout, dropped connection). */
+  /**
+   * Permanent: this provider will never take the message. `optedOut`: the recipient opted out
+   * at the provider itself (Twilio 21610: they replied STOP to that sender); the caller records
+   * the opt-out for the workspace and does not fail over to another provider.
+   */
+  | { kind: 'rejected'; reason: string; optedOut?: true }
+  /**
+   * Retryable: nothing was accepted. `retryAfterMs`: the provider said when to try again
+   * (Twilio 429 `Retry-After`, SMPP throttling), at most 60 s (providers/http-answers.ts); the caller does not
+   * resubmit to this provider sooner, and one that cannot wait that long treats it as a failure
+   * that stands (fail over, or fail).
+   */
+  | { kind: 'failed'; reason: string; retryAfterMs?: number }
+  /** The provider may or may not have taken it (timeout, dropped connection, 5xx on create). */
   | { kind: 'unknown'; reason: string };
 
 export type LookupOutcome = { found: true; providerMessageId: string } | { found: false };

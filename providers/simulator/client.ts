@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Countries } from '../../domain/phone.js';
+import { notSentCode, rateLimited } from '../http-answers.js';
 import type {
   LookupOutcome,
   OutboundSms,
@@ -38,6 +39,36 @@ export function parseSimulatorReceipt(request: ReceiptRequest): ReceiptParse {
       at: new Date(receipt.at),
     },
   };
+}
+
+/**
+ * The simulator's answer to `POST /v1/messages`, by its contract (providers/simulator/README.md):
+ *
+ * | answer                                   | outcome                       |
+ * | ---------------------------------------- | ----------------------------- |
+ * | 202 with an id                           | accepted                      |
+ * | 503 `unavailable` (behaviour `fail`)     | failed: it stores nothing     |
+ * | 429                                      | failed, retryAfterMs (≤ 60 s) |
+ * | 408 (the request never arrived whole)    | failed                        |
+ * | any other 4xx (`reject`, 422, 404)       | rejected                      |
+ * | any other 5xx, a 503 without `unavailable`, any other 2xx or 3xx | unknown |
+ * | timeout (behaviour `timeout`), reset     | unknown, settled by lookup    |
+ *
+ * Only the simulator's own `unavailable` proves nothing was stored; a 500 (an error after it
+ * stored the message) or a proxy's 502/503/504 does not. Unknown outcomes are looked up by
+ * reference, so they cost nothing here.
+ */
+function simulatorOutcome(
+  status: number,
+  error: { code?: string; message?: string } | undefined,
+  headers: Headers,
+): SubmitOutcome {
+  const reason = error?.message ?? `HTTP ${status}`;
+  if (status === 503 && error?.code === 'unavailable') return { kind: 'failed', reason };
+  if (status === 429) return rateLimited(reason, headers);
+  if (status === 408) return { kind: 'failed', reason };
+  if (status >= 400 && status < 500) return { kind: 'rejected', reason };
+  return { kind: 'unknown', reason };
 }
 
 /** Adapter for the simulator's HTTP API (providers/simulator/README.md). */
@@ -81,20 +112,19 @@ export class SimulatorProvider implements SmsProvider {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (error) {
-      const cause = (error as { cause?: { code?: string } }).cause?.code;
-      // Refused before anything was sent: nothing can have been accepted.
-      if (cause === 'ECONNREFUSED') return { kind: 'failed', reason: 'connection refused' };
+      // Refused or unresolved before anything was sent: nothing can have been accepted.
+      const code = notSentCode(error);
+      if (code === 'ECONNREFUSED') return { kind: 'failed', reason: 'connection refused' };
+      if (code) return { kind: 'failed', reason: `network: ${code}` };
       return { kind: 'unknown', reason: (error as Error).message };
     }
     const payload = (await response.json().catch(() => ({}))) as {
       id?: string;
-      error?: { message?: string };
+      error?: { code?: string; message?: string };
     };
     if (response.status === 202 && payload.id)
       return { kind: 'accepted', providerMessageId: payload.id };
-    const reason = payload.error?.message ?? `HTTP ${response.status}`;
-    if (response.status >= 500 || response.status === 429) return { kind: 'failed', reason };
-    return { kind: 'rejected', reason };
+    return simulatorOutcome(response.status, payload.error, response.headers);
   }
 
   parseReceipt(request: ReceiptRequest): ReceiptParse {

@@ -10,7 +10,8 @@
  * - At most `window` `submit_sm` await their response; the others queue, in order, and wait for
  *   a free slot, also across a reconnect.
  * - ESME_RTHROTTLED and ESME_RMSGQFUL pause the bind's submissions (500 ms, 1, 2, 4, 8 s) and the
- *   PDU is sent again on the same bind; after the fifth back-off it fails.
+ *   PDU is sent again on the same bind; after the fifth back-off it fails, asking the caller to
+ *   wait the last back-off (`retryAfterMs`) before it tries again.
  * - An SMSC `unbind` is answered with `unbind_resp`; nothing new is written, the responses still
  *   owed are collected, then the connection is closed and a new bind made. A `submit_sm`
  *   answered ESME_RINVBNDSTS was not accepted and goes again on the next bind.
@@ -82,8 +83,11 @@ export type PduResult =
   | { kind: 'response'; status: number; messageId: string }
   /** Written to the socket, never answered: the SMSC may have it. */
   | { kind: 'unknown'; reason: string }
-  /** Never written: nothing left Herald. */
-  | { kind: 'not-sent'; reason: string };
+  /**
+   * Never written: nothing left Herald. `retryAfterMs`: it waited out the SMSC's throttling, and
+   * a resubmission should wait this long too.
+   */
+  | { kind: 'not-sent'; reason: string; retryAfterMs?: number };
 
 interface Job {
   params: Record<string, unknown>;
@@ -244,7 +248,7 @@ export class SmppClient {
         partIds.push(result.messageId);
         continue;
       }
-      const outcome = outcomeOf(result, this.#options.throttleDelaysMs.length);
+      const outcome = outcomeOf(result, this.#options.throttleDelaysMs);
       if (partIds.length === 0 || outcome.kind === 'accepted') return { outcome, partIds };
       return {
         outcome: {
@@ -593,12 +597,18 @@ export class SmppClient {
           job.lastStatus !== null
             ? describeStatus(job.lastStatus)
             : (this.#lastError ?? 'still connecting');
-        job.settle({
-          kind: 'not-sent',
-          reason: tooLong
-            ? `waited ${Math.round(waited / 1000)} s for the SMSC to take it (${cause})`
-            : `no SMPP bind for ${Math.round(waited / 1000)} s (${cause})`,
-        });
+        const reason = tooLong
+          ? `waited ${Math.round(waited / 1000)} s for the SMSC to take it (${cause})`
+          : `no SMPP bind for ${Math.round(waited / 1000)} s (${cause})`;
+        job.settle(
+          job.lastStatus !== null && statusClass(job.lastStatus) === 'throttled'
+            ? {
+                kind: 'not-sent',
+                reason,
+                retryAfterMs: longestBackOff(this.#options.throttleDelaysMs),
+              }
+            : { kind: 'not-sent', reason },
+        );
       }
       if (this.#queue.length === 0) {
         clearInterval(this.#sweepTimer);
@@ -609,17 +619,30 @@ export class SmppClient {
   }
 }
 
-/** A part's result as the submission's outcome (for the first part, or one alone). */
-function outcomeOf(result: PduResult, throttleBudget: number): SubmitOutcome {
+/** The last (longest) throttling back-off: how long the SMSC is given before a resubmission. */
+function longestBackOff(throttleDelaysMs: number[]): number {
+  return throttleDelaysMs.at(-1) ?? 1_000;
+}
+
+/**
+ * A part's result as the submission's outcome (for the first part, or one alone): no answer is
+ * `unknown`; an SMSC still throttling after every back-off is `failed` with the longest back-off
+ * as `retryAfterMs`.
+ */
+function outcomeOf(result: PduResult, throttleDelaysMs: number[]): SubmitOutcome {
   if (result.kind === 'unknown') return { kind: 'unknown', reason: result.reason };
-  if (result.kind === 'not-sent') return { kind: 'failed', reason: result.reason };
+  if (result.kind === 'not-sent')
+    return result.retryAfterMs === undefined
+      ? { kind: 'failed', reason: result.reason }
+      : { kind: 'failed', reason: result.reason, retryAfterMs: result.retryAfterMs };
   if (result.status === ESME_ROK) return { kind: 'accepted', providerMessageId: result.messageId };
   const described = describeStatus(result.status);
   switch (statusClass(result.status)) {
     case 'throttled':
       return {
         kind: 'failed',
-        reason: `${described}, still after ${throttleBudget} back-offs`,
+        reason: `${described}, still after ${throttleDelaysMs.length} back-offs`,
+        retryAfterMs: longestBackOff(throttleDelaysMs),
       };
     case 'rebind':
       return { kind: 'failed', reason: `${described}, on every bind tried` };

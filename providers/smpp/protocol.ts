@@ -23,6 +23,16 @@ export const ESME_RINVCMDID = 0x03;
  * - `rejected`: permanent for this message; resending it unchanged cannot succeed.
  * - `failed`: nothing was accepted and a later attempt may succeed.
  * A status not listed is `failed`: the SMSC took nothing, and retrying it is harmless.
+ *
+ * Every non-zero status is proof that nothing was accepted, ESME_RSYSERR included: unlike an HTTP
+ * 5xx, a submit_sm_resp is the SMSC's own answer to that very PDU (matched by sequence number, no
+ * proxy in between), and SMPP 3.4 (§4.4.2) has it carry no message id when the status is not
+ * ESME_ROK. What is ambiguous in SMPP is no answer at all (a timeout, a dropped bind after the
+ * PDU was written): providers/smpp/client.ts makes those `unknown`.
+ *
+ * No SMPP 3.4 status means "the recipient opted out": the standard has none, and SMSCs that
+ * report one use the vendor-specific range (0x400-0x4FF) with meanings that differ per vendor.
+ * Such a status is `failed` here; an opt-out over SMPP arrives as a STOP reply (deliver_sm).
  */
 export type StatusClass = 'throttled' | 'rebind' | 'rejected' | 'failed';
 

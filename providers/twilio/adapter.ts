@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Countries } from '../../domain/phone.js';
+import { notSentCode, rateLimited } from '../http-answers.js';
 import type {
   DeliveryStatus,
   InboundParse,
@@ -51,19 +52,6 @@ interface TwilioError {
   status?: number;
 }
 
-/**
- * Errors raised before a byte of the request left Herald (DNS, refused or unreachable connection,
- * connect timeout): nothing can have been accepted, so the submission may be retried.
- */
-const NOT_SENT_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
-
 /** Statuses Twilio reports on the way to a final one; a callback with these records nothing. */
 const IN_FLIGHT = new Set(['accepted', 'scheduled', 'queued', 'sending', 'sent']);
 
@@ -88,6 +76,41 @@ const incomingMessage = z.object({
   To: z.string().min(1),
   Body: z.string(),
 });
+
+/** "Attempt to send to unsubscribed recipient": the recipient replied STOP to this sender. */
+const UNSUBSCRIBED_RECIPIENT = 21610;
+
+/**
+ * Twilio's answer to a create request, and what it proves
+ * (https://www.twilio.com/docs/usage/twilios-response):
+ *
+ * | answer                                  | outcome                          |
+ * | --------------------------------------- | -------------------------------- |
+ * | 201 with a sid                          | accepted                         |
+ * | 400 error 21610                         | rejected, optedOut               |
+ * | any other 4xx but 408 and 429           | rejected (validated and refused) |
+ * | 408 (the request never arrived whole)   | failed                           |
+ * | 429                                     | failed, retryAfterMs (≤ 60 s)    |
+ * | 500, 502, 503, 504, any 5xx             | unknown                          |
+ * | 201 without a sid, any other 2xx or 3xx | unknown                          |
+ * | connection refused, DNS (never sent)    | failed                           |
+ * | timeout or reset after sending          | unknown                          |
+ *
+ * A 5xx is unknown because Twilio may have created the message before failing (the official
+ * `twilio` client never retries one). That includes 503: one from an edge that never reached the
+ * API would be safe to retry, but nothing in the answer tells it from one raised after the
+ * message was created, so it is not resent either.
+ */
+function outcomeOf(status: number, error: TwilioError, headers: Headers): SubmitOutcome {
+  const reason = describe(error, status);
+  if (status === 429) return rateLimited(reason, headers);
+  if (status === 408) return { kind: 'failed', reason };
+  if (status >= 400 && status < 500)
+    return error.code === UNSUBSCRIBED_RECIPIENT
+      ? { kind: 'rejected', reason, optedOut: true }
+      : { kind: 'rejected', reason };
+  return { kind: 'unknown', reason };
+}
 
 function describe(error: TwilioError, status: number): string {
   const code = error.code ? `Twilio error ${error.code}` : `HTTP ${status}`;
@@ -169,8 +192,8 @@ export class TwilioProvider implements SmsProvider {
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
     } catch (error) {
-      const code = (error as { cause?: { code?: string } }).cause?.code;
-      if (code && NOT_SENT_CODES.has(code)) return { kind: 'failed', reason: `network: ${code}` };
+      const code = notSentCode(error);
+      if (code) return { kind: 'failed', reason: `network: ${code}` };
       // Timed out or dropped after the request may have reached Twilio.
       return { kind: 'unknown', reason: (error as Error).message };
     }
@@ -182,11 +205,7 @@ export class TwilioProvider implements SmsProvider {
     }
     if (response.status === 201 && payload.sid)
       return { kind: 'accepted', providerMessageId: payload.sid };
-    const reason = describe(payload, response.status);
-    if (response.status === 429 || response.status >= 500) return { kind: 'failed', reason };
-    if (response.status >= 400) return { kind: 'rejected', reason };
-    // A success without a sid (or a redirect): Twilio may well have created the message.
-    return { kind: 'unknown', reason };
+    return outcomeOf(response.status, payload, response.headers);
   }
 
   #verified(request: ReceiptRequest): request is ReceiptRequest & { body: FormParams } {
