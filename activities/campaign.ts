@@ -1,4 +1,4 @@
-import { ApplicationFailure, activityInfo, heartbeat } from '@temporalio/activity';
+import { ApplicationFailure, activityInfo, Context, heartbeat } from '@temporalio/activity';
 import {
   type CampaignForSubmission,
   completeCampaign,
@@ -18,6 +18,7 @@ import { serves } from '../domain/phone.js';
 import { resolveProviders } from '../providers/registry.js';
 import type { SmsProvider } from '../providers/types.js';
 import { newOptOutToken } from '../security/tokens.js';
+import { LeaseLost, MAX_SUBMISSION_MS, SubmissionLease } from './lease.js';
 import { submitWithRetries } from './submission.js';
 import { createPacer, type Pacer } from './throughput.js';
 
@@ -37,6 +38,10 @@ const BATCH_SIZE = 50;
 const HEARTBEAT_INTERVAL_MS = 2_000;
 
 export const messageReference = (campaignId: number, seq: number) => `cmp-${campaignId}-${seq}`;
+
+/** One lease per chunk: the unit one activity attempt works. */
+export const chunkLeaseKey = (campaignId: number, fromSeq: number) =>
+  `campaign/${campaignId}/${fromSeq}`;
 
 async function providerChain(deps: CampaignActivityDeps, campaign: CampaignForSubmission) {
   let slugs: string[];
@@ -77,6 +82,22 @@ async function bodiesFor(
   );
 }
 
+/** Marks messages attempted on `provider`, only while `lease` holds; else it is lost. */
+async function markHeld(
+  lease: SubmissionLease,
+  campaignId: number,
+  seqs: number[],
+  provider: string,
+) {
+  const marked = await markAttempts(lease.sql, {
+    campaignId,
+    seqs,
+    provider,
+    lease: { key: lease.key, token: lease.token, marginMs: MAX_SUBMISSION_MS },
+  });
+  if (marked < seqs.length) throw new LeaseLost('it ended before the submissions were marked');
+}
+
 export function createCampaignActivities(deps: CampaignActivityDeps) {
   /**
    * Walks the provider chain for one message. A rejection or persistent failure moves on to the
@@ -87,6 +108,7 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
     campaign: CampaignForSubmission,
     chain: SmsProvider[],
     pacer: Pacer,
+    lease: SubmissionLease,
     message: PendingMessage,
     body: string,
   ): Promise<SettledMessage> {
@@ -144,7 +166,12 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
           validUntil: campaign.validUntil,
         },
         pacer,
-        markFirst ? () => markAttempts(deps.sql, campaign.id, [seq], provider.slug) : undefined,
+        {
+          fence: lease,
+          beforeFirstSubmission: markFirst
+            ? () => markHeld(lease, campaign.id, [seq], provider.slug)
+            : undefined,
+        },
       );
       switch (outcome.kind) {
         case 'accepted':
@@ -168,22 +195,33 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
       return { total: await countMessages(deps.sql, input.campaignId) };
     },
 
-    /** Submits one chunk; progress is heartbeated so a retried attempt resumes where it stopped. */
+    /**
+     * Submits one chunk under its lease (activities/lease.ts); progress is heartbeated so a retried
+     * attempt resumes where it stopped, and a takeover looks interrupted submissions up.
+     */
     async submitChunk(input: {
       campaignId: number;
       fromSeq: number;
       toSeq: number;
     }): Promise<void> {
-      const campaign = await findCampaignForSubmission(deps.sql, input.campaignId);
-      if (!campaign)
-        throw ApplicationFailure.nonRetryable(
-          `campaign ${input.campaignId} not found`,
-          'CampaignNotFound',
-        );
       let resumeFrom = (activityInfo().heartbeatDetails as number | undefined) ?? input.fromSeq;
-      // Beat while a slow batch runs too, so a dead worker is noticed within the heartbeat timeout.
+      // Beat before the first database call, and while a slow batch runs, so a dead worker is
+      // noticed within the heartbeat timeout.
+      heartbeat(resumeFrom);
       const beating = setInterval(() => heartbeat(resumeFrom), HEARTBEAT_INTERVAL_MS);
+      let lease: SubmissionLease | undefined;
       try {
+        const campaign = await findCampaignForSubmission(deps.sql, input.campaignId);
+        if (!campaign)
+          throw ApplicationFailure.nonRetryable(
+            `campaign ${input.campaignId} not found`,
+            'CampaignNotFound',
+          );
+        lease = await SubmissionLease.acquire(
+          deps.sql,
+          chunkLeaseKey(campaign.id, input.fromSeq),
+          Context.current().cancellationSignal,
+        );
         const chain = await providerChain(deps, campaign);
         const pacer = createPacer(deps.sql, campaign.workspaceId);
         const pending = await findPendingMessages(deps.sql, campaign.id, resumeFrom, input.toSeq);
@@ -193,19 +231,33 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
             .filter((message) => !message.attemptProvider && !message.optedOut)
             .map((message) => message.seq);
           if (chain[0]?.lookup && fresh.length > 0)
-            await markAttempts(deps.sql, campaign.id, fresh, chain[0].slug);
+            await markHeld(lease, campaign.id, fresh, chain[0].slug);
           const bodies = await bodiesFor(deps, campaign, batch);
-          const settled = await Promise.all(
+          const held = lease;
+          // Every submission of the batch ends before the next step: none outlives the attempt.
+          const outcomes = await Promise.allSettled(
             batch.map((message) =>
-              deliverOne(campaign, chain, pacer, message, bodies.get(message.seq) as string),
+              deliverOne(campaign, chain, pacer, held, message, bodies.get(message.seq) as string),
             ),
           );
-          await settleMessages(deps.sql, campaign.id, settled);
+          await settleMessages(
+            deps.sql,
+            campaign.id,
+            outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : [])),
+          );
+          const failure = outcomes.find((outcome) => outcome.status === 'rejected');
+          if (failure) throw failure.reason;
           resumeFrom = (batch.at(-1)?.seq ?? input.fromSeq) + 1;
           heartbeat(resumeFrom);
         }
+      } catch (error) {
+        if (error instanceof LeaseLost)
+          throw ApplicationFailure.retryable(error.message, 'SubmissionLeaseLost');
+        throw error;
       } finally {
         clearInterval(beating);
+        // Nothing of this attempt is in flight any more: a successor need not wait the lease out.
+        await lease?.close();
       }
     },
 

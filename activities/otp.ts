@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { Context } from '@temporalio/activity';
 import type { Sql } from '../db/client.js';
 import {
   claimOtpAttempt,
@@ -14,6 +15,7 @@ import { resolveProviders } from '../providers/registry.js';
 import type { SmsProvider } from '../providers/types.js';
 import { keyedHash } from '../security/tokens.js';
 import type { OtpSubmission } from '../workflows/otp.js';
+import { fixedFence, LeaseLost, SUBMISSION_LEASE_MS } from './lease.js';
 import { submitWithRetries } from './submission.js';
 import { createPacer } from './throughput.js';
 
@@ -25,8 +27,11 @@ export interface OtpActivityDeps {
   publicUrl: string;
 }
 
-/** A provider may record a submission a little after answering; "not found" is final after this. */
-const NOT_FOUND_GRACE_MS = 30_000;
+/**
+ * "Not found" at the provider is final only once the claiming attempt's lease is over: until
+ * then its submission may still be in flight (activities/lease.ts).
+ */
+const NOT_FOUND_GRACE_MS = SUBMISSION_LEASE_MS;
 
 export const otpReference = (requestId: string) => `otp-${requestId}`;
 
@@ -68,6 +73,8 @@ export function createOtpActivities(deps: OtpActivityDeps) {
     async submitOtp(input: { requestId: string; codeLength: number }): Promise<OtpSubmission> {
       const { requestId } = input;
       const code = generateCode(input.codeLength);
+      // The claim is the lease: once only, never renewed, nobody else ever submits this request.
+      const claimedAt = performance.now();
       const request = await claimOtpAttempt(
         deps.sql,
         requestId,
@@ -84,6 +91,10 @@ export function createOtpActivities(deps: OtpActivityDeps) {
         await markOtpFailed(deps.sql, requestId, `provider ${request.providerSlug} is not active`);
         return { status: 'failed' };
       }
+      const fence = fixedFence(
+        claimedAt + SUBMISSION_LEASE_MS,
+        Context.current().cancellationSignal,
+      );
       const outcome = await submitWithRetries(
         provider,
         {
@@ -96,7 +107,12 @@ export function createOtpActivities(deps: OtpActivityDeps) {
           validUntil: request.expiresAt,
         },
         createPacer(deps.sql, request.workspaceId),
-      );
+        { fence },
+      ).catch((error: unknown) => {
+        if (!(error instanceof LeaseLost)) throw error;
+        // Refused before it left Herald: nothing was sent.
+        return { kind: 'failed' as const, reason: `not submitted: ${error.message}` };
+      });
       switch (outcome.kind) {
         case 'accepted':
           await markOtpAccepted(deps.sql, requestId, outcome.providerMessageId);

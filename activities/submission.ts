@@ -1,11 +1,19 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { OutboundSms, SmsProvider, SubmitOutcome } from '../providers/types.js';
+import type { SubmissionFence } from './lease.js';
 import type { Pacer } from './throughput.js';
 
 /** Waits between resubmissions after a retryable failure; then the failure stands. */
 const RETRY_DELAYS_MS = [200, 1000, 3000];
 
 export type SubmissionOutcome = SubmitOutcome | { kind: 'expired'; reason: string };
+
+export interface SubmissionGuards {
+  /** Asked right before every submission leaves Herald; throws when this attempt may not send. */
+  fence: SubmissionFence;
+  /** Runs once, right before the first submission leaves Herald (and before the fence). */
+  beforeFirstSubmission?: () => Promise<void>;
+}
 
 /**
  * Submits, resubmitting only after `failed` (the provider said nothing was accepted). Never after
@@ -16,16 +24,16 @@ export async function submitWithRetries(
   provider: SmsProvider,
   message: OutboundSms,
   pacer: Pacer,
-  /** Runs once, right before the first submission leaves Herald. */
-  beforeFirstSubmission?: () => Promise<void>,
+  guards: SubmissionGuards,
 ): Promise<SubmissionOutcome> {
-  let before = beforeFirstSubmission;
+  let before = guards.beforeFirstSubmission;
   const attempt = async (): Promise<SubmissionOutcome> => {
     await pacer.wait(provider);
     if (message.validUntil && Date.now() >= message.validUntil.getTime())
       return { kind: 'expired', reason: 'validity period ended before it could be submitted' };
     await before?.();
     before = undefined;
+    await guards.fence.ensure();
     return provider.submit(message);
   };
   let outcome = await attempt();

@@ -54,11 +54,29 @@ export async function findPendingMessages(
     order by m.seq`;
 }
 
-/** Written before submissions leave Herald, so a crash leaves them marked as outcome unknown. */
-export async function markAttempts(sql: Sql, campaignId: number, seqs: number[], provider: string) {
-  await sql`
-    update campaign_messages set attempt_provider = ${provider}, attempt_started_at = now()
-    where campaign_id = ${campaignId} and seq = any(${seqs}) and status = 'queued'`;
+/**
+ * Written before submissions leave Herald, so an interruption leaves them marked as outcome
+ * unknown; only while `lease` is held with at least `marginMs` of it left (activities/lease.ts).
+ * Returns the messages marked: fewer than asked means the lease is gone.
+ */
+export async function markAttempts(
+  sql: Sql,
+  input: {
+    campaignId: number;
+    seqs: number[];
+    provider: string;
+    lease: { key: string; token: number; marginMs: number };
+  },
+): Promise<number> {
+  const { lease } = input;
+  const result = await sql`
+    update campaign_messages set attempt_provider = ${input.provider}, attempt_started_at = now()
+    where campaign_id = ${input.campaignId} and seq = any(${input.seqs}) and status = 'queued'
+      and exists (
+        select 1 from submission_leases
+        where lease_key = ${lease.key} and token = ${lease.token}
+          and expires_at > clock_timestamp() + make_interval(secs => ${lease.marginMs / 1000}))`;
+  return result.count;
 }
 
 export interface SettledMessage {

@@ -7,12 +7,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  completeCampaign,
-  markAttempts,
-  recordDelivery,
-  settleMessages,
-} from '../../db/campaign-messages.js';
+import { completeCampaign, recordDelivery, settleMessages } from '../../db/campaign-messages.js';
 import { insertCampaign, recordDispatch } from '../../db/campaigns.js';
 import { insertInvitation, revokeInvitation } from '../../db/invitations.js';
 import { updateMember } from '../../db/members.js';
@@ -33,7 +28,7 @@ import { tools } from '../../mcp/tools/index.js';
 import { listRecentCampaigns } from '../../mcp/tools/list-recent-campaigns.js';
 import { listRecentQuickSends } from '../../mcp/tools/list-recent-quick-sends.js';
 import { type HeraldTool, type ToolContext, ToolRefusal } from '../../mcp/tools/tool.js';
-import { numbers } from '../support/send.js';
+import { markInterrupted, numbers } from '../support/send.js';
 import { openStack, type Stack } from '../support/stack.js';
 
 const BODY = 'Your table at Luigi is ready';
@@ -578,7 +573,7 @@ describe('delivery receipts that overtake, repeat or arrive out of order', () =>
     const at = (minutesAgo: number) => new Date(t - minutesAgo * MINUTE);
 
     // The provider's receipt for message 1 arrives before its answer to the submission.
-    await markAttempts(stack.sql, apiSend, [1, 2, 3], 'own');
+    await markInterrupted(stack, apiSend, [1, 2, 3], 'own');
     expect(await receipt(apiSend, 1, 'delivered', at(4))).toBe(true);
     expect(await report()).toMatchObject(counts(3, 0, 0, 0, 0, 0));
 

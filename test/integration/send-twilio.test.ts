@@ -15,13 +15,13 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildApp } from '../../api/app.js';
 import { providerCreate, routeCreate } from '../../cli/commands/providers.js';
 import { parseEnv } from '../../config/env.js';
-import { markAttempts } from '../../db/campaign-messages.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
 import { decryptCredentials, providerCredentialsContext } from '../../security/credentials.js';
 import { heraldEnv, runHeraldJson } from '../support/processes.js';
 import {
   dispatchPrepared,
   inbox,
+  markInterrupted,
   messageRows,
   numbers,
   reportCounts,
@@ -279,7 +279,7 @@ describe('a campaign through a Twilio provider', () => {
       stack,
       tenant.workspaceId,
       { body: 'Once at most', providerSlug: 'tw', recipients: [interrupted, fresh] },
-      (campaignId) => markAttempts(stack.sql, campaignId, [1], 'tw'),
+      (campaignId) => markInterrupted(stack, campaignId, [1], 'tw'),
     );
     expect(await waitForCompletion(stack, tenant.token, id)).toMatchObject({
       sent_count: 1,

@@ -237,3 +237,18 @@ export async function reportCounts(stack: Stack, campaignId: number) {
     from report_batches where campaign_id = ${campaignId}`;
   return row;
 }
+
+/**
+ * Leaves messages as an attempt that died mid-submission leaves them: attempted on `provider`,
+ * outcome unknown, the attempt's lease long gone.
+ */
+export async function markInterrupted(
+  stack: Pick<Stack, 'sql'>,
+  campaignId: number,
+  seqs: number[],
+  provider: string,
+) {
+  await stack.sql`
+    update campaign_messages set attempt_provider = ${provider}, attempt_started_at = now()
+    where campaign_id = ${campaignId} and seq = any(${seqs}) and status = 'queued'`;
+}

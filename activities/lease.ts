@@ -1,0 +1,137 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Sql } from '../db/client.js';
+import { claimLease, newLeaseToken, releaseLease, renewLease } from '../db/submission-leases.js';
+
+/**
+ * Fenced submissions (README "Exactly once"). Work that submits to a provider holds a lease in
+ * Postgres: a successor takes the work over only after the lease ended by Postgres's clock, and a
+ * holder starts a submission only while at least MAX_SUBMISSION_MS of its lease is left, measured
+ * on its own monotonic clock from the moment it asked for the lease. Every provider call ends
+ * (answer or timeout) within MAX_SUBMISSION_MS, so no submission of a holder is still in flight
+ * when its successor looks the message up: the two can never both send it.
+ */
+
+/** How long a lease lasts from its last renewal: a dead holder delays its successor this long. */
+export const SUBMISSION_LEASE_MS = 20_000;
+/**
+ * Longest a provider call may last (every adapter times out at 10 s, plus room for the provider
+ * to record what it was sent); a submission starts only with this much lease left.
+ */
+export const MAX_SUBMISSION_MS = 12_000;
+const RENEW_EVERY_MS = 4_000;
+/** How often an attempt waiting for a held lease asks again. */
+const CLAIM_POLL_MS = 1_000;
+
+/** The attempt no longer holds its lease: it must not submit. */
+export class LeaseLost extends Error {
+  constructor(reason: string) {
+    super(`submission lease lost: ${reason}`);
+    this.name = 'LeaseLost';
+  }
+}
+
+/** What a submission asks right before it leaves Herald. */
+export interface SubmissionFence {
+  /** Resolves when a submission may start now; throws LeaseLost when it may not. */
+  ensure(): Promise<void>;
+}
+
+/** A lease that cannot be renewed: held until `deadline` (performance.now() milliseconds). */
+export function fixedFence(deadline: number, signal?: AbortSignal): SubmissionFence {
+  return {
+    async ensure() {
+      if (signal?.aborted) throw new LeaseLost('the attempt was cancelled');
+      if (deadline - performance.now() < MAX_SUBMISSION_MS)
+        throw new LeaseLost('too little of the lease is left for a submission');
+    },
+  };
+}
+
+export class SubmissionLease implements SubmissionFence {
+  #deadline: number;
+  #lost: string | undefined;
+  #renewing: Promise<void> | undefined;
+  readonly #timer: NodeJS.Timeout;
+  readonly #onAbort = () => this.#lose('the attempt was cancelled');
+
+  private constructor(
+    readonly sql: Sql,
+    readonly key: string,
+    readonly token: number,
+    deadline: number,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    this.#deadline = deadline;
+    this.#timer = setInterval(() => void this.renew(), RENEW_EVERY_MS);
+    signal?.addEventListener('abort', this.#onAbort, { once: true });
+    if (signal?.aborted) this.#onAbort();
+  }
+
+  /**
+   * Waits until this attempt holds `key`: at most one lease length while an earlier holder's
+   * lease runs out. Throws LeaseLost when a newer attempt has already held it, or on `signal`.
+   */
+  static async acquire(sql: Sql, key: string, signal?: AbortSignal): Promise<SubmissionLease> {
+    const token = await newLeaseToken(sql);
+    for (;;) {
+      if (signal?.aborted) throw new LeaseLost('the attempt was cancelled');
+      const askedAt = performance.now();
+      const claim = await claimLease(sql, key, token, SUBMISSION_LEASE_MS);
+      if (claim.held)
+        return new SubmissionLease(sql, key, token, askedAt + SUBMISSION_LEASE_MS, signal);
+      if ('superseded' in claim) throw new LeaseLost('a newer attempt took the work over');
+      await sleep(Math.min(CLAIM_POLL_MS, Math.max(50, claim.waitMs)), undefined, { signal }).catch(
+        () => {},
+      );
+    }
+  }
+
+  get lost(): string | undefined {
+    return this.#lost;
+  }
+
+  #lose(reason: string) {
+    this.#lost ??= reason;
+    clearInterval(this.#timer);
+  }
+
+  #remainingMs() {
+    return this.#lost ? 0 : this.#deadline - performance.now();
+  }
+
+  /** Extends the lease; a refusal (a newer attempt waits) loses it, an outage lets it run out. */
+  renew(): Promise<void> {
+    if (this.#lost) return Promise.resolve();
+    this.#renewing ??= (async () => {
+      const askedAt = performance.now();
+      try {
+        if (await renewLease(this.sql, this.key, this.token, SUBMISSION_LEASE_MS))
+          this.#deadline = askedAt + SUBMISSION_LEASE_MS;
+        else this.#lose('a newer attempt is waiting for it, or it ran out');
+      } catch {
+        // Postgres unreachable: keep the lease we have; it runs out on its own.
+      } finally {
+        this.#renewing = undefined;
+      }
+    })();
+    return this.#renewing;
+  }
+
+  async ensure(): Promise<void> {
+    if (this.#remainingMs() < MAX_SUBMISSION_MS) await this.renew();
+    if (this.#lost) throw new LeaseLost(this.#lost);
+    if (this.#remainingMs() < MAX_SUBMISSION_MS)
+      throw new LeaseLost('it could not be renewed in time');
+  }
+
+  /**
+   * Stops renewing and ends the lease now, so a successor need not wait it out. Only once nothing
+   * of this attempt is in flight any more.
+   */
+  async close(): Promise<void> {
+    this.#lose('closed');
+    this.signal?.removeEventListener('abort', this.#onAbort);
+    await this.#renewing;
+    await releaseLease(this.sql, this.key, this.token).catch(() => {});
+  }
+}
