@@ -4,7 +4,9 @@
  * `POST /2010-04-01/Accounts/{AccountSid}/Messages.json`, HTTP basic auth AccountSid:AuthToken,
  * `application/x-www-form-urlencoded` with `To`, `From` and/or `MessagingServiceSid`, `Body`,
  * optional `StatusCallback`. It answers as Twilio does: 201 with the Message resource, or an error
- * status with Twilio's error body `{code, message, more_info, status}`. It also builds status
+ * status with Twilio's error body `{code, message, more_info, status}` (and `Retry-After` when
+ * asked; a 5xx may come after the message was created, as Twilio's may). It counts every create
+ * request it receives (`creates`), answered or not. It also builds status
  * callbacks signed the way Twilio signs them (its own implementation of the algorithm, separate
  * from Herald's).
  */
@@ -28,9 +30,29 @@ export interface PeerMessage {
 /** How the peer answers a submission to a number: accept, or a Twilio error, optionally late. */
 export type PeerAnswer =
   | { kind: 'accept'; delayMs?: number }
-  | { kind: 'error'; status: number; code: number; message: string }
+  | {
+      kind: 'error';
+      status: number;
+      code: number;
+      message: string;
+      /** Sent as the `Retry-After` header (delay-seconds or an HTTP-date). */
+      retryAfter?: string;
+      /** The message is created (listed in `messages`) before the error is answered, as a 5xx may be. */
+      created?: boolean;
+      /** A body in place of Twilio's JSON error, as an edge proxy sends (text/html). */
+      html?: string;
+    }
   /** Holds the request without answering (a timeout after the request was sent). */
   | { kind: 'hang' };
+
+/** A create request the peer received (well-formed or not), and the status it answered. */
+export interface CreateRequest {
+  to: string;
+  /** Date.now() on arrival. */
+  at: number;
+  /** Null while unanswered (or held by `hang`). */
+  status: number | null;
+}
 
 export interface SignedCallback {
   url: string;
@@ -48,7 +70,14 @@ export interface TwilioPeer {
   problems: string[];
   /** Rejected or failed submissions, by destination. */
   refused: { to: string; code: number }[];
+  /** Every create request, in order of arrival. */
+  creates: CreateRequest[];
+  /** Create requests to one number, in order of arrival. */
+  createsTo(to: string): CreateRequest[];
+  /** How the peer answers every later submission to `to` (after any `answerNext`). */
   answer(to: string, answer: PeerAnswer): void;
+  /** Answers for the next submissions to `to`, one each, before its standing `answer` applies. */
+  answerNext(to: string, ...answers: PeerAnswer[]): void;
   /** A status callback for a message, signed with the AuthToken as Twilio does. */
   statusCallback(sid: string, status: string, extra?: Record<string, string>): SignedCallback;
   close(): Promise<void>;
@@ -83,20 +112,32 @@ export async function startTwilioPeer(account: {
   const messages: PeerMessage[] = [];
   const problems: string[] = [];
   const refused: { to: string; code: number }[] = [];
+  const creates: CreateRequest[] = [];
   const answers = new Map<string, PeerAnswer>();
+  const nextAnswers = new Map<string, PeerAnswer[]>();
   const hanging = new Set<http.ServerResponse>();
 
   const server = http.createServer(async (request, response) => {
-    const send = (status: number, body: unknown) => {
-      response.writeHead(status, { 'content-type': 'application/json' });
-      response.end(JSON.stringify(body));
-    };
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
 
     const path = `/2010-04-01/Accounts/${account.accountSid}/Messages.json`;
-    if (request.method !== 'POST' || request.url !== path) {
+    const create: CreateRequest | null =
+      request.method === 'POST' && request.url === path
+        ? { to: new URLSearchParams(text).get('To') ?? '', at: Date.now(), status: null }
+        : null;
+    if (create) creates.push(create);
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      if (create) create.status = status;
+      const html = typeof body === 'string';
+      response.writeHead(status, {
+        'content-type': html ? 'text/html' : 'application/json',
+        ...headers,
+      });
+      response.end(html ? body : JSON.stringify(body));
+    };
+    if (!create) {
       problems.push(`${request.method} ${request.url}`);
       return send(404, twilioError(404, 20404, 'The requested resource was not found'));
     }
@@ -142,27 +183,36 @@ export async function startTwilioPeer(account: {
       return send(400, twilioError(400, 21609, 'Invalid StatusCallback'));
     }
 
-    const answer = answers.get(to) ?? { kind: 'accept' };
+    const answer = nextAnswers.get(to)?.shift() ?? answers.get(to) ?? { kind: 'accept' };
     if (answer.kind === 'hang') {
       hanging.add(response);
       return;
     }
+    const created = () => {
+      const sid = `SM${randomBytes(16).toString('hex')}`;
+      messages.push({
+        sid,
+        accountSid: account.accountSid,
+        to,
+        from,
+        messagingServiceSid,
+        body,
+        statusCallback,
+        validityPeriod: validityPeriod === null ? null : Number(validityPeriod),
+      });
+      return sid;
+    };
     if (answer.kind === 'error') {
+      if (answer.created) created();
       refused.push({ to, code: answer.code });
-      return send(answer.status, twilioError(answer.status, answer.code, answer.message));
+      return send(
+        answer.status,
+        answer.html ?? twilioError(answer.status, answer.code, answer.message),
+        answer.retryAfter === undefined ? {} : { 'retry-after': answer.retryAfter },
+      );
     }
     if (answer.delayMs) await sleep(answer.delayMs);
-    const sid = `SM${randomBytes(16).toString('hex')}`;
-    messages.push({
-      sid,
-      accountSid: account.accountSid,
-      to,
-      from,
-      messagingServiceSid,
-      body,
-      statusCallback,
-      validityPeriod: validityPeriod === null ? null : Number(validityPeriod),
-    });
+    const sid = created();
     const now = new Date().toUTCString().replace('GMT', '+0000');
     send(201, {
       account_sid: account.accountSid,
@@ -195,8 +245,13 @@ export async function startTwilioPeer(account: {
     messages,
     problems,
     refused,
+    creates,
+    createsTo: (to) => creates.filter((create) => create.to === to),
     answer(to, answer) {
       answers.set(to, answer);
+    },
+    answerNext(to, ...list) {
+      nextAnswers.set(to, [...(nextAnswers.get(to) ?? []), ...list]);
     },
     statusCallback(sid, status, extra = {}) {
       const message = messages.find((candidate) => candidate.sid === sid);

@@ -92,15 +92,34 @@ describe('SmppClient', () => {
     expect(peer.connections).toBe(1);
   });
 
-  it('fails, retryably, once the throttling back-off budget is spent', async () => {
+  it('fails, retryably, once the throttling back-off budget is spent, asking for the last back-off', async () => {
     const { peer, client } = await peerAndClient();
     peer.throttle(10, ESME.RMSGQFUL);
     const result = await client.submitMessage(message('+61412345002'), null);
     expect(result.outcome).toEqual({
       kind: 'failed',
       reason: 'ESME_RMSGQFUL (0x00000014, message queue full), still after 2 back-offs',
+      retryAfterMs: 40,
     });
     expect(peer.answered).toEqual({ ESME_RMSGQFUL: 3 });
+    expect(peer.messages).toEqual([]);
+  });
+
+  it('a throttled submission that outwaits the queue fails with the back-off as retryAfterMs', async () => {
+    const { peer, client } = await peerAndClient({
+      throttleDelaysMs: [5_000],
+      maxQueueWaitMs: 300,
+    });
+    peer.throttle(1);
+    const result = await client.submitMessage(message('+61412345005'), null);
+    expect(result.outcome).toEqual({
+      kind: 'failed',
+      reason: expect.stringMatching(
+        /^waited \d+ s for the SMSC to take it \(ESME_RTHROTTLED \(0x00000058, /,
+      ),
+      retryAfterMs: 5_000,
+    });
+    expect(peer.answered).toEqual({ ESME_RTHROTTLED: 1 });
     expect(peer.messages).toEqual([]);
   });
 

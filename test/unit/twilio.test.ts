@@ -128,15 +128,15 @@ describe('TwilioProvider against the Twilio-format peer', () => {
       kind: 'rejected',
       reason: "Twilio error 21211: The 'To' number 0400 is not a valid phone number.",
     });
-    peer.answer('+61400000010', {
+    peer.answer('+61400000012', {
       kind: 'error',
       status: 400,
-      code: 21610,
-      message: 'Attempt to send to unsubscribed recipient',
+      code: 21408,
+      message: 'Permission to send an SMS has not been enabled for the region',
     });
-    expect(await provider.submit(message('+61400000010'))).toEqual({
+    expect(await provider.submit(message('+61400000012'))).toEqual({
       kind: 'rejected',
-      reason: 'Twilio error 21610: Attempt to send to unsubscribed recipient',
+      reason: 'Twilio error 21408: Permission to send an SMS has not been enabled for the region',
     });
     const wrongToken = new TwilioProvider('tw', {
       ...credentials,
@@ -150,26 +150,101 @@ describe('TwilioProvider against the Twilio-format peer', () => {
     });
   });
 
-  it('maps 429 and 5xx to failed (retryable)', async () => {
-    peer.answer('+61400000020', {
+  it('maps 21610 (the recipient replied STOP) to a rejection that says the recipient opted out', async () => {
+    peer.answer('+61400000013', {
+      kind: 'error',
+      status: 400,
+      code: 21610,
+      message: 'Attempt to send to unsubscribed recipient',
+    });
+    expect(await provider.submit(message('+61400000013'))).toEqual({
+      kind: 'rejected',
+      reason: 'Twilio error 21610: Attempt to send to unsubscribed recipient',
+      optedOut: true,
+    });
+    expect(peer.createsTo('+61400000013')).toEqual([
+      { to: '+61400000013', at: expect.any(Number), status: 400 },
+    ]);
+  });
+
+  it('maps 500, 502, 503 and 504 on create to unknown, after exactly one request', async () => {
+    const answers = [
+      { to: '+61400000021', status: 500, code: 20500, message: 'Internal Server Error' },
+      { to: '+61400000022', status: 502, code: 20502, message: 'Bad Gateway' },
+      { to: '+61400000023', status: 503, code: 20503, message: 'Service Unavailable' },
+      { to: '+61400000024', status: 504, code: 20504, message: 'Gateway Timeout' },
+    ];
+    for (const { to, status, code, message: text } of answers) {
+      // Twilio may create the message and still answer a 5xx.
+      peer.answer(to, { kind: 'error', status, code, message: text, created: true });
+      expect(await provider.submit(message(to))).toEqual({
+        kind: 'unknown',
+        reason: `Twilio error ${code}: ${text}`,
+      });
+      expect(peer.createsTo(to).map((create) => create.status)).toEqual([status]);
+      expect(peer.messages.filter((sent) => sent.to === to)).toHaveLength(1);
+    }
+    // A 503 with Retry-After from an edge proxy is no proof either.
+    peer.answer('+61400000025', {
+      kind: 'error',
+      status: 503,
+      code: 0,
+      message: '',
+      retryAfter: '5',
+      html: '<html><body>503 Service Unavailable</body></html>',
+    });
+    expect(await provider.submit(message('+61400000025'))).toEqual({
+      kind: 'unknown',
+      reason: 'HTTP 503',
+    });
+  });
+
+  it('maps 429 to failed, with Retry-After (seconds or an HTTP date) as retryAfterMs, capped at 60 s', async () => {
+    const tooMany = {
       kind: 'error',
       status: 429,
       code: 20429,
       message: 'Too Many Requests',
+    } as const;
+    const reason = 'Twilio error 20429: Too Many Requests';
+    peer.answer('+61400000040', tooMany);
+    peer.answer('+61400000041', { ...tooMany, retryAfter: '2' });
+    peer.answer('+61400000042', { ...tooMany, retryAfter: '3600' });
+    peer.answer('+61400000043', {
+      ...tooMany,
+      retryAfter: new Date(Date.now() + 30_000).toUTCString(),
     });
-    peer.answer('+61400000021', {
+    peer.answer('+61400000044', { ...tooMany, retryAfter: 'soon' });
+    expect(await provider.submit(message('+61400000040'))).toEqual({ kind: 'failed', reason });
+    expect(await provider.submit(message('+61400000041'))).toEqual({
+      kind: 'failed',
+      reason,
+      retryAfterMs: 2_000,
+    });
+    expect(await provider.submit(message('+61400000042'))).toEqual({
+      kind: 'failed',
+      reason,
+      retryAfterMs: 60_000,
+    });
+    const dated = await provider.submit(message('+61400000043'));
+    expect(dated).toMatchObject({ kind: 'failed', reason });
+    // An HTTP date has whole seconds: 29-30 s from now.
+    expect(dated.kind === 'failed' && dated.retryAfterMs).toBeGreaterThanOrEqual(28_000);
+    expect(dated.kind === 'failed' && dated.retryAfterMs).toBeLessThanOrEqual(30_000);
+    expect(await provider.submit(message('+61400000044'))).toEqual({ kind: 'failed', reason });
+  });
+
+  it('maps 408 (the request never arrived whole) to failed', async () => {
+    peer.answer('+61400000045', {
       kind: 'error',
-      status: 503,
-      code: 20503,
-      message: 'Service unavailable',
+      status: 408,
+      code: 0,
+      message: '',
+      html: '<html><body>408 Request Timeout</body></html>',
     });
-    expect(await provider.submit(message('+61400000020'))).toEqual({
+    expect(await provider.submit(message('+61400000045'))).toEqual({
       kind: 'failed',
-      reason: 'Twilio error 20429: Too Many Requests',
-    });
-    expect(await provider.submit(message('+61400000021'))).toEqual({
-      kind: 'failed',
-      reason: 'Twilio error 20503: Service unavailable',
+      reason: 'HTTP 408',
     });
   });
 
