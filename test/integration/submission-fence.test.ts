@@ -1,0 +1,145 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCampaignActivities } from '../../activities/campaign.js';
+import { insertCampaign } from '../../db/campaigns.js';
+import { claimLease, newLeaseToken, releaseLease, renewLease } from '../../db/submission-leases.js';
+import type { RunningSimulator } from '../../providers/simulator/server.js';
+import { inbox, messageRows, numbers, simulatorProvider } from '../support/send.js';
+import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
+
+let stack: Stack;
+let tenant: Tenant;
+let simulator: RunningSimulator;
+let activities: ReturnType<typeof createCampaignActivities>;
+
+beforeAll(async () => {
+  stack = await openStack();
+  tenant = await createTenant(stack.admin);
+  // Paced, so one chunk takes seconds and a second attempt can start beside the first.
+  simulator = await simulatorProvider(stack, tenant.workspaceId, 'paced', {
+    messagesPerSecond: 10,
+  });
+  activities = createCampaignActivities({
+    sql: stack.sql,
+    ownProviderUrl: simulator.url,
+    publicUrl: 'http://herald.test',
+    secret: stack.admin.secret,
+  });
+});
+
+afterAll(async () => {
+  await simulator?.close();
+  await stack?.close();
+});
+
+async function campaignOf(recipients: string[]) {
+  const { id } = await insertCampaign(stack.sql, {
+    workspaceId: tenant.workspaceId,
+    apiKeyId: null,
+    reference: null,
+    purpose: 'transactional',
+    body: 'Fenced',
+    senderId: null,
+    routingType: 'direct',
+    providerSlug: 'paced',
+    failoverRouteSlug: null,
+    recipients,
+  });
+  return id;
+}
+
+/** Temporal's view of a chunk attempt: its number, and the progress its predecessor beat. */
+function attempt(n: number) {
+  return new MockActivityEnvironment({ attempt: n, heartbeatTimeoutMs: 10_000 });
+}
+
+async function timesReceived(recipients: string[]) {
+  return Promise.all(recipients.map(async (to) => (await inbox(simulator.url, to)).length));
+}
+
+describe('fenced chunk submissions', () => {
+  it('sends each message once when a retry starts beside an attempt that is still alive', async () => {
+    const recipients = numbers(80);
+    const campaignId = await campaignOf(recipients);
+    const chunk = { campaignId, fromSeq: 1, toSeq: 80 };
+    // As during a Temporal outage: attempt 1 timed out on the server but runs on in the worker.
+    const first = attempt(1).run(activities.submitChunk, chunk);
+    const firstSettled = first.then(
+      () => 'completed',
+      (error: unknown) => error,
+    );
+    await sleep(1_000);
+    const second = attempt(2).run(activities.submitChunk, chunk);
+
+    // The holder learns at its next renewal that a newer attempt waits, and stops.
+    const stopped = await firstSettled;
+    expect(stopped).toBeInstanceOf(ApplicationFailure);
+    expect((stopped as ApplicationFailure).type).toBe('SubmissionLeaseLost');
+    await second;
+
+    expect(await timesReceived(recipients)).toEqual(recipients.map(() => 1));
+    const rows = await messageRows(stack, campaignId);
+    expect(rows.map((row) => row.status)).toEqual(recipients.map(() => 'sent'));
+    expect(new Set(rows.map((row) => row.providerMessageId)).size).toBe(80);
+  });
+
+  it('stops submitting at once when its attempt is cancelled, and its successor finishes', async () => {
+    const recipients = numbers(30);
+    const campaignId = await campaignOf(recipients);
+    const chunk = { campaignId, fromSeq: 1, toSeq: 30 };
+    const environment = attempt(1);
+    const first = environment.run(activities.submitChunk, chunk).catch((error: unknown) => error);
+    await sleep(1_000);
+    environment.cancel('TIMED_OUT');
+    await first;
+    // Whatever was in flight has ended; nothing more leaves for this chunk from attempt 1.
+    const afterCancel = (await timesReceived(recipients)).reduce((sum, n) => sum + n, 0);
+    await sleep(1_000);
+    expect((await timesReceived(recipients)).reduce((sum, n) => sum + n, 0)).toBe(afterCancel);
+    expect(afterCancel).toBeLessThan(30);
+
+    await attempt(2).run(activities.submitChunk, chunk);
+    expect(await timesReceived(recipients)).toEqual(recipients.map(() => 1));
+  });
+});
+
+describe('submission leases', () => {
+  const key = () => `test/${Math.random().toString(36).slice(2)}`;
+
+  it('is held by one token at a time, and a newer waiting token stops renewals', async () => {
+    const lease = key();
+    const older = await newLeaseToken(stack.sql);
+    const newer = await newLeaseToken(stack.sql);
+    expect(await claimLease(stack.sql, lease, older, 5_000)).toEqual({ held: true });
+    const waiting = await claimLease(stack.sql, lease, newer, 5_000);
+    expect(waiting).toMatchObject({ held: false });
+    expect((waiting as { waitMs: number }).waitMs).toBeGreaterThan(4_000);
+    expect(await renewLease(stack.sql, lease, older, 5_000)).toBe(false);
+    // Released by its holder, it goes to the newer token at once.
+    await releaseLease(stack.sql, lease, older);
+    expect(await claimLease(stack.sql, lease, newer, 5_000)).toEqual({ held: true });
+    expect(await renewLease(stack.sql, lease, newer, 5_000)).toBe(true);
+  });
+
+  it('never goes back to an older token once a newer one held it', async () => {
+    const lease = key();
+    const older = await newLeaseToken(stack.sql);
+    const newer = await newLeaseToken(stack.sql);
+    expect(await claimLease(stack.sql, lease, newer, 5_000)).toEqual({ held: true });
+    await releaseLease(stack.sql, lease, newer);
+    expect(await claimLease(stack.sql, lease, older, 5_000)).toEqual({
+      held: false,
+      superseded: true,
+    });
+  });
+
+  it('is not renewed after it ran out', async () => {
+    const lease = key();
+    const token = await newLeaseToken(stack.sql);
+    expect(await claimLease(stack.sql, lease, token, 200)).toEqual({ held: true });
+    await sleep(300);
+    expect(await renewLease(stack.sql, lease, token, 5_000)).toBe(false);
+  });
+});
