@@ -11,7 +11,7 @@ import {
   settleMessages,
 } from '../db/campaign-messages.js';
 import type { Sql } from '../db/client.js';
-import { ensureOptOutLinks } from '../db/opt-outs.js';
+import { ensureOptOutLinks, optOut } from '../db/opt-outs.js';
 import { findFailoverRoute } from '../db/providers.js';
 import { OPT_OUT_PLACEHOLDER, renderOptOutLink } from '../domain/opt-out.js';
 import { serves } from '../domain/phone.js';
@@ -176,6 +176,11 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
       switch (outcome.kind) {
         case 'accepted':
           return sent(provider.slug, outcome.providerMessageId);
+        case 'rejected':
+          if (!outcome.optedOut) break;
+          // The recipient told this provider STOP: no other provider may carry the message.
+          await optOut(deps.sql, campaign.workspaceId, message.recipient, 'reply');
+          return failed(provider.slug, `${provider.slug}: ${outcome.reason}`);
         case 'expired':
           return failed(null, outcome.reason);
         case 'unknown': {

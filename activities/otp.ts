@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import type { Sql } from '../db/client.js';
+import { optOut } from '../db/opt-outs.js';
 import {
   claimOtpAttempt,
   findOtpForSubmission,
@@ -118,6 +119,10 @@ export function createOtpActivities(deps: OtpActivityDeps) {
           await markOtpAccepted(deps.sql, requestId, outcome.providerMessageId);
           return { status: 'accepted' };
         case 'rejected':
+          if (outcome.optedOut)
+            await optOut(deps.sql, request.workspaceId, request.recipient, 'reply');
+          await markOtpFailed(deps.sql, requestId, `${provider.slug}: ${outcome.reason}`);
+          return { status: 'failed' };
         case 'failed':
         case 'expired':
           await markOtpFailed(deps.sql, requestId, `${provider.slug}: ${outcome.reason}`);

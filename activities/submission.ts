@@ -16,9 +16,10 @@ export interface SubmissionGuards {
 }
 
 /**
- * Submits, resubmitting only after `failed` (the provider said nothing was accepted). Never after
- * `unknown`: that could send twice. Every attempt waits for a slot of the provider's throughput;
- * a message whose validity period ends while it waits is not submitted at all.
+ * Submits, resubmitting only after `failed` (the provider said nothing was accepted), and no
+ * sooner than the provider's `Retry-After`. Never after `unknown`: that could send twice. Every
+ * attempt waits for a slot of the provider's throughput; a message whose validity period ends
+ * while it waits is not submitted at all.
  */
 export async function submitWithRetries(
   provider: SmsProvider,
@@ -39,7 +40,7 @@ export async function submitWithRetries(
   let outcome = await attempt();
   for (const delay of RETRY_DELAYS_MS) {
     if (outcome.kind !== 'failed') return outcome;
-    await sleep(delay);
+    await sleep(Math.max(delay, outcome.retryAfterMs ?? 0));
     outcome = await attempt();
   }
   return outcome;
