@@ -1,4 +1,4 @@
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
 
 export const PROVIDER_TYPES = ['simulator', 'twilio', 'smpp'] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
@@ -38,7 +38,7 @@ export interface FailoverRouteRecord {
 }
 
 export async function findProvider(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   workspaceId: number,
   slug: string,
 ): Promise<ProviderRecord | undefined> {
@@ -72,7 +72,7 @@ export async function findFailoverRoute(
 }
 
 export async function insertProvider(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   input: {
     workspaceId: number;
     slug: string;
@@ -96,7 +96,7 @@ export async function insertProvider(
 }
 
 export async function setProviderActive(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   workspaceId: number,
   slug: string,
   active: boolean,
@@ -104,6 +104,36 @@ export async function setProviderActive(
   const result = await sql`
     update providers set active = ${active} where workspace_id = ${workspaceId} and slug = ${slug}`;
   return result.count > 0;
+}
+
+/**
+ * Serialises the commands that give an SMSC account to a provider (create, enable) until the
+ * transaction ends: the account's system id is encrypted, so no unique index can keep two
+ * providers from sharing it.
+ */
+export async function lockSmscAccounts(tx: TransactionSql): Promise<void> {
+  await tx`select pg_advisory_xact_lock(hashtext('smsc-accounts'))`;
+}
+
+/** An active SMPP provider of any workspace, with its workspace's slug. */
+export interface SmscAccountHolder {
+  id: number;
+  workspaceId: number;
+  workspaceSlug: string;
+  slug: string;
+  settings: ProviderRecord['settings'];
+  credentials: Uint8Array | null;
+}
+
+/** The active SMPP providers of every workspace: those that hold (or will hold) a bind. */
+export async function findSmscAccountHolders(
+  sql: Sql | TransactionSql,
+): Promise<SmscAccountHolder[]> {
+  return sql<SmscAccountHolder[]>`
+    select p.id, p.workspace_id, w.slug as workspace_slug, p.slug, p.settings, p.credentials
+    from providers p join workspaces w on w.id = p.workspace_id
+    where p.type = 'smpp' and p.active
+    order by p.id`;
 }
 
 export async function insertFailoverRoute(

@@ -1,13 +1,23 @@
 import { isSupportedCountry } from 'libphonenumber-js/max';
 import { z } from 'zod';
+import type { Sql, TransactionSql } from '../../db/client.js';
 import {
+  findProvider,
   findProviders,
+  findSmscAccountHolders,
   insertFailoverRoute,
   insertProvider,
+  lockSmscAccounts,
+  type ProviderRecord,
   setProviderActive,
 } from '../../db/providers.js';
 import { OWN_PROVIDER_SLUG } from '../../providers/registry.js';
-import { encryptCredentials, providerCredentialsContext } from '../../security/credentials.js';
+import { smppCredentials } from '../../providers/smpp/config.js';
+import {
+  decryptCredentials,
+  encryptCredentials,
+  providerCredentialsContext,
+} from '../../security/credentials.js';
 import type { AdminContext } from '../context.js';
 import { UsageError } from '../output.js';
 import {
@@ -202,8 +212,8 @@ export async function providerCreate(
         : simulatorConfig(options);
   const countries = countriesOption(options);
   if (countries) config.settings.countries = countries;
-  try {
-    const { id } = await insertProvider(context.sql, {
+  const insert = (sql: Sql | TransactionSql) =>
+    insertProvider(sql, {
       workspaceId: workspace.id,
       slug,
       name: optional(options, 'name') ?? slug,
@@ -219,6 +229,15 @@ export async function providerCreate(
           config.credentials,
         ),
     });
+  try {
+    const { id } =
+      type === 'smpp'
+        ? await context.sql.begin(async (tx) => {
+            await lockSmscAccounts(tx);
+            await refuseSharedSmscAccount(context, tx, smscAccountOf(config));
+            return insert(tx);
+          })
+        : await insert(context.sql);
     return {
       json: { id, slug },
       human: `Created ${type} provider ${slug} (id ${id}) in ${workspace.slug}`,
@@ -230,10 +249,81 @@ export async function providerCreate(
   }
 }
 
+/** An SMSC account: the host (any case) and the system id; the port is not part of it. */
+interface SmscAccount {
+  host: string;
+  systemId: string;
+}
+
+function smscAccountOf(config: ProviderConfig): SmscAccount {
+  return {
+    host: config.settings.host as string,
+    systemId: config.credentials?.system_id as string,
+  };
+}
+
+/**
+ * A stored SMPP provider's account; undefined when its credentials do not decrypt under this
+ * HERALD_SECRET (it cannot bind then, so it holds no account).
+ */
+function smscAccountOfRecord(
+  context: AdminContext,
+  record: Pick<ProviderRecord, 'workspaceId' | 'slug' | 'settings' | 'credentials'>,
+): SmscAccount | undefined {
+  if (!record.credentials || !record.settings.host) return undefined;
+  try {
+    const credentials = decryptCredentials(
+      context.secret,
+      providerCredentialsContext(record.workspaceId, record.slug),
+      record.credentials,
+    );
+    const systemId = smppCredentials.safeParse(credentials).data?.system_id;
+    return systemId === undefined ? undefined : { host: record.settings.host, systemId };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * One SMSC account serves one workspace provider: receipts and replies are assigned by the bind
+ * they arrive on, so a second active provider on the same host and system id (in any workspace)
+ * would take the first one's. Run under lockSmscAccounts. The system id is never printed.
+ */
+async function refuseSharedSmscAccount(
+  context: AdminContext,
+  tx: TransactionSql,
+  account: SmscAccount,
+  exceptProviderId?: number,
+): Promise<void> {
+  for (const holder of await findSmscAccountHolders(tx)) {
+    if (holder.id === exceptProviderId) continue;
+    const held = smscAccountOfRecord(context, holder);
+    if (held?.host.toLowerCase() !== account.host.toLowerCase()) continue;
+    if (held.systemId !== account.systemId) continue;
+    throw new UsageError(
+      `Provider "${holder.slug}" of workspace ${holder.workspaceSlug} already uses this SMSC account (the same --host and --system-id). One SMSC account serves one workspace provider, because receipts and replies are assigned by the bind they arrive on; disable that provider first to move the account.`,
+    );
+  }
+}
+
+/** Enabling an SMPP provider gives it its SMSC account again: refused while another holds it. */
+async function enableSmppProvider(context: AdminContext, workspaceId: number, slug: string) {
+  return context.sql.begin(async (tx) => {
+    await lockSmscAccounts(tx);
+    const provider = await findProvider(tx, workspaceId, slug);
+    const account = provider?.type === 'smpp' && smscAccountOfRecord(context, provider);
+    if (provider && account) await refuseSharedSmscAccount(context, tx, account, provider.id);
+    return setProviderActive(tx, workspaceId, slug, true);
+  });
+}
+
 async function providerSetActive(context: AdminContext, options: Options, active: boolean) {
   const workspace = await workspaceBySlug(context, required(options, 'workspace'));
   const slug = slugOption(options);
-  if (!(await setProviderActive(context.sql, workspace.id, slug, active))) {
+  const changed = active
+    ? await enableSmppProvider(context, workspace.id, slug)
+    : await setProviderActive(context.sql, workspace.id, slug, false);
+  if (!changed) {
     throw new UsageError(`${workspace.slug} has no provider "${slug}"`);
   }
   return {

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { keyCreate, type Options } from '../../cli/commands/admin.js';
-import { providerCreate, providerDisable, routeCreate } from '../../cli/commands/providers.js';
+import {
+  providerCreate,
+  providerDisable,
+  providerEnable,
+  routeCreate,
+} from '../../cli/commands/providers.js';
 import { UsageError } from '../../cli/output.js';
 import { heraldEnv, runHeraldJson } from '../support/processes.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
@@ -140,5 +145,109 @@ describe('herald key create with --provider or --failover-route', () => {
         message: `--provider "ghost" is not a provider of ${workspace}`,
       },
     });
+  });
+});
+
+describe('one SMSC account serves one workspace provider', () => {
+  const host = 'smsc-shared.example.net';
+  const systemId = 'acct-7d2f9';
+  const password = 'pw-4k9q';
+  let first: Tenant;
+  let second: Tenant;
+  const smpp = (tenant: Tenant, slug: string, account: Options = {}) =>
+    providerCreate(stack.admin, {
+      workspace: tenant.slug,
+      slug,
+      type: 'smpp',
+      host,
+      port: '2775',
+      'system-id': systemId,
+      password,
+      ...account,
+    });
+  const sharing = (holder: string, workspace: string) =>
+    new UsageError(
+      `Provider "${holder}" of workspace ${workspace} already uses this SMSC account (the same --host and --system-id). One SMSC account serves one workspace provider, because receipts and replies are assigned by the bind they arrive on; disable that provider first to move the account.`,
+    );
+  const smppProviders = async () =>
+    (
+      await stack.sql<{ workspaceId: number; slug: string; active: boolean }[]>`
+        select workspace_id, slug, active from providers
+        where type = 'smpp' and settings->>'host' ilike ${host}
+        order by id`
+    ).map(({ workspaceId, slug, active }) => [workspaceId, slug, active]);
+
+  beforeAll(async () => {
+    first = await createTenant(stack.admin);
+    second = await createTenant(stack.admin);
+    await smpp(first, 'smsc');
+  });
+
+  // The run's workers bind every active SMPP provider: leave none pointing at these hosts.
+  afterAll(async () => {
+    await stack.sql`
+      update providers set active = false
+      where workspace_id in (${first.workspaceId}, ${second.workspaceId}) and type = 'smpp'`;
+  });
+
+  it('refuses a second provider on the same host (any case, any port) and system id, in any workspace', async () => {
+    await expect(smpp(second, 'smsc', { host: host.toUpperCase(), port: '3550' })).rejects.toThrow(
+      sharing('smsc', first.slug),
+    );
+    await expect(smpp(first, 'smsc-again')).rejects.toThrow(sharing('smsc', first.slug));
+    expect(await smppProviders()).toEqual([[first.workspaceId, 'smsc', true]]);
+  });
+
+  it('takes another system id on that host, or that system id on another host', async () => {
+    await smpp(second, 'other-account', { 'system-id': 'acct-other' });
+    await smpp(second, 'other-host', { host: 'smsc-b.example.net' });
+    expect(await smppProviders()).toEqual([
+      [first.workspaceId, 'smsc', true],
+      [second.workspaceId, 'other-account', true],
+    ]);
+  });
+
+  it('lets the account move once its provider is disabled, and then refuses to enable the old one', async () => {
+    await providerDisable(stack.admin, { workspace: first.slug, slug: 'smsc' });
+    expect((await smpp(second, 'smsc')).json).toEqual({ id: expect.any(Number), slug: 'smsc' });
+    await expect(
+      providerEnable(stack.admin, { workspace: first.slug, slug: 'smsc' }),
+    ).rejects.toThrow(sharing('smsc', second.slug));
+    expect(await smppProviders()).toEqual([
+      [first.workspaceId, 'smsc', false],
+      [second.workspaceId, 'other-account', true],
+      [second.workspaceId, 'smsc', true],
+    ]);
+  });
+
+  it('exits 2 with the JSON error shape, printing neither the system id nor the password', async () => {
+    const env = heraldEnv({ DATABASE_URL: inject('databaseUrl'), HERALD_SECRET: inject('secret') });
+    const result = await runHeraldJson(
+      [
+        'provider',
+        'create',
+        '--workspace',
+        first.slug,
+        '--slug',
+        'smsc-cli',
+        '--type',
+        'smpp',
+        '--host',
+        host,
+        '--port',
+        '2775',
+        '--system-id',
+        systemId,
+        '--password',
+        password,
+      ],
+      env,
+    );
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.json).toEqual({
+      error: { type: 'UsageError', message: sharing('smsc', second.slug).message },
+    });
+    expect(result.stdout + result.stderr).not.toContain(systemId);
+    expect(result.stdout + result.stderr).not.toContain(password);
   });
 });
