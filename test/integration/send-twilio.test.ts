@@ -2,8 +2,9 @@
  * Campaigns through a Twilio provider on the real stack, against the local Twilio-format peer
  * (test/support/twilio-peer.ts): every recipient reaches the peer exactly once, in the request
  * Twilio documents; signed status callbacks flow back into the messages and the reporting table;
- * forged callbacks are refused; a Twilio rejection fails over to the next provider of a route;
- * the credentials in the providers row are ciphertext.
+ * forged callbacks are refused; a Twilio rejection fails over to the next provider of a route,
+ * but not a 21610 (an opt-out); a 5xx on create is never followed by a second create; a 429 waits
+ * its Retry-After; the credentials in the providers row are ciphertext.
  *
  * The shared worker hands providers StatusCallback URLs under 127.0.0.1:<apiPort>, so this file
  * verifies callbacks with an api instance whose PUBLIC_URL is that origin. It does not listen
@@ -243,8 +244,8 @@ describe('a campaign through a Twilio provider', () => {
     peer.answer(refused, {
       kind: 'error',
       status: 400,
-      code: 21610,
-      message: 'Attempt to send to unsubscribed recipient',
+      code: 21408,
+      message: 'Permission to send an SMS has not been enabled for the region',
     });
     const id = await sendQueued(
       stack,
@@ -265,7 +266,7 @@ describe('a campaign through a Twilio provider', () => {
       [refused, 'sim'],
       [accepted, 'tw'],
     ]);
-    expect(peer.refused).toContainEqual({ to: refused, code: 21610 });
+    expect(peer.refused).toContainEqual({ to: refused, code: 21408 });
     expect(peer.messages.filter((message) => message.to === refused)).toEqual([]);
     expect((await inbox(simulator.url, refused)).map(({ body }) => body)).toEqual(['Failover']);
     expect(await inbox(simulator.url, accepted)).toEqual([]);
@@ -291,6 +292,102 @@ describe('a campaign through a Twilio provider', () => {
     });
     expect(peer.messages.filter((message) => message.to === interrupted)).toEqual([]);
     peerMessageTo(fresh);
+  });
+});
+
+describe('Twilio answers that do not settle whether the message was taken', () => {
+  it('never creates a message twice after a 500, 502, 503 or 504: each is failed as unknown', async () => {
+    const recipients = numbers(4) as [string, string, string, string];
+    const errors = [
+      [500, 20500, 'Internal Server Error'],
+      [502, 20502, 'Bad Gateway'],
+      [503, 20503, 'Service Unavailable'],
+      [504, 20504, 'Gateway Timeout'],
+    ] as const;
+    // As Twilio may: the message is created, and the answer is still a 5xx.
+    for (const [index, [status, code, message]] of errors.entries())
+      peer.answer(recipients[index] as string, {
+        kind: 'error',
+        status,
+        code,
+        message,
+        created: true,
+      });
+    const id = await sendThroughTwilio(recipients);
+    expect(await waitForCompletion(stack, tenant.token, id)).toMatchObject({
+      sent_count: 0,
+      failed_count: 4,
+    });
+    for (const [index, recipient] of recipients.entries())
+      expect(peer.createsTo(recipient).map((create) => create.status)).toEqual([
+        errors[index]?.[0],
+      ]);
+    expect((await messageRows(stack, id)).map((row) => [row.status, row.error])).toEqual(
+      errors.map(([, code, message]) => [
+        'failed',
+        `outcome unknown: Twilio error ${code}: ${message}`,
+      ]),
+    );
+  });
+
+  it('records a 21610 (the recipient replied STOP) as an opt-out and does not fail over', async () => {
+    const [unsubscribed, other] = numbers(2) as [string, string];
+    peer.answer(unsubscribed, {
+      kind: 'error',
+      status: 400,
+      code: 21610,
+      message: 'Attempt to send to unsubscribed recipient',
+    });
+    const id = await sendQueued(
+      stack,
+      tenant.token,
+      {
+        recipients: [unsubscribed, other],
+        message: 'No failover for STOP',
+        routing_type: 'failover',
+        failover_route_slug: 'twilio-first',
+      },
+      { total: 2 },
+    );
+    expect(await waitForCompletion(stack, tenant.token, id)).toMatchObject({
+      sent_count: 1,
+      failed_count: 1,
+    });
+    expect(peer.createsTo(unsubscribed).map((create) => create.status)).toEqual([400]);
+    expect(await inbox(simulator.url, unsubscribed)).toEqual([]);
+    expect((await messageRows(stack, id))[0]).toMatchObject({
+      recipient: unsubscribed,
+      status: 'failed',
+      providerSlug: 'tw',
+      error: 'tw: Twilio error 21610: Attempt to send to unsubscribed recipient',
+    });
+    expect(
+      await stack.sql`
+        select recipient, source from opt_outs
+        where workspace_id = ${tenant.workspaceId} and recipient = ${unsubscribed}`,
+      // The recipient replied STOP, to the Twilio number.
+    ).toEqual([{ recipient: unsubscribed, source: 'reply' }]);
+    peerMessageTo(other);
+  });
+
+  it('waits out a 429 Retry-After before creating again', async () => {
+    const [recipient] = numbers(1) as [string];
+    peer.answerNext(recipient, {
+      kind: 'error',
+      status: 429,
+      code: 20429,
+      message: 'Too Many Requests',
+      retryAfter: '2',
+    });
+    const id = await sendThroughTwilio([recipient]);
+    expect(await waitForCompletion(stack, tenant.token, id)).toMatchObject({
+      sent_count: 1,
+      failed_count: 0,
+    });
+    const [throttled, created] = peer.createsTo(recipient);
+    expect([throttled?.status, created?.status]).toEqual([429, 201]);
+    expect((created?.at ?? 0) - (throttled?.at ?? 0)).toBeGreaterThanOrEqual(2_000);
+    peerMessageTo(recipient);
   });
 });
 
