@@ -6,7 +6,7 @@ import {
 } from '../db/campaigns.js';
 import type { Sql } from '../db/client.js';
 import type { campaignWorkflow } from '../workflows/campaign.js';
-import { searchAttributes, TASK_QUEUE } from '../workflows/definitions.js';
+import { searchAttributes, TASK_QUEUE, workspacePriority } from '../workflows/definitions.js';
 
 /**
  * Starting a campaign's workflow, shared by the REST send and `herald campaign create`: the one
@@ -36,6 +36,7 @@ export async function dispatchCampaign(
       deps.temporal.workflow.start<typeof campaignWorkflow>('campaignWorkflow', {
         workflowId,
         taskQueue: TASK_QUEUE,
+        priority: workspacePriority(workspaceId),
         args: [{ campaignId }],
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',

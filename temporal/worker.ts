@@ -1,12 +1,25 @@
 import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+} from '@temporalio/worker';
 import { type ActivityDeps, createActivities } from '../activities/index.js';
 import { acquireSmppSessions, releaseSmppSessions } from '../providers/smpp/sessions.js';
-import { TASK_QUEUE } from '../workflows/definitions.js';
+import { OTP_TASK_QUEUE, TASK_QUEUE } from '../workflows/definitions.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
 
 const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+/**
+ * Activities one worker runs at once on the main queue. Bounded, so that when campaigns back up
+ * their chunks wait in Temporal, where fairness keys share the free slots between workspaces,
+ * rather than all running at once here; each chunk keeps up to 50 submissions in flight.
+ */
+const MAIN_ACTIVITY_SLOTS = 16;
 
 let runtimeInstalled = false;
 
@@ -35,12 +48,26 @@ export async function startHeraldWorker(
 ): Promise<RunningWorker> {
   installTemporalRuntime();
   const connection = await NativeConnection.connect({ address: options.address });
+  const workflowBundle = await bundleWorkflowCode({
+    workflowsPath,
+    logger: Runtime.instance().logger,
+  });
+  const activities = createActivities(options);
   const worker = await Worker.create({
     connection,
     namespace: options.namespace,
     taskQueue: TASK_QUEUE,
-    workflowsPath,
-    activities: createActivities(options),
+    workflowBundle,
+    activities,
+    maxConcurrentActivityTaskExecutions: MAIN_ACTIVITY_SLOTS,
+  });
+  // OTP requests: their own workflow and local activity slots, never behind campaign chunks.
+  const otpWorker = await Worker.create({
+    connection,
+    namespace: options.namespace,
+    taskQueue: OTP_TASK_QUEUE,
+    workflowBundle,
+    activities,
   });
   // SMPP binds live as long as the worker: unbound once its last activity has finished.
   const logger = Runtime.instance().logger;
@@ -56,8 +83,20 @@ export async function startHeraldWorker(
           sql: options.sql,
           client: new Client({ connection, namespace: options.namespace }),
         });
-  const done = worker
-    .run()
+  const running = [worker, otpWorker];
+  const stopAll = () => {
+    for (const each of running) if (each.getState() === 'RUNNING') each.shutdown();
+  };
+  // One worker failing stops the other: the process is a worker of both queues or of neither.
+  const done = Promise.all(
+    running.map((each) =>
+      each.run().catch((error) => {
+        stopAll();
+        throw error;
+      }),
+    ),
+  )
+    .then(() => undefined)
     .finally(async () => {
       await dispatcher?.stop();
       await releaseSmppSessions();
@@ -67,7 +106,7 @@ export async function startHeraldWorker(
     done,
     async shutdown() {
       await dispatcher?.stop();
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      stopAll();
       await done;
     },
   };

@@ -3,6 +3,20 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 /** Shared by the api, the worker and workflows: the task queue, ids and search attributes. */
 
 export const TASK_QUEUE = 'herald';
+/**
+ * OTP requests run on a queue of their own, with their own worker slots: a login code never
+ * waits behind campaign chunks (README "Capacity and fairness").
+ */
+export const OTP_TASK_QUEUE = 'herald-otp';
+
+/**
+ * Campaign work of one workspace shares one fairness key: when chunks back up, Temporal hands
+ * the free slots out round-robin across workspaces, so one tenant's large sends cannot hold
+ * another's small one. Activities inherit it from their workflow.
+ */
+export const workspacePriority = (workspaceId: number) => ({
+  fairnessKey: `workspace-${workspaceId}`,
+});
 
 export const searchAttributes = {
   workspaceId: defineSearchAttributeKey('HeraldWorkspaceId', SearchAttributeType.KEYWORD),

@@ -10,7 +10,7 @@ import {
 } from '../../db/otp-requests.js';
 import { HeraldError, validationError } from '../../domain/errors.js';
 import { validateOtpSend } from '../../domain/otp.js';
-import { searchAttributes, TASK_QUEUE } from '../../workflows/definitions.js';
+import { OTP_TASK_QUEUE, searchAttributes } from '../../workflows/definitions.js';
 import { type otpWorkflow, submissionUpdate } from '../../workflows/otp.js';
 import type { ApiDeps } from '../deps.js';
 import { type IdempotentResponse, idempotently } from './idempotency.js';
@@ -73,7 +73,7 @@ async function dispatch(
   const { requestId, purpose } = request;
   const start = new WithStartWorkflowOperation<typeof otpWorkflow>('otpWorkflow', {
     workflowId: request.workflowId,
-    taskQueue: TASK_QUEUE,
+    taskQueue: OTP_TASK_QUEUE,
     args: [{ requestId, codeLength: request.codeLength, expiresAt: request.expiresAt.getTime() }],
     workflowIdConflictPolicy: 'USE_EXISTING',
     // A finished run is never started again: that would send another code.

@@ -78,8 +78,12 @@ export interface TemporalDevServer {
  * The dev server has one history shard, and by default its transfer queue, which hands new
  * workflow and activity tasks to matching, polls at most 20 times a second: a new workflow
  * waited ~37 ms for its first task, most of an OTP send. Raising the cap costs nothing idle.
+ * Fairness keys (workflows/definitions.ts) take effect only where matching enables them.
  */
-const DEV_SERVER_DYNAMIC_CONFIG = ['history.transferProcessorMaxPollRPS=1000'];
+const DEV_SERVER_DYNAMIC_CONFIG = [
+  'history.transferProcessorMaxPollRPS=1000',
+  'matching.enableFairness=true',
+];
 
 export async function startTemporalDevServer(options: {
   cli: string;
