@@ -1,0 +1,211 @@
+import { randomBytes } from 'node:crypto';
+import {
+  type Answer,
+  call,
+  campaignView,
+  createTenant,
+  recipients,
+  type Tenant,
+} from '../support/api.js';
+import {
+  auditCampaigns,
+  auditOtps,
+  clearInbox,
+  readInbox,
+  setBehaviour,
+} from '../support/audit.js';
+import {
+  exactlyOnceChecks,
+  type SentCampaign,
+  sendCampaign,
+  untilAllCompleted,
+} from '../support/campaign.js';
+import { isFinalOtp } from '../support/probes.js';
+import { check, type Scenario } from '../support/scenario.js';
+import { ChaosStack } from '../support/stack.js';
+import { log, percentile, seconds, sleep, tally, waitUntil } from '../support/timing.js';
+
+const IDLE_SENDS = 30;
+const CAMPAIGNS = 20;
+const CAMPAIGN_SIZE = 1000;
+const LOADED_SENDS = 50;
+/** A provider that answers in 50 ms, as a real one might. */
+const PROVIDER_LATENCY_MS = 50;
+
+/**
+ * OTP latency idle, then while 20 campaigns of 1,000 recipients run in the same workspace: 50
+ * concurrent OTP sends (p50, p99, how many answered `pending`), and at the same moment a
+ * 1-recipient campaign of a second workspace (time until completed).
+ */
+export const otpUnderLoad: Scenario = {
+  name: 'otp-under-load',
+  short: false,
+  async run(options) {
+    const stack = await ChaosStack.start({ apis: 1, workers: 1 });
+    try {
+      await clearInbox(stack.simulatorUrl);
+      await setBehaviour(stack.simulatorUrl, { latency_ms: PROVIDER_LATENCY_MS });
+      const busy = await createTenant(stack, { name: 'Chaos busy', credits: 1_000_000 });
+      const other = await createTenant(stack, { name: 'Chaos other' });
+      const tag = randomBytes(4).toString('hex');
+      const otp = (tenant: Tenant, recipient: string, key: string) =>
+        call(stack.apiUrls[0] as string, 'POST', '/api/v1/otp/send', {
+          token: tenant.token,
+          key,
+          body: { recipient, purpose: 'login' },
+        });
+
+      const idleTo = recipients('+614410', IDLE_SENDS + 5);
+      for (let i = 0; i < 5; i++) await otp(busy, idleTo[i] as string, `warm-${tag}-${i}`);
+      const idle: Answer[] = [];
+      for (let i = 5; i < idleTo.length; i++)
+        idle.push(await otp(busy, idleTo[i] as string, `idle-${tag}-${i}`));
+
+      log(`${CAMPAIGNS} campaigns of ${CAMPAIGN_SIZE}`);
+      const load = await Promise.all(
+        Array.from({ length: CAMPAIGNS }, (_, i) =>
+          sendCampaign(stack, busy, {
+            label: `load-${i}`,
+            prefix: `+6146${String(i).padStart(2, '0')}`,
+            count: CAMPAIGN_SIZE,
+          }),
+        ),
+      );
+      const loadIds = load.map((campaign) => campaign.id);
+      await waitUntil(
+        'the campaigns to be sending',
+        () =>
+          stack.withSql(async (sql) => {
+            const [row] = await sql<{ n: number }[]>`
+              select count(*)::int as n from campaign_messages
+              where campaign_id = any(${loadIds}::bigint[]) and status = 'sent'`;
+            return (row?.n ?? 0) >= 500 ? true : undefined;
+          }),
+        120_000,
+        100,
+      );
+
+      log(`${LOADED_SENDS} OTP sends and another workspace's 1-recipient campaign`);
+      const loadedTo = recipients('+614420', LOADED_SENDS);
+      const [loaded, small] = await Promise.all([
+        Promise.all(loadedTo.map((to, i) => otp(busy, to, `loaded-${tag}-${i}`))),
+        timeToCompleted(stack, other, loadIds),
+      ]);
+      const openAfter = await openCampaigns(stack, loadIds);
+
+      // Pending codes are retried with their key, as the contract asks of a client.
+      const pending = loaded
+        .map((answer, i) => ({ answer, i }))
+        .filter(({ answer }) => !isFinalOtp(answer));
+      for (const { i } of pending) {
+        for (let attempt = 0; attempt < 60; attempt++) {
+          if (isFinalOtp(await otp(busy, loadedTo[i] as string, `loaded-${tag}-${i}`))) break;
+          await sleep(1000);
+        }
+      }
+      const completed = await untilAllCompleted(stack, [...loadIds, small.campaign.id], 300_000);
+      await sleep(1_000);
+
+      const inbox = await readInbox(stack.simulatorUrl);
+      const busyAudit = await auditCampaigns(stack, busy.workspaceId, inbox);
+      const otherAudit = await auditCampaigns(stack, other.workspaceId, inbox);
+      const otps = await auditOtps(stack, busy.workspaceId, inbox);
+      const deaths = stack.deaths();
+      const ms = (answers: Answer[]) => answers.map((answer) => answer.ms);
+      const idleP50 = percentile(ms(idle), 50) ?? 0;
+      const loadedP50 = percentile(ms(loaded), 50) ?? 0;
+      const statuses = tally(loaded.map((answer) => answer.body?.data?.status ?? answer.status));
+      const pendingCount = statuses.pending ?? 0;
+      return {
+        figures: {
+          lost: busyAudit.lost + otherAudit.lost,
+          duplicated: busyAudit.duplicated + otherAudit.duplicated,
+          sent: busyAudit.sent + otherAudit.sent,
+          failed: busyAudit.failed + otherAudit.failed,
+          total: busyAudit.total + otherAudit.total,
+          orphans: (busyAudit.orphans ?? 0) + (otherAudit.orphans ?? 0),
+          otp_idle: { sends: idle.length, p50_ms: idleP50, p99_ms: percentile(ms(idle), 99) },
+          otp_loaded: {
+            sends: loaded.length,
+            p50_ms: loadedP50,
+            p99_ms: percentile(ms(loaded), 99),
+            max_ms: Math.round(Math.max(...ms(loaded))),
+            answers: statuses,
+            p50_over_idle: Number((loadedP50 / Math.max(1, idleP50)).toFixed(2)),
+          },
+          other_workspace_campaign: {
+            completed_s: small.seconds,
+            load_campaigns_still_sending: small.openLoadCampaigns,
+          },
+          load_campaigns_still_sending_after_burst: openAfter,
+          otps,
+          deaths,
+        },
+        checks: [
+          ...exactlyOnceChecks(busyAudit, []),
+          ...exactlyOnceChecks(otherAudit, []).filter((c) => c.name === 'duplicated'),
+          check(
+            'otp duplicated',
+            otps.duplicated,
+            otps.duplicated === 0,
+            '0 recipients with 2+ codes',
+          ),
+          check(
+            'otp p50 under load',
+            { idle: idleP50, loaded: loadedP50 },
+            loadedP50 <= 2 * idleP50,
+            'within 2× the idle p50',
+          ),
+          check('otp pending', pendingCount, pendingCount === 0, '0 pending, the provider healthy'),
+          check(
+            'other workspace campaign',
+            small.seconds,
+            small.seconds !== null && small.seconds <= 2,
+            'a 1-recipient campaign of another workspace completes within 2 s',
+          ),
+          check(
+            'load still running',
+            small.openLoadCampaigns,
+            small.openLoadCampaigns > 0,
+            'the campaigns were still sending while it was measured (else it measured nothing)',
+          ),
+          check('campaigns completed', completed, completed, 'within 300 s'),
+          check('processes dead', deaths.length, deaths.length === 0, '0 processes dead'),
+        ],
+      };
+    } finally {
+      await stack.close(options.keep);
+    }
+  },
+};
+
+async function openCampaigns(stack: ChaosStack, ids: number[]): Promise<number> {
+  return stack.withSql(async (sql) => {
+    const [row] = await sql<{ n: number }[]>`
+      select count(*)::int as n from campaigns
+      where id = any(${ids}::bigint[]) and status <> 'completed'`;
+    return row?.n ?? 0;
+  });
+}
+
+/** Seconds from the request to seeing the campaign completed (null: not within 60 s). */
+async function timeToCompleted(stack: ChaosStack, tenant: Tenant, loadIds: number[]) {
+  const started = performance.now();
+  const campaign: SentCampaign = await sendCampaign(stack, tenant, {
+    label: 'other',
+    prefix: '+614700',
+    count: 1,
+  });
+  const deadline = Date.now() + 60_000;
+  let elapsed: number | null = null;
+  while (Date.now() < deadline) {
+    const view = await campaignView(stack.apiUrls[0] as string, tenant, campaign.id);
+    if (view?.status === 'completed') {
+      elapsed = performance.now() - started;
+      break;
+    }
+    await sleep(50);
+  }
+  const openLoadCampaigns = await openCampaigns(stack, loadIds);
+  return { campaign, seconds: elapsed === null ? null : seconds(elapsed), openLoadCampaigns };
+}
