@@ -1,6 +1,7 @@
 import type { Sql } from '../db/client.js';
 import { deleteExpiredIdempotencyKeys } from '../db/idempotency.js';
 import { deleteAbandonedClients } from '../db/oauth-clients.js';
+import { closeOrphanCampaigns } from '../db/orphan-campaigns.js';
 import { failUnsentExpiredOtpRequests } from '../db/otp-requests.js';
 import { deleteOldWebhookEvents } from '../db/webhooks.js';
 import { deleteIdleSendSlots } from './throughput.js';
@@ -14,6 +15,11 @@ export function createMaintenanceActivities(deps: { sql: Sql }) {
   return {
     async purgeExpiredIdempotencyKeys(input: { batchSize: number }): Promise<number> {
       return deleteExpiredIdempotencyKeys(deps.sql, input.batchSize);
+    },
+
+    /** Orphans of an api crash and campaigns that lapsed undispatched (db/orphan-campaigns.ts). */
+    async closeOrphanCampaigns(input: { batchSize: number }): Promise<number> {
+      return closeOrphanCampaigns(deps.sql, input.batchSize);
     },
 
     async failUnsentOtpRequests(input: { batchSize: number }): Promise<number> {

@@ -1,4 +1,4 @@
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
 
 export interface CampaignView {
   id: number;
@@ -51,13 +51,25 @@ export interface NewCampaign {
   validityHours?: number;
   /** Segments per message as sent (domain/segments.ts campaignSegments). */
   segments?: number;
+  /**
+   * The workflow that runs (or will run) the campaign, recorded when it is saved: a campaign is
+   * never without the name its dispatch, a retry or `campaign resume` continues under. Left out
+   * only by tests and benchmarks that never dispatch.
+   */
+  workflowIdOf?: (campaignId: number) => string;
 }
 
 /**
  * Saves the campaign (paused until its dispatch is confirmed) and one row per recipient;
- * marketing sends leave out the workspace's opted-out numbers.
+ * marketing sends leave out the workspace's opted-out numbers. `alongside` runs in the same
+ * transaction once the campaign has its id (the REST send ties it to its Idempotency-Key
+ * there): if it throws, nothing is saved.
  */
-export async function insertCampaign(sql: Sql, input: NewCampaign): Promise<{ id: number }> {
+export async function insertCampaign(
+  sql: Sql,
+  input: NewCampaign,
+  alongside?: (tx: TransactionSql, campaign: { id: number }) => Promise<void>,
+): Promise<{ id: number }> {
   return sql.begin(async (tx) => {
     const optedOut =
       input.purpose === 'marketing'
@@ -81,9 +93,12 @@ export async function insertCampaign(sql: Sql, input: NewCampaign): Promise<{ id
               now() + make_interval(hours => ${input.validityHours ?? 24}), ${input.segments ?? null})
       returning id`;
     const id = (campaign as { id: number }).id;
+    if (input.workflowIdOf)
+      await tx`update campaigns set workflow_id = ${input.workflowIdOf(id)} where id = ${id}`;
     await tx`
       insert into campaign_messages (campaign_id, seq, recipient)
       select ${id}, ordinality, recipient from unnest(${recipients}::text[]) with ordinality as r(recipient, ordinality)`;
+    await alongside?.(tx, { id });
     return { id };
   });
 }

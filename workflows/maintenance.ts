@@ -1,8 +1,9 @@
-import { proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import { patched, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { searchAttributes } from './definitions.js';
 
 const {
+  closeOrphanCampaigns,
   purgeExpiredIdempotencyKeys,
   failUnsentOtpRequests,
   deleteAbandonedOAuthClients,
@@ -14,6 +15,8 @@ const {
 });
 
 export interface MaintenanceResult {
+  /** Absent from runs that started before the step existed. */
+  orphanCampaignsClosed?: number;
   idempotencyKeysPurged: number;
   unsentOtpRequestsFailed: number;
   abandonedOAuthClientsDeleted: number;
@@ -22,24 +25,35 @@ export interface MaintenanceResult {
 }
 
 const BATCH_SIZE = 5000;
+/** Campaigns per batch: each carries up to 1,000 message rows. */
+const CAMPAIGN_BATCH_SIZE = 20;
+/** The orphan-campaign step, added while schedules were running: older runs replay without it. */
+const CLOSE_ORPHAN_CAMPAIGNS = 'close-orphan-campaigns';
 
 /** Runs `step` in batches until a batch comes back short; returns the total. */
-async function inBatches(step: (input: { batchSize: number }) => Promise<number>) {
+async function inBatches(
+  step: (input: { batchSize: number }) => Promise<number>,
+  batchSize = BATCH_SIZE,
+) {
   let total = 0;
   for (;;) {
-    const done = await step({ batchSize: BATCH_SIZE });
+    const done = await step({ batchSize });
     total += done;
-    if (done < BATCH_SIZE) return total;
+    if (done < batchSize) return total;
   }
 }
 
 /**
- * Daily housekeeping, in bounded batches: drops idempotency records past their retention, and
- * fails and refunds OTP requests whose code expired before it could be submitted, and deletes
- * OAuth client registrations that never completed consent within 30 days, webhook events (and
+ * Daily housekeeping, in bounded batches: closes orphan campaigns without sending them (before the
+ * idempotency records that identify them are purged), drops idempotency records past their
+ * retention, fails and refunds OTP requests whose code expired before it could be submitted, and
+ * deletes OAuth client registrations that never completed consent within 30 days, webhook events (and
  * their attempts) dispatched over 30 days ago, and throughput slots idle for a day.
  */
 export async function maintenanceWorkflow(): Promise<MaintenanceResult> {
+  const orphanCampaignsClosed = patched(CLOSE_ORPHAN_CAMPAIGNS)
+    ? await inBatches(closeOrphanCampaigns, CAMPAIGN_BATCH_SIZE)
+    : undefined;
   const idempotencyKeysPurged = await inBatches(purgeExpiredIdempotencyKeys);
   const unsentOtpRequestsFailed = await inBatches(failUnsentOtpRequests);
   const abandonedOAuthClientsDeleted = await inBatches(deleteAbandonedOAuthClients);
@@ -47,6 +61,7 @@ export async function maintenanceWorkflow(): Promise<MaintenanceResult> {
   const idleSendSlotsDeleted = await deleteIdleSendSlots();
   upsertSearchAttributes({ [searchAttributes.status.name]: ['completed'] });
   return {
+    ...(orphanCampaignsClosed !== undefined && { orphanCampaignsClosed }),
     idempotencyKeysPurged,
     unsentOtpRequestsFailed,
     abandonedOAuthClientsDeleted,

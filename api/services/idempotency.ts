@@ -1,18 +1,32 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
+import type { TransactionSql } from '../../db/client.js';
 import {
   attachIdempotentResource,
   claimIdempotencyKey,
   completeIdempotencyKey,
   forgetIdempotencyKey,
+  type IdempotencyClaim,
   type IdempotencyScope,
+  type KeyState,
+  readIdempotencyKey,
   releaseIdempotencyKey,
+  renewIdempotencyLease,
 } from '../../db/idempotency.js';
 import { HeraldError, validationError } from '../../domain/errors.js';
 import type { ApiDeps } from '../deps.js';
 
-/** A request holding a key longer than this is presumed dead; a retry may take over. */
-const LEASE_SECONDS = 30;
+/**
+ * The lease on a key follows the request holding it: short, and renewed while the request
+ * works, so a key whose api died is free again within `seconds`, while a live request, however
+ * long its work, keeps it. A renewal every 1.5 s survives two lost renewals in a row.
+ */
+export interface IdempotencyLease {
+  seconds: number;
+  renewEveryMs: number;
+}
+
+export const IDEMPOTENCY_LEASE: IdempotencyLease = { seconds: 5, renewEveryMs: 1500 };
 
 const KEY_PATTERN = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
 
@@ -55,8 +69,46 @@ export interface IdempotentResponse {
 export interface IdempotentWork {
   /** Set when an earlier attempt with this key already created the resource. */
   resourceId: string | null;
-  /** Ties the resource to the key before anything irreversible happens. */
-  attach(resourceId: string): Promise<void>;
+  /**
+   * Ties the resource to the key before anything irreversible happens; given the transaction
+   * that creates the resource, both are saved or neither is. Throws when this request no longer
+   * holds the key (another took it over), which rolls that transaction back.
+   */
+  attach(resourceId: string, tx?: TransactionSql): Promise<void>;
+}
+
+/** This request's claim was taken over by another request: it may not write under the key. */
+class LeaseLostError extends Error {
+  override name = 'LeaseLostError';
+}
+
+/** Renews the claim's lease every `renewEveryMs` until stopped or taken over. */
+function keepLease(deps: Pick<ApiDeps, 'sql'>, claim: IdempotencyClaim, lease: IdempotencyLease) {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const schedule = () => {
+    timer = setTimeout(() => {
+      renewIdempotencyLease(deps.sql, claim, lease.seconds)
+        .then(
+          (stillHeld) => {
+            if (!stillHeld) stopped = true;
+          },
+          // Postgres away: the lease may run out; the fenced writes below find out if it did.
+          () => {},
+        )
+        .finally(() => {
+          if (!stopped) schedule();
+        });
+    }, lease.renewEveryMs);
+    timer.unref();
+  };
+  schedule();
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
 }
 
 /**
@@ -65,50 +117,76 @@ export interface IdempotentWork {
  * key so that a retry continues the same resource. `work` checks anything that can change
  * between retries (providers, services) only when it creates the resource, so a retry of a
  * finished or started send never fails on a setting edited since.
+ *
+ * The claim is held by a lease this request renews while it works (README, "Idempotency-Key
+ * lease"). A request that lost its claim to another (it stalled past its lease) writes nothing
+ * under the key and answers what the key says now: the new holder's stored answer, or 409.
  */
 export async function idempotently(
   deps: Pick<ApiDeps, 'sql' | 'env'>,
   scope: IdempotencyScope | null,
   rawBody: unknown,
   work: (context: IdempotentWork) => Promise<{ status: number; body: string; final: boolean }>,
+  lease: IdempotencyLease = IDEMPOTENCY_LEASE,
 ): Promise<IdempotentResponse> {
   if (!scope) {
     const { status, body } = await work({ resourceId: null, attach: async () => {} });
     return { status, body, replayed: false };
   }
-  const claim = await claimIdempotencyKey(deps.sql, scope, {
-    requestHash: requestHash(rawBody),
-    leaseSeconds: LEASE_SECONDS,
+  const hash = requestHash(rawBody);
+  const claimed = await claimIdempotencyKey(deps.sql, scope, {
+    requestHash: hash,
+    leaseSeconds: lease.seconds,
     ttlHours: deps.env.IDEMPOTENCY_KEY_TTL_HOURS,
   });
-  if (claim.state === 'mismatch') {
-    throw validationError({
-      'Idempotency-Key': ['This Idempotency-Key was already used with a different request body.'],
-    });
-  }
-  if (claim.state === 'in_progress') {
-    throw new HeraldError('idempotency_in_progress', { headers: { 'retry-after': '1' } });
-  }
-  if (claim.state === 'completed')
-    return { status: claim.status, body: claim.body, replayed: true };
+  if (claimed.state !== 'claimed') return answerOfKey(claimed);
 
-  let attached = claim.resourceId !== null;
+  const { claim } = claimed;
+  const renewal = keepLease(deps, claim, lease);
+  let attached = claimed.resourceId !== null;
+  let answer: Awaited<ReturnType<typeof work>>;
   try {
-    const answer = await work({
-      resourceId: claim.resourceId,
-      attach: async (resourceId) => {
-        await attachIdempotentResource(deps.sql, scope, resourceId);
+    answer = await work({
+      resourceId: claimed.resourceId,
+      attach: async (resourceId, tx) => {
+        if (!(await attachIdempotentResource(tx ?? deps.sql, claim, resourceId)))
+          throw new LeaseLostError();
         attached = true;
       },
     });
-    if (answer.final) await completeIdempotencyKey(deps.sql, scope, answer);
-    else await releaseIdempotencyKey(deps.sql, scope);
-    return { status: answer.status, body: answer.body, replayed: false };
   } catch (error) {
+    renewal.stop();
     // Refused before anything was created (say, a provider found invalid): the key is not spent.
     const settle = attached ? releaseIdempotencyKey : forgetIdempotencyKey;
-    await settle(deps.sql, scope).catch(() => {});
+    const settled = await settle(deps.sql, claim).catch(() => true);
+    if (error instanceof LeaseLostError || !settled)
+      return answerOfKey(await readIdempotencyKey(deps.sql, scope, hash));
     throw error;
+  }
+  renewal.stop();
+  const settled = answer.final
+    ? await completeIdempotencyKey(deps.sql, claim, answer)
+    : await releaseIdempotencyKey(deps.sql, claim);
+  if (!settled) return answerOfKey(await readIdempotencyKey(deps.sql, scope, hash));
+  return { status: answer.status, body: answer.body, replayed: false };
+}
+
+/** The answer for a key this request does not hold (DESIGN.md, Idempotency-Key contract). */
+function answerOfKey(key: KeyState): IdempotentResponse {
+  switch (key.state) {
+    case 'completed':
+      return { status: key.status, body: key.body, replayed: true };
+    case 'mismatch':
+      throw validationError({
+        'Idempotency-Key': ['This Idempotency-Key was already used with a different request body.'],
+      });
+    case 'in_progress':
+      throw new HeraldError('idempotency_in_progress', {
+        headers: { 'retry-after': String(key.retryAfterSeconds) },
+      });
+    case 'absent':
+      // Its holder dropped it (its request was refused): a retry claims it afresh.
+      throw new HeraldError('idempotency_in_progress', { headers: { 'retry-after': '1' } });
   }
 }
 

@@ -76,19 +76,25 @@ export async function sendCampaign(
     let campaignId = resourceId === null ? null : Number(resourceId);
     if (campaignId === null) {
       const routing = await resolveRouting(deps.sql, principal, request);
-      ({ id: campaignId } = await insertCampaign(deps.sql, {
-        workspaceId: principal.workspaceId,
-        apiKeyId: principal.keyId,
-        reference: request.reference,
-        purpose: request.messagePurpose,
-        body: request.message,
-        senderId: request.senderId,
-        ...routing,
-        recipients: request.recipients,
-        validityHours: deps.env.MESSAGE_VALIDITY_HOURS,
-        segments: campaignSegments(request.message, deps.publicUrl),
-      }));
-      await attach(String(campaignId));
+      // Saved with its workflow id and tied to its key in one transaction: a crash leaves either
+      // nothing, or a campaign that the retry with this key finds and dispatches.
+      ({ id: campaignId } = await insertCampaign(
+        deps.sql,
+        {
+          workspaceId: principal.workspaceId,
+          apiKeyId: principal.keyId,
+          reference: request.reference,
+          purpose: request.messagePurpose,
+          body: request.message,
+          senderId: request.senderId,
+          ...routing,
+          recipients: request.recipients,
+          validityHours: deps.env.MESSAGE_VALIDITY_HOURS,
+          segments: campaignSegments(request.message, deps.publicUrl),
+          workflowIdOf: (id) => campaignWorkflowId(principal.workspaceId, key, id),
+        },
+        (tx, campaign) => attach(String(campaign.id), tx),
+      ));
     }
     // A paused answer is not final: the next retry with this key resumes the same campaign.
     const { confirmed, body } = await respond(deps, principal, campaignId, key);

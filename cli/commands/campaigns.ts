@@ -1,11 +1,14 @@
 /**
  * Named campaigns an operator starts: checked by the REST send's own rules (domain validation,
  * then routing), saved with source `campaign`, and dispatched by the same workflow start. A
- * dispatch Temporal does not confirm leaves the campaign `paused`; `campaign resume` retries it.
+ * named campaign has no Idempotency-Key: it is saved with its workflow id in the same
+ * transaction, so whatever stops the command after that (Temporal not confirming, the process
+ * dying) leaves it `paused` under that id, and `campaign resume` starts exactly that workflow.
  */
 import { resolveRouting } from '../../api/services/routing.js';
 import { publicUrlOf, temporalAddressOf } from '../../config/env.js';
 import { findCampaignOrigin, insertCampaign } from '../../db/campaigns.js';
+import { findSupersedingCampaign } from '../../db/orphan-campaigns.js';
 import type { Workspace } from '../../db/workspaces.js';
 import { type FieldErrors, HeraldError } from '../../domain/errors.js';
 import { campaignSegments } from '../../domain/segments.js';
@@ -139,6 +142,7 @@ export async function campaignCreate(
     throw error;
   }
 
+  const { campaignWorkflowId } = await import('../../temporal/campaign-dispatch.js');
   const { id } = await insertCampaign(context.sql, {
     workspaceId: workspace.id,
     apiKeyId: null,
@@ -152,6 +156,7 @@ export async function campaignCreate(
     validityHours: context.env.MESSAGE_VALIDITY_HOURS,
     segments: campaignSegments(request.message, publicUrlOf(context.env)),
     recipients: request.recipients,
+    workflowIdOf: (campaignId) => campaignWorkflowId(workspace.id, null, campaignId),
   });
   const outcome = await dispatch(context, workspace, id);
   return dispatchResult(workspace, { id, name }, outcome, 'Created');
@@ -166,6 +171,12 @@ export async function campaignResume(
   const id = idOption(options, 'campaign');
   const campaign = await findCampaignOrigin(context.sql, workspace.id, id);
   if (!campaign) throw new UsageError(`${workspace.slug} has no campaign ${id}`);
+  // An orphan of an api crash (db/orphan-campaigns.ts): its key's retry sent the other campaign.
+  const supersededBy = await findSupersedingCampaign(context.sql, workspace.id, id);
+  if (supersededBy !== undefined)
+    throw new UsageError(
+      `Campaign ${id} was superseded by campaign ${supersededBy}, saved for the same Idempotency-Key; it is never sent`,
+    );
   // An API send is resumed by retrying it with its Idempotency-Key, which names its workflow.
   if (campaign.source !== 'campaign')
     throw new UsageError(

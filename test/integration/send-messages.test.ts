@@ -168,7 +168,7 @@ describe('POST /api/v1/messages', () => {
     });
   });
 
-  it('answers 409 with Retry-After while the same key is processing', async () => {
+  it('answers 409 with Retry-After (the lease left) while the same key is processing', async () => {
     const key = `busy-${numberSeed}`;
     const payload = { recipients: numbers(1), message: 'Busy' };
     await stack.sql`
@@ -178,7 +178,7 @@ describe('POST /api/v1/messages', () => {
               'processing', now() + interval '1 minute', now() + interval '1 day')`;
     const response = await send(payload, { 'idempotency-key': key });
     expect(response.statusCode).toBe(409);
-    expect(response.headers['retry-after']).toBe('1');
+    expect(response.headers['retry-after']).toBe('60');
     expect(response.json()).toEqual({
       message:
         'A request with this Idempotency-Key is still being processed. Retry with the same key shortly.',
