@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { HeraldError } from '../domain/errors.js';
+import { isDatabaseUnavailable } from '../db/client.js';
+import { ERROR_CATALOGUE, HeraldError } from '../domain/errors.js';
 
 /** SPEC §2.4 not-found object; `instance` is the URL of the request. */
 export function notFoundBody(publicUrl: string, request: FastifyRequest, detail: string) {
@@ -16,9 +17,40 @@ export function notFoundBody(publicUrl: string, request: FastifyRequest, detail:
 const UNREADABLE_BODY = new Set(['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY']);
 const UNREADABLE_BODY_MESSAGE = 'The request body must be valid JSON.';
 
+/**
+ * What a client is told to wait before retrying when Postgres is away or a request ran out of
+ * time: the database client finds Postgres back within a second of its return, and an outage
+ * that outlasts this gets another 503 with the same advice.
+ */
+export const OUTAGE_RETRY_AFTER_S = 2;
+
+/** Fastify's error for a request still running at its deadline (`handlerTimeout`, api/app.ts). */
+const REQUEST_DEADLINE = 'FST_ERR_HANDLER_TIMEOUT';
+
+/** A dependency is away or too slow, not a bug: 503 with Retry-After, never a 500. */
+function isServiceUnavailable(error: FastifyError | HeraldError): boolean {
+  return (
+    (error as FastifyError).code === REQUEST_DEADLINE ||
+    (error instanceof HeraldError && error.code === 'service_unavailable') ||
+    isDatabaseUnavailable(error)
+  );
+}
+
 /** The one mapping from errors to HTTP responses. 5xx bodies never carry internals. */
 export function registerErrorHandling(app: FastifyInstance, publicUrl: string): void {
   app.setErrorHandler((error: FastifyError | HeraldError, request, reply: FastifyReply) => {
+    if (isServiceUnavailable(error)) {
+      request.log.warn(
+        { code: (error as FastifyError).code, reason: error.message },
+        'service unavailable',
+      );
+      const own = error instanceof HeraldError;
+      return reply
+        .code(503)
+        .header('retry-after', String(OUTAGE_RETRY_AFTER_S))
+        .headers(own ? error.headers : {})
+        .send({ message: own ? error.message : ERROR_CATALOGUE.service_unavailable.message });
+    }
     if (error instanceof HeraldError) {
       reply.headers(error.headers).code(error.status);
       if (error.code === 'not_found') return notFoundBody(publicUrl, request, error.message);

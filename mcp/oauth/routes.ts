@@ -1,6 +1,7 @@
 import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { isDatabaseUnavailable } from '../../db/client.js';
 import { startAuthorization } from './authorize.js';
 import type { OAuthDeps } from './deps.js';
 import { OAuthError } from './errors.js';
@@ -63,6 +64,8 @@ export async function authorizationServerRoutes(
       return reply.code(error.status).headers(error.headers).send(error.body());
     }
     const status = (error as { statusCode?: number }).statusCode ?? 500;
+    // An outage or the request deadline: the app's one handler answers 503 with Retry-After.
+    if (status === 503 || isDatabaseUnavailable(error)) throw error;
     if (status >= 400 && status < 500) {
       return reply
         .code(status)
