@@ -167,6 +167,7 @@ describe('herald api and herald worker as separate processes', { timeout: 120_00
       .getHandle(run.workflowId, run.runId)
       .result()) as MaintenanceResult;
     expect(result).toEqual({
+      orphanCampaignsClosed: expect.any(Number),
       idempotencyKeysPurged: expect.any(Number),
       unsentOtpRequestsFailed: expect.any(Number),
       abandonedOAuthClientsDeleted: expect.any(Number),

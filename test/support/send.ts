@@ -216,6 +216,7 @@ export async function dispatchPrepared(
     routingType: 'direct',
     failoverRouteSlug: null,
     ...campaign,
+    workflowIdOf: (campaignId) => campaignWorkflowId(workspaceId, null, campaignId),
   });
   await prepare(id);
   const { confirmed } = await dispatchCampaign(
