@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app.js';
 import { type Env, ownProviderUrlOf, parseEnv, publicUrlOf } from '../../config/env.js';
 import { resolveSecret } from '../../config/secret.js';
-import { createSql } from '../../db/client.js';
+import { createSql, isDatabaseUnavailable, recoverFromClosedSocketWrite } from '../../db/client.js';
 import { migrate } from '../../db/migrate.js';
 import { startSimulator } from '../../providers/simulator/server.js';
 import { connectTemporalClient } from '../../temporal/client.js';
@@ -39,6 +39,7 @@ async function serve(roles: Role[], embed: boolean): Promise<void> {
   const secret = await resolveSecret(env);
   const lifecycle = new Lifecycle(log);
   lifecycle.handleSignals();
+  handleUncaughtErrors(lifecycle);
   try {
     const lines = await startParts(env, secret, roles, lifecycle);
     if (lifecycle.isStopping) return;
@@ -53,6 +54,43 @@ async function serve(roles: Role[], embed: boolean): Promise<void> {
     await lifecycle.shutdown();
     throw error;
   }
+}
+
+/** How long an ordered stop after an unexpected error may take before the process just exits. */
+const FORCED_EXIT_MS = 60_000;
+
+/**
+ * What nothing caught. One error is known and harmless once handled: postgres.js's write to a
+ * connection that lost its socket (db/guarded-pool.ts), after which the database pools are
+ * replaced and the process goes on. A database call that nothing awaited and that failed because
+ * Postgres is away is logged: the outage is handled where calls are awaited. Anything else is a
+ * bug whose effects are unknown (half-updated state, a lost timer): the process stops in order,
+ * exit code 1, and its supervisor starts a fresh one; Temporal retries the worker's activities.
+ */
+function handleUncaughtErrors(lifecycle: Lifecycle): void {
+  let stopping = false;
+  const stop = (what: string, error: unknown) => {
+    log(`${what}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    if (stopping) return;
+    stopping = true;
+    log('Stopping after an unexpected error.');
+    setTimeout(() => process.exit(1), FORCED_EXIT_MS).unref();
+    lifecycle.shutdown().finally(() => process.exit(1));
+  };
+  process.on('uncaughtException', (error) => {
+    if (recoverFromClosedSocketWrite(error)) {
+      log('postgres.js wrote to a closed connection; replacing the database pool.');
+      return;
+    }
+    stop('Uncaught exception', error);
+  });
+  process.on('unhandledRejection', (reason) => {
+    if (isDatabaseUnavailable(reason)) {
+      log(`A database call nothing awaited failed: ${(reason as Error).message}`);
+      return;
+    }
+    stop('Unhandled rejection', reason);
+  });
 }
 
 async function serveSimulator(env: Env): Promise<void> {
@@ -103,9 +141,9 @@ async function startParts(
   }
   lines.push(`Temporal     ${temporalAddress} (namespace ${env.TEMPORAL_NAMESPACE})`);
 
-  const sql = createSql(databaseUrl);
+  await applyMigrations(databaseUrl);
+  const sql = createSql(databaseUrl, { log });
   lifecycle.add('database pool', () => sql.end({ timeout: 5 }));
-  await migrate(sql);
 
   const temporal = await connectTemporalClient(temporalAddress, env.TEMPORAL_NAMESPACE);
   lifecycle.add('Temporal client', () => temporal.connection.close());
@@ -173,8 +211,9 @@ export async function migrateCommand(): Promise<{ applied: string[] }> {
   return withDatabaseUrl(parseEnv(), applyMigrations);
 }
 
+/** On a pool of its own: DDL may take longer than the statement timeout of the service's pool. */
 async function applyMigrations(url: string): Promise<{ applied: string[] }> {
-  const sql = createSql(url, { max: 1 });
+  const sql = createSql(url, { max: 1, unboundedStatements: true });
   try {
     return { applied: (await migrate(sql)).map((migration) => migration.name) };
   } finally {
