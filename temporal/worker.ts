@@ -44,6 +44,8 @@ export async function startHeraldWorker(
     namespace: string;
     /** Run the webhook outbox dispatcher beside the worker (default true). */
     webhookDispatcher?: boolean;
+    /** Main-queue activities run at once (default MAIN_ACTIVITY_SLOTS). */
+    mainActivitySlots?: number;
   },
 ): Promise<RunningWorker> {
   installTemporalRuntime();
@@ -59,7 +61,7 @@ export async function startHeraldWorker(
     taskQueue: TASK_QUEUE,
     workflowBundle,
     activities,
-    maxConcurrentActivityTaskExecutions: MAIN_ACTIVITY_SLOTS,
+    maxConcurrentActivityTaskExecutions: options.mainActivitySlots ?? MAIN_ACTIVITY_SLOTS,
   });
   // OTP requests: their own workflow and local activity slots, never behind campaign chunks.
   const otpWorker = await Worker.create({

@@ -78,11 +78,16 @@ export interface TemporalDevServer {
  * The dev server has one history shard, and by default its transfer queue, which hands new
  * workflow and activity tasks to matching, polls at most 20 times a second: a new workflow
  * waited ~37 ms for its first task, most of an OTP send. Raising the cap costs nothing idle.
- * Fairness keys (workflows/definitions.ts) take effect only where matching enables them.
+ * Fairness keys (workflows/definitions.ts) take effect only where matching enables them, and
+ * reliably only on a single-partition task queue: with the default four, a late workspace's task
+ * still waited behind 18 of 20 backlogged ones; with one, behind 3. One node gains nothing from
+ * partitions anyway.
  */
 const DEV_SERVER_DYNAMIC_CONFIG = [
   'history.transferProcessorMaxPollRPS=1000',
   'matching.enableFairness=true',
+  'matching.numTaskqueueReadPartitions=1',
+  'matching.numTaskqueueWritePartitions=1',
 ];
 
 export async function startTemporalDevServer(options: {
