@@ -4,11 +4,13 @@ import type { Sql, TransactionSql } from './client.js';
  * Orphan campaigns: what the REST send left behind before migration 0011, when it saved a campaign
  * in one transaction and tied it to its Idempotency-Key in another. An api that died in between
  * left the campaign paused with every message queued and no workflow, and the retry with the same
- * key saved a second campaign. Since 0011 a campaign is saved together with its key and its
- * workflow id, so no campaign saved since can match either definition below.
+ * key saved a second campaign. Since 0011 the REST send and `herald campaign create` save a
+ * campaign together with its workflow id (and key), so no campaign they save can match either
+ * definition below.
  *
  * A campaign C is SUPERSEDED when all of these hold:
- *   1. C came from the REST API, is `paused` and has no workflow recorded: it was never dispatched;
+ *   1. C came from the REST API and has no workflow recorded: it was never dispatched (it is
+ *      `paused`, or `completed` once maintenance closed it);
  *   2. no idempotency record names C: it was never tied to a key;
  *   3. an idempotency record of C's workspace, claimed no later than C was saved, names a later
  *      campaign of the same workspace and API key with the same body, reference, purpose, number
@@ -34,9 +36,9 @@ const LAPSED_REASON = 'never dispatched before its validity period ended; closed
 const supersededReason = (campaignId: number) =>
   `orphan: campaign ${campaignId} was saved for the same Idempotency-Key; closed unsent`;
 
-/** Conditions 1 and 2 on the campaign `c`: never dispatched, never tied to a key. */
+/** Conditions 1 and 2 on the campaign `c`, but its status: never dispatched, never tied to a key. */
 const undispatchedAndUnkeyed = (sql: Sql | TransactionSql) => sql`
-  c.status = 'paused' and c.workflow_id is null
+  c.workflow_id is null
   and not exists (
     -- Only REST sends store campaign ids; OTP keys hold uuids, which no campaign id equals.
     select 1 from idempotency_keys k
@@ -56,7 +58,10 @@ const supersedingOf = (sql: Sql | TransactionSql) => sql`
   order by later.id
   limit 1`;
 
-/** The campaign that superseded this one under its Idempotency-Key, if it is superseded. */
+/**
+ * The campaign that superseded this one under its Idempotency-Key, if it is superseded (or was,
+ * before maintenance closed it: a closed orphan is the only completed campaign without a workflow).
+ */
 export async function findSupersedingCampaign(
   sql: Sql,
   workspaceId: number,
@@ -79,7 +84,7 @@ export async function closeOrphanCampaigns(sql: Sql, limit: number): Promise<num
       select c.id, superseding.id as superseded_by
       from campaigns c
       left join lateral (${supersedingOf(tx)}) superseding on true
-      where ${undispatchedAndUnkeyed(tx)}
+      where c.status = 'paused' and ${undispatchedAndUnkeyed(tx)}
         and ((superseding.id is not null and c.created_at < now() - ${SUPERSEDED_GRACE}::interval)
           or coalesce(c.valid_until, c.created_at + ${LEGACY_VALIDITY}::interval) < now())
       order by c.id
