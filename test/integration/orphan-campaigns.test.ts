@@ -140,9 +140,11 @@ async function sendPaused() {
 /** Polls `query` until it returns rows. */
 async function waitFor<T>(query: () => Promise<T[]>): Promise<T[]> {
   let rows: T[] = [];
-  await expect
-    .poll(async () => (rows = await query()).length, { timeout: 15_000, interval: 100 })
-    .toBeGreaterThan(0);
+  const count = async () => {
+    rows = await query();
+    return rows.length;
+  };
+  await expect.poll(count, { timeout: 15_000, interval: 100 }).toBeGreaterThan(0);
   return rows;
 }
 
