@@ -239,6 +239,9 @@ describe('herald campaign create', () => {
     expect(paused).toEqual({ id: expect.any(Number), status: 'paused' });
     const id = paused.id as number;
     expect(await campaignRow(id)).toMatchObject({ status: 'paused', source: 'campaign' });
+    // Saved with the workflow that `campaign resume` starts: never a campaign without a dispatch.
+    const [saved] = await stack.sql`select workflow_id from campaigns where id = ${id}`;
+    expect(saved?.workflowId).toBe(`campaign/${tenant.workspaceId}/id-${id}`);
     for (const to of recipients) expect(await inbox(simulatorUrl, to)).toEqual([]);
     expect(human.code, human.stderr).toBe(0);
     const humanId = /^Campaign (\d+) /.exec(human.stdout)?.[1];
