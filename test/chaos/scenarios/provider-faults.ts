@@ -20,7 +20,7 @@ const GROUPS = [
     rule: { outcome: 'timeout', timeout_ms: 12_000 },
   },
   { name: 'failing 30 %', prefix: '+614520', count: 100, rule: { failure_rate: 0.3 } },
-  { name: 'rejected', prefix: '+614530', count: 30, rule: { outcome: 'reject' } },
+  { name: 'rejected', prefix: '+614550', count: 30, rule: { outcome: 'reject' } },
   { name: 'healthy', prefix: '+614540', count: 100, rule: {} },
 ] as const;
 

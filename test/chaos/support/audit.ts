@@ -54,6 +54,8 @@ export interface CampaignAudit {
   orphans: number | null;
   /** Keys with more than one campaign. */
   keys_with_several_campaigns: number;
+  /** Why messages failed: the most common errors Herald recorded, with their counts. */
+  failed_errors: Record<string, number>;
   examples: { duplicated: string[]; lost: string[] };
 }
 
@@ -62,6 +64,7 @@ interface Row {
   body: string;
   recipient: string;
   status: string;
+  error: string | null;
 }
 
 /**
@@ -75,7 +78,7 @@ export async function auditCampaigns(
 ): Promise<CampaignAudit> {
   const { rows, campaigns, orphans, severalKeys } = await stack.withSql(async (sql) => {
     const rows = await sql<Row[]>`
-      select m.campaign_id::int as campaign_id, c.body, m.recipient, m.status
+      select m.campaign_id::int as campaign_id, c.body, m.recipient, m.status, m.error
       from campaign_messages m join campaigns c on c.id = m.campaign_id
       where c.workspace_id = ${workspaceId}`;
     const [count] = await sql<{ n: number }[]>`
@@ -125,6 +128,7 @@ export async function auditCampaigns(
     failed_but_received: 0,
     orphans,
     keys_with_several_campaigns: severalKeys,
+    failed_errors: commonErrors(rows),
     examples: { duplicated: [], lost: [] },
   };
   for (const [pair, status] of statusByPair) {
@@ -190,4 +194,15 @@ export async function auditOtps(
     if (received < counts.accepted) audit.lost++;
   }
   return audit;
+}
+
+/** The five most common errors of failed rows, digits blurred so that one cause counts once. */
+function commonErrors(rows: Row[]): Record<string, number> {
+  const counts = new Map<string, number>();
+  for (const row of rows) {
+    if (row.status !== 'failed') continue;
+    const error = (row.error ?? 'no error recorded').replace(/\d+/g, 'N').slice(0, 160);
+    counts.set(error, (counts.get(error) ?? 0) + 1);
+  }
+  return Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]).slice(0, 5));
 }
