@@ -29,10 +29,12 @@ export async function dispatchCampaign(
   workspaceId: number,
   campaignId: number,
   workflowId: string,
+  /** Epoch milliseconds by which Temporal must have confirmed (default DISPATCH_CONFIRM_MS from now). */
+  confirmBy = Date.now() + DISPATCH_CONFIRM_MS,
 ): Promise<{ confirmed: boolean; info: CampaignDispatchInfo }> {
   const info = await findCampaignDispatchInfo(deps.sql, campaignId);
   try {
-    await deps.temporal.withDeadline(Date.now() + DISPATCH_CONFIRM_MS, () =>
+    await deps.temporal.withDeadline(confirmBy, () =>
       deps.temporal.workflow.start<typeof campaignWorkflow>('campaignWorkflow', {
         workflowId,
         taskQueue: TASK_QUEUE,

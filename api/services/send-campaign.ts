@@ -3,7 +3,11 @@ import { findCampaignView, insertCampaign } from '../../db/campaigns.js';
 import { validationError } from '../../domain/errors.js';
 import { campaignSegments } from '../../domain/segments.js';
 import { validateSendRequest } from '../../domain/send-request.js';
-import { campaignWorkflowId, dispatchCampaign } from '../../temporal/campaign-dispatch.js';
+import {
+  campaignWorkflowId,
+  DISPATCH_CONFIRM_MS,
+  dispatchCampaign,
+} from '../../temporal/campaign-dispatch.js';
 import type { ApiDeps } from '../deps.js';
 import { presentCampaign } from '../presenters.js';
 import { type IdempotentResponse, idempotently } from './idempotency.js';
@@ -16,6 +20,7 @@ async function respond(
   principal: ApiKeyPrincipal,
   campaignId: number,
   key: string | null,
+  answerBy: number,
 ) {
   const workflowId = campaignWorkflowId(principal.workspaceId, key, campaignId);
   // Counters as dispatched (SPEC §3: all queued, none sent), before a fast worker moves them.
@@ -26,6 +31,7 @@ async function respond(
     principal.workspaceId,
     campaignId,
     workflowId,
+    Math.min(Date.now() + DISPATCH_CONFIRM_MS, answerBy),
   );
   const message = presentCampaign({ ...campaign, status: confirmed ? 'queued' : campaign.status });
   const body = confirmed
@@ -60,12 +66,16 @@ async function respond(
   return { confirmed, body: JSON.stringify(body) };
 }
 
-/** POST /api/v1/messages: validate, claim the key, save the campaign, dispatch it. */
+/**
+ * POST /api/v1/messages: validate, claim the key, save the campaign, dispatch it. The dispatch
+ * waits for Temporal until `answerBy` (epoch ms) at the latest, then answers `paused`.
+ */
 export async function sendCampaign(
   deps: ApiDeps,
   principal: ApiKeyPrincipal,
   rawBody: unknown,
   key: string | null,
+  answerBy = Number.POSITIVE_INFINITY,
 ): Promise<IdempotentResponse> {
   const validation = validateSendRequest(rawBody);
   if (!validation.ok) throw validationError(validation.errors);
@@ -97,7 +107,7 @@ export async function sendCampaign(
       ));
     }
     // A paused answer is not final: the next retry with this key resumes the same campaign.
-    const { confirmed, body } = await respond(deps, principal, campaignId, key);
+    const { confirmed, body } = await respond(deps, principal, campaignId, key, answerBy);
     return { status: 202, body, final: confirmed };
   });
 }

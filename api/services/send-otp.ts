@@ -69,6 +69,7 @@ async function dispatch(
     expiresAt: Date;
     purpose: string;
   },
+  answerBy: number,
 ) {
   const { requestId, purpose } = request;
   const start = new WithStartWorkflowOperation<typeof otpWorkflow>('otpWorkflow', {
@@ -87,7 +88,7 @@ async function dispatch(
     staticSummary: `OTP ${requestId} for ${purpose}`,
   });
   try {
-    await deps.temporal.withDeadline(Date.now() + SUBMISSION_WAIT_MS, () =>
+    await deps.temporal.withDeadline(Math.min(Date.now() + SUBMISSION_WAIT_MS, answerBy), () =>
       deps.temporal.workflow.executeUpdateWithStart(submissionUpdate, {
         startWorkflowOperation: start,
       }),
@@ -122,12 +123,16 @@ async function createRequest(
   }
 }
 
-/** POST /api/v1/otp/send: validate, resolve settings, save and charge, submit through Temporal. */
+/**
+ * POST /api/v1/otp/send: validate, resolve settings, save and charge, submit through Temporal,
+ * waiting for the provider's answer until `answerBy` (epoch ms) at the latest, then `pending`.
+ */
 export async function sendOtp(
   deps: ApiDeps,
   principal: ApiKeyPrincipal,
   rawBody: unknown,
   key: string | null,
+  answerBy = Number.POSITIVE_INFINITY,
 ): Promise<IdempotentResponse> {
   const validation = validateOtpSend(rawBody);
   if (!validation.ok) throw validationError(validation.errors);
@@ -152,11 +157,16 @@ export async function sendOtp(
       started = { codeLength: send.codeLength, expiresAt, purpose: send.purpose };
     }
     if (!current || current.status === 'pending') {
-      await dispatch(deps, principal.workspaceId, {
-        requestId,
-        workflowId: otpWorkflowId(principal.workspaceId, key, requestId),
-        ...started,
-      });
+      await dispatch(
+        deps,
+        principal.workspaceId,
+        {
+          requestId,
+          workflowId: otpWorkflowId(principal.workspaceId, key, requestId),
+          ...started,
+        },
+        answerBy,
+      );
       current = await view();
     }
     // `pending` is not final: a retry with this key reports the outcome then known.
