@@ -6,6 +6,7 @@ import type { ApiDeps } from './deps.js';
 import { registerErrorHandling } from './error-handler.js';
 import { apiKeyAuth } from './plugins/auth.js';
 import { openApi } from './plugins/openapi.js';
+import { enforceRequestDeadline } from './request-deadline.js';
 import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
@@ -13,22 +14,14 @@ import { optOutRoutes } from './routes/opt-out.js';
 import { otpRoutes } from './routes/otp.js';
 import { providerWebhookRoutes } from './routes/provider-webhooks.js';
 
-/**
- * A request still running after this is answered 503 with Retry-After (api/error-handler.ts), so
- * every answer comes within 5 s even when a dependency hangs. Fastify ignores whatever the
- * request's handler sends or returns later (it logs it), so a late result never writes a second
- * reply. Hijacked replies (the MCP endpoint's transport) manage their own lifecycle.
- */
-export const REQUEST_DEADLINE_MS = 4_500;
-
 export function buildApp(deps: ApiDeps, options: { logger?: boolean } = {}): FastifyInstance {
   const app = Fastify({
     logger: options.logger === false ? false : { level: deps.env.LOG_LEVEL },
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     bodyLimit: 1024 * 1024,
-    handlerTimeout: REQUEST_DEADLINE_MS,
   });
+  enforceRequestDeadline(app);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

@@ -19,18 +19,14 @@ const UNREADABLE_BODY_MESSAGE = 'The request body must be valid JSON.';
 
 /**
  * What a client is told to wait before retrying when Postgres is away or a request ran out of
- * time: the database client finds Postgres back within a second of its return, and an outage
- * that outlasts this gets another 503 with the same advice.
+ * time (api/request-deadline.ts): the database client finds Postgres back within a second of its
+ * return, and an outage that outlasts this gets another 503 with the same advice.
  */
 export const OUTAGE_RETRY_AFTER_S = 2;
-
-/** Fastify's error for a request still running at its deadline (`handlerTimeout`, api/app.ts). */
-const REQUEST_DEADLINE = 'FST_ERR_HANDLER_TIMEOUT';
 
 /** A dependency is away or too slow, not a bug: 503 with Retry-After, never a 500. */
 function isServiceUnavailable(error: FastifyError | HeraldError): boolean {
   return (
-    (error as FastifyError).code === REQUEST_DEADLINE ||
     (error instanceof HeraldError && error.code === 'service_unavailable') ||
     isDatabaseUnavailable(error)
   );

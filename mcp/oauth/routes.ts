@@ -64,8 +64,8 @@ export async function authorizationServerRoutes(
       return reply.code(error.status).headers(error.headers).send(error.body());
     }
     const status = (error as { statusCode?: number }).statusCode ?? 500;
-    // An outage or the request deadline: the app's one handler answers 503 with Retry-After.
-    if (status === 503 || isDatabaseUnavailable(error)) throw error;
+    // Postgres is away: the app's one handler answers 503 with Retry-After.
+    if (isDatabaseUnavailable(error)) throw error;
     if (status >= 400 && status < 500) {
       return reply
         .code(status)

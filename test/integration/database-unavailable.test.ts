@@ -8,8 +8,9 @@ import { connect } from 'node:net';
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildApp, REQUEST_DEADLINE_MS } from '../../api/app.js';
+import { buildApp } from '../../api/app.js';
 import { OUTAGE_RETRY_AFTER_S } from '../../api/error-handler.js';
+import { REQUEST_DEADLINE_MS } from '../../api/request-deadline.js';
 import { parseEnv } from '../../config/env.js';
 import { createSql, type Sql } from '../../db/client.js';
 import { connectTemporalClient } from '../../temporal/client.js';
@@ -18,7 +19,7 @@ import { freePorts } from '../support/processes.js';
 const UNAVAILABLE = { message: 'Service temporarily unavailable.' };
 /** Well formed, so that checking it takes a database lookup. */
 const API_KEY = `hld_0a1b2c3d_${'x'.repeat(43)}`;
-/** A route that answers after the deadline, added to the app under test. */
+/** A route that answers after the deadline, added to the app under test; a POST with a body. */
 const SLOW_ROUTE = '/test/slower-than-the-deadline';
 const SLOW_ROUTE_MS = REQUEST_DEADLINE_MS + 1_500;
 
@@ -36,7 +37,7 @@ describe('the api while Postgres cannot be reached', { timeout: 30_000 }, () => 
     sql = createSql(`postgres://herald:secret@127.0.0.1:${deadPostgresPort}/herald`, { max: 2 });
     temporal = await connectTemporalClient(inject('temporalAddress'), 'default');
     app = buildApp({ env, publicUrl: baseUrl, secret: inject('secret'), sql, temporal });
-    app.get(SLOW_ROUTE, async () => {
+    app.post(SLOW_ROUTE, async () => {
       await new Promise((resolve) => setTimeout(resolve, SLOW_ROUTE_MS));
       lateResults++;
       return { late: true };
@@ -132,7 +133,11 @@ describe('the api while Postgres cannot be reached', { timeout: 30_000 }, () => 
       received += chunk;
     });
     const started = Date.now();
-    socket.write(`GET ${SLOW_ROUTE} HTTP/1.1\r\nHost: herald.test\r\n\r\n`);
+    const body = JSON.stringify({ work: 'slow' });
+    socket.write(
+      `POST ${SLOW_ROUTE} HTTP/1.1\r\nHost: herald.test\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${body.length}\r\n\r\n${body}`,
+    );
     await new Promise<void>((resolve) => {
       socket.on('data', () => {
         if (received.includes('\r\n\r\n') && received.includes('}')) resolve();
@@ -149,6 +154,7 @@ describe('the api while Postgres cannot be reached', { timeout: 30_000 }, () => 
     expect(received.match(/HTTP\/1\.1 /g)).toEqual(['HTTP/1.1 ']);
     expect(received).toMatch(/^HTTP\/1\.1 503 /);
     expect(received.toLowerCase()).toContain(`retry-after: ${OUTAGE_RETRY_AFTER_S}\r\n`);
+    expect(received.toLowerCase()).toContain('x-request-id: ');
     expect(JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4))).toEqual(UNAVAILABLE);
   });
 });

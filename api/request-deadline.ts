@@ -1,0 +1,44 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { ERROR_CATALOGUE } from '../domain/errors.js';
+import { OUTAGE_RETRY_AFTER_S } from './error-handler.js';
+
+/**
+ * A request still running after this is answered 503 with Retry-After, so that every answer
+ * comes within 5 s even when a dependency hangs. The work itself goes on (a send may still be
+ * saved: a client retries with the same Idempotency-Key); its late result is never written.
+ */
+export const REQUEST_DEADLINE_MS = 4_500;
+
+/** Replies whose answer is being written (onSend reached): the deadline leaves those alone. */
+const answering = new WeakSet<FastifyReply>();
+
+/**
+ * Not Fastify's own `handlerTimeout`: in Fastify 5.12 it is cleared when a request's body has
+ * been read (the request's 'close' is taken for the client going away), so it never fires for a
+ * POST. This answers from a timer started with the request, with the response written in one go:
+ * the reply is `sent` at once, and Fastify then drops (and logs) whatever the handler sends or
+ * returns later. Registered first, so that it covers every route and hook.
+ */
+export function enforceRequestDeadline(app: FastifyInstance, deadlineMs = REQUEST_DEADLINE_MS) {
+  const body = JSON.stringify({ message: ERROR_CATALOGUE.service_unavailable.message });
+  app.addHook('onRequest', (request, reply, done) => {
+    const timer = setTimeout(() => {
+      // Answered, being answered, or hijacked (the MCP transport writes its own response).
+      if (reply.sent || answering.has(reply) || reply.raw.headersSent) return;
+      request.log.warn({ deadlineMs }, 'request deadline passed');
+      reply.raw.writeHead(503, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(body),
+        'retry-after': String(OUTAGE_RETRY_AFTER_S),
+        'x-request-id': request.id,
+      });
+      reply.raw.end(body);
+    }, deadlineMs);
+    reply.raw.once('close', () => clearTimeout(timer));
+    done();
+  });
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    answering.add(reply);
+    done(null, payload);
+  });
+}
