@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_CATALOGUE } from '../domain/errors.js';
 import { OUTAGE_RETRY_AFTER_S } from './error-handler.js';
 
@@ -11,6 +11,15 @@ export const REQUEST_DEADLINE_MS = 4_500;
 
 /** Replies whose answer is being written (onSend reached): the deadline leaves those alone. */
 const answering = new WeakSet<FastifyReply>();
+const deadlines = new WeakMap<FastifyRequest, number>();
+
+/**
+ * When (epoch ms) the request is answered 503 if nothing answered it before: work that can end
+ * with a useful answer of its own (`paused`, `pending`) should end before this.
+ */
+export function requestDeadlineAt(request: FastifyRequest): number {
+  return deadlines.get(request) ?? Number.POSITIVE_INFINITY;
+}
 
 /**
  * Not Fastify's own `handlerTimeout`: in Fastify 5.12 it is cleared when a request's body has
@@ -22,6 +31,7 @@ const answering = new WeakSet<FastifyReply>();
 export function enforceRequestDeadline(app: FastifyInstance, deadlineMs = REQUEST_DEADLINE_MS) {
   const body = JSON.stringify({ message: ERROR_CATALOGUE.service_unavailable.message });
   app.addHook('onRequest', (request, reply, done) => {
+    deadlines.set(request, Date.now() + deadlineMs);
     const timer = setTimeout(() => {
       // Answered, being answered, or hijacked (the MCP transport writes its own response).
       if (reply.sent || answering.has(reply) || reply.raw.headersSent) return;
