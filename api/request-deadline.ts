@@ -14,11 +14,22 @@ const answering = new WeakSet<FastifyReply>();
 const deadlines = new WeakMap<FastifyRequest, number>();
 
 /**
- * When (epoch ms) the request is answered 503 if nothing answered it before: work that can end
- * with a useful answer of its own (`paused`, `pending`) should end before this.
+ * Time kept after `answerBy`: a Temporal call's deadline overshoots by up to about 0.6 s while
+ * its connection retries, and the answer is then stored (a few database calls) and written.
  */
+const ANSWER_MARGIN_MS = 1_500;
+
+/** When (epoch ms) the request is answered 503 if nothing answered it before. */
 export function requestDeadlineAt(request: FastifyRequest): number {
   return deadlines.get(request) ?? Number.POSITIVE_INFINITY;
+}
+
+/**
+ * When work that can end with an answer of its own (a send `paused`, an OTP `pending`) stops
+ * waiting for Temporal, so that its answer, not the deadline's 503, reaches the client.
+ */
+export function answerBy(request: FastifyRequest): number {
+  return requestDeadlineAt(request) - ANSWER_MARGIN_MS;
 }
 
 /**

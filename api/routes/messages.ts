@@ -5,6 +5,7 @@ import { HeraldError } from '../../domain/errors.js';
 import type { ApiDeps } from '../deps.js';
 import { principalOf } from '../plugins/auth.js';
 import { presentCampaign } from '../presenters.js';
+import { answerBy } from '../request-deadline.js';
 import {
   authErrorResponses,
   messageOnlySchema,
@@ -53,7 +54,7 @@ export const messageRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (ap
       const key = parseIdempotencyKey(request.headers['idempotency-key']);
       return replyIdempotently(
         reply,
-        await sendCampaign(deps, principalOf(request), request.body, key),
+        await sendCampaign(deps, principalOf(request), request.body, key, answerBy(request)),
       );
     },
   );

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { ApiDeps } from '../deps.js';
 import { principalOf } from '../plugins/auth.js';
+import { answerBy } from '../request-deadline.js';
 import { authErrorResponses, messageOnlySchema, validationErrorSchema } from '../schemas/common.js';
 import {
   otpSendRequestSchema,
@@ -45,7 +46,10 @@ export const otpRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (app, {
     },
     async (request, reply) => {
       const key = parseIdempotencyKey(request.headers['idempotency-key']);
-      return replyIdempotently(reply, await sendOtp(deps, principalOf(request), request.body, key));
+      return replyIdempotently(
+        reply,
+        await sendOtp(deps, principalOf(request), request.body, key, answerBy(request)),
+      );
     },
   );
 
