@@ -3,6 +3,7 @@ import { deleteExpiredIdempotencyKeys } from '../db/idempotency.js';
 import { deleteAbandonedClients } from '../db/oauth-clients.js';
 import { closeOrphanCampaigns } from '../db/orphan-campaigns.js';
 import { failUnsentExpiredOtpRequests } from '../db/otp-requests.js';
+import { deleteStaleLeases } from '../db/submission-leases.js';
 import { deleteOldWebhookEvents } from '../db/webhooks.js';
 import { deleteIdleSendSlots } from './throughput.js';
 
@@ -20,6 +21,10 @@ export function createMaintenanceActivities(deps: { sql: Sql }) {
     /** Orphans of an api crash and campaigns that lapsed undispatched (db/orphan-campaigns.ts). */
     async closeOrphanCampaigns(input: { batchSize: number }): Promise<number> {
       return closeOrphanCampaigns(deps.sql, input.batchSize);
+    },
+
+    async deleteStaleSubmissionLeases(input: { batchSize: number }): Promise<number> {
+      return deleteStaleLeases(deps.sql, input.batchSize);
     },
 
     async failUnsentOtpRequests(input: { batchSize: number }): Promise<number> {

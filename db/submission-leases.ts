@@ -62,9 +62,12 @@ export async function releaseLease(sql: Sql, key: string, token: number) {
     where lease_key = ${key} and token = ${token}`;
 }
 
-/** Leases over a day past their end: their work is long settled. */
-export async function deleteStaleLeases(sql: Sql): Promise<number> {
+/** Deletes up to `limit` leases over a day past their end (their work is long settled). */
+export async function deleteStaleLeases(sql: Sql, limit: number): Promise<number> {
   const result = await sql`
-    delete from submission_leases where expires_at < now() - interval '1 day'`;
+    delete from submission_leases
+    where lease_key in (
+      select lease_key from submission_leases where expires_at < now() - interval '1 day'
+      limit ${limit})`;
   return result.count;
 }

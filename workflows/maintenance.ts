@@ -9,6 +9,7 @@ const {
   deleteAbandonedOAuthClients,
   deleteOldWebhookEvents,
   deleteIdleSendSlots,
+  deleteStaleSubmissionLeases,
 } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 10 },
@@ -22,6 +23,8 @@ export interface MaintenanceResult {
   abandonedOAuthClientsDeleted: number;
   webhookEventsDeleted: number;
   idleSendSlotsDeleted: number;
+  /** Absent from runs that started before the step existed. */
+  staleSubmissionLeasesDeleted?: number;
 }
 
 const BATCH_SIZE = 5000;
@@ -29,6 +32,8 @@ const BATCH_SIZE = 5000;
 const CAMPAIGN_BATCH_SIZE = 20;
 /** The orphan-campaign step, added while schedules were running: older runs replay without it. */
 const CLOSE_ORPHAN_CAMPAIGNS = 'close-orphan-campaigns';
+/** Likewise the step that deletes submission leases a day past their end. */
+const DELETE_STALE_SUBMISSION_LEASES = 'delete-stale-submission-leases';
 
 /** Runs `step` in batches until a batch comes back short; returns the total. */
 async function inBatches(
@@ -48,7 +53,8 @@ async function inBatches(
  * idempotency records that identify them are purged), drops idempotency records past their
  * retention, fails and refunds OTP requests whose code expired before it could be submitted, and
  * deletes OAuth client registrations that never completed consent within 30 days, webhook events (and
- * their attempts) dispatched over 30 days ago, and throughput slots idle for a day.
+ * their attempts) dispatched over 30 days ago, throughput slots idle for a day, and submission
+ * leases a day past their end.
  */
 export async function maintenanceWorkflow(): Promise<MaintenanceResult> {
   const orphanCampaignsClosed = patched(CLOSE_ORPHAN_CAMPAIGNS)
@@ -59,6 +65,9 @@ export async function maintenanceWorkflow(): Promise<MaintenanceResult> {
   const abandonedOAuthClientsDeleted = await inBatches(deleteAbandonedOAuthClients);
   const webhookEventsDeleted = await inBatches(deleteOldWebhookEvents);
   const idleSendSlotsDeleted = await deleteIdleSendSlots();
+  const staleSubmissionLeasesDeleted = patched(DELETE_STALE_SUBMISSION_LEASES)
+    ? await inBatches(deleteStaleSubmissionLeases)
+    : undefined;
   upsertSearchAttributes({ [searchAttributes.status.name]: ['completed'] });
   return {
     ...(orphanCampaignsClosed !== undefined && { orphanCampaignsClosed }),
@@ -67,5 +76,6 @@ export async function maintenanceWorkflow(): Promise<MaintenanceResult> {
     abandonedOAuthClientsDeleted,
     webhookEventsDeleted,
     idleSendSlotsDeleted,
+    ...(staleSubmissionLeasesDeleted !== undefined && { staleSubmissionLeasesDeleted }),
   };
 }

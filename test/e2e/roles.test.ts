@@ -173,6 +173,7 @@ describe('herald api and herald worker as separate processes', { timeout: 120_00
       abandonedOAuthClientsDeleted: expect.any(Number),
       webhookEventsDeleted: expect.any(Number),
       idleSendSlotsDeleted: expect.any(Number),
+      staleSubmissionLeasesDeleted: expect.any(Number),
     });
     expect(result.abandonedOAuthClientsDeleted).toBeGreaterThanOrEqual(1);
     const remaining = await sql<{ id: string }[]>`

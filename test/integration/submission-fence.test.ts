@@ -4,7 +4,13 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCampaignActivities } from '../../activities/campaign.js';
 import { insertCampaign } from '../../db/campaigns.js';
-import { claimLease, newLeaseToken, releaseLease, renewLease } from '../../db/submission-leases.js';
+import {
+  claimLease,
+  deleteStaleLeases,
+  newLeaseToken,
+  releaseLease,
+  renewLease,
+} from '../../db/submission-leases.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
 import { inbox, messageRows, numbers, simulatorProvider } from '../support/send.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
@@ -141,5 +147,19 @@ describe('submission leases', () => {
     expect(await claimLease(stack.sql, lease, token, 200)).toEqual({ held: true });
     await sleep(300);
     expect(await renewLease(stack.sql, lease, token, 5_000)).toBe(false);
+  });
+
+  it('is deleted by maintenance a day after it ended, not before', async () => {
+    const [stale, recent] = [key(), key()];
+    for (const lease of [stale, recent])
+      await claimLease(stack.sql, lease, await newLeaseToken(stack.sql), 5_000);
+    await stack.sql`
+      update submission_leases set expires_at = now() - interval '25 hours' where lease_key = ${stale}`;
+    await stack.sql`
+      update submission_leases set expires_at = now() - interval '23 hours' where lease_key = ${recent}`;
+    expect(await deleteStaleLeases(stack.sql, 5000)).toBeGreaterThanOrEqual(1);
+    const left = await stack.sql<{ leaseKey: string }[]>`
+      select lease_key from submission_leases where lease_key = any(${[stale, recent]})`;
+    expect(left.map((row) => row.leaseKey)).toEqual([recent]);
   });
 });
