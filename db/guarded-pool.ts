@@ -172,7 +172,8 @@ export function createGuardedPool(open: () => Sql, options: GuardOptions): Sql {
   }
 
   const overrides: Partial<Record<keyof Sql, unknown>> = {
-    begin: (...args: unknown[]) => call(() => guardedBegin(pool, args, options)),
+    // A promise, so refused as a rejection rather than a throw.
+    begin: async (...args: unknown[]) => call(() => guardedBegin(pool, args, options)),
     unsafe: (...args: Parameters<Sql['unsafe']>) => call(() => pool.unsafe(...args)),
     listen: async (channel: string, onNotify: (value: string) => void, onListen?: () => void) => {
       const listener: Listener = { channel, onNotify, onListen };

@@ -18,9 +18,7 @@ const CANNOT_CONNECT = new Set([
   'ENOTFOUND',
   'ETIMEDOUT',
   'CONNECT_TIMEOUT', // postgres.js: no answer within connect_timeout
-  '57P01', // admin_shutdown: Postgres is stopping
-  '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now: starting up or shutting down
+  '57P03', // cannot_connect_now: starting up, shutting down or recovering
   '53300', // too_many_connections
   '08001', // sqlclient_unable_to_establish_sqlconnection
   '08004', // sqlserver_rejected_establishment_of_sqlconnection
@@ -34,6 +32,10 @@ const TRANSIENT = new Set([
   'CONNECTION_DESTROYED',
   'ECONNRESET',
   'EPIPE',
+  // The session was ended: Postgres stopping or crashing (new connections then meet 57P03 or a
+  // refusal), or just this session terminated (pg_terminate_backend also says 57P01).
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
   '57014', // query_canceled: statement_timeout
   '25P03', // idle_in_transaction_session_timeout
 ]);
