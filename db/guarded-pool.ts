@@ -273,7 +273,12 @@ function guardedBegin(pool: Sql, args: unknown[], options: GuardOptions): Promis
     waitTimer = setTimeout(() => {
       if (state !== 'waiting') return;
       state = 'over';
-      reject(new DatabaseUnavailableError('No connection to Postgres became free in time.'));
+      reject(
+        new DatabaseUnavailableError(
+          'No connection to Postgres became free in time.',
+          'POOL_TIMEOUT',
+        ),
+      );
     }, options.connectionWaitMs);
   });
   return Promise.race([transaction, waitExpired]).finally(() => clearTimeout(waitTimer));

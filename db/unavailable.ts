@@ -1,9 +1,14 @@
 /** Telling "Postgres is away or too slow right now" apart from every other database error. */
 
-/** Raised without asking Postgres while it is known to be unreachable (see guarded-pool.ts). */
+/**
+ * Raised by the pool itself (see guarded-pool.ts): DATABASE_UNAVAILABLE without asking Postgres
+ * while it is known to be unreachable, POOL_TIMEOUT when no connection became free in time.
+ */
 export class DatabaseUnavailableError extends Error {
-  readonly code = 'DATABASE_UNAVAILABLE';
-  constructor(message = 'Postgres is unreachable; the next attempt is under way.') {
+  constructor(
+    message = 'Postgres is unreachable; the next attempt is under way.',
+    readonly code: 'DATABASE_UNAVAILABLE' | 'POOL_TIMEOUT' = 'DATABASE_UNAVAILABLE',
+  ) {
     super(message);
     this.name = 'DatabaseUnavailableError';
   }
@@ -30,6 +35,7 @@ const TRANSIENT = new Set([
   'CONNECTION_CLOSED', // postgres.js: the connection closed under the query
   'CONNECTION_ENDED',
   'CONNECTION_DESTROYED',
+  'POOL_TIMEOUT', // every connection stayed busy (or kept failing) for the whole wait
   'ECONNRESET',
   'EPIPE',
   // The session was ended: Postgres stopping or crashing (new connections then meet 57P03 or a
