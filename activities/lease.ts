@@ -52,7 +52,8 @@ export class SubmissionLease implements SubmissionFence {
   #lost: string | undefined;
   #renewing: Promise<void> | undefined;
   readonly #timer: NodeJS.Timeout;
-  readonly #onAbort = () => this.#lose(`the attempt was cancelled (${String(this.signal?.reason)})`);
+  readonly #onAbort = () =>
+    this.#lose(`the attempt was cancelled (${String(this.signal?.reason)})`);
 
   private constructor(
     readonly sql: Sql,
