@@ -132,7 +132,9 @@ export const workerKill: Scenario = {
           duplicated: audit.duplicated,
           ...totals,
           orphans: audit.orphans,
-          time_to_recover_s: completed ? seconds(completedAt - lastKill) : null,
+          // The slowest takeover: from a kill to the campaign's next message at the inbox.
+          time_to_recover_s: Math.max(0, ...kills.map((kill) => kill.next_arrival_s ?? 0)),
+          completed_after_s: completed ? seconds(completedAt - lastKill) : null,
           kills,
           campaigns: counters.map((c, i) => ({ id: campaigns[i]?.id, ...c })),
           seconds_sending: seconds(completedAt - started),

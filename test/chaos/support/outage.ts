@@ -146,7 +146,13 @@ export async function runOutage(
         total: counters?.total ?? null,
         orphans: audit.orphans,
         campaign: { id: campaign.id, ...counters, seconds: seconds(completedAt - started) },
-        time_to_recover_s: completed ? seconds(completedAt - lastBack) : null,
+        // Serving again: /health 200 and the campaign's messages arriving, after the slowest outage.
+        time_to_recover_s: outages.some((o) => o.health_ok_after_s === null)
+          ? null
+          : Math.max(
+              ...outages.map((o) => Math.max(o.health_ok_after_s ?? 0, o.progress_after_s ?? 0)),
+            ),
+        completed_after_s: completed ? seconds(completedAt - lastBack) : null,
         outages,
         workspace: audit,
         otps,
