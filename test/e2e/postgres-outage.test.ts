@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { msToTs } from '@temporalio/common/lib/time.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../cli/embedded/postgres.js';
 import { parseEnv } from '../../config/env.js';
@@ -10,7 +9,6 @@ import { createSql, type Sql } from '../../db/client.js';
 import { migrate } from '../../db/migrate.js';
 import { insertProvider } from '../../db/providers.js';
 import { type RunningSimulator, startSimulator } from '../../providers/simulator/server.js';
-import { connectTemporalClient } from '../../temporal/client.js';
 import {
   ensureStopped,
   freePorts,
@@ -21,7 +19,7 @@ import {
   untilRunning,
   waitUntil,
 } from '../support/processes.js';
-import { createTenant, type Tenant } from '../support/stack.js';
+import { createTenant, registerTestNamespace, type Tenant } from '../support/stack.js';
 
 const OUTAGES = 3;
 const OUTAGE_MS = 3_000;
@@ -71,12 +69,7 @@ describe('Postgres stopped repeatedly under load', { timeout: 180_000 }, () => {
     sql = createSql(postgres.url, { max: 2 });
 
     // A namespace of its own: no worker on another database ever takes this test's campaign.
-    const client = await connectTemporalClient(inject('temporalAddress'), 'default');
-    await client.workflowService.registerNamespace({
-      namespace,
-      workflowExecutionRetentionPeriod: msToTs('1 day'),
-    });
-    await client.connection.close();
+    await registerTestNamespace(namespace);
 
     const secret = inject('secret');
     tenant = await createTenant({ env: parseEnv({ LOG_LEVEL: 'silent' }), secret, sql });

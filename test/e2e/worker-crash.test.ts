@@ -2,11 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { msToTs } from '@temporalio/common/lib/time.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { insertProvider } from '../../db/providers.js';
 import { type RunningSimulator, startSimulator } from '../../providers/simulator/server.js';
-import { connectTemporalClient } from '../../temporal/client.js';
 import {
   ensureStopped,
   type HeraldProcess,
@@ -15,7 +13,13 @@ import {
   untilRunning,
   waitUntil,
 } from '../support/processes.js';
-import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
+import {
+  createTenant,
+  openStack,
+  registerTestNamespace,
+  type Stack,
+  type Tenant,
+} from '../support/stack.js';
 
 const RECIPIENTS = 1000;
 /** Slow enough that a campaign takes seconds and always has submissions in flight. */
@@ -61,12 +65,7 @@ describe('a worker killed mid-campaign', { timeout: 180_000 }, () => {
 
   beforeAll(async () => {
     // A namespace of its own, so no worker but this test's ever runs the campaign.
-    const client = await connectTemporalClient(inject('temporalAddress'), 'default');
-    await client.workflowService.registerNamespace({
-      namespace,
-      workflowExecutionRetentionPeriod: msToTs('1 day'),
-    });
-    await client.connection.close();
+    await registerTestNamespace(namespace);
 
     stack = await openStack(namespace);
     tenant = await createTenant(stack.admin);

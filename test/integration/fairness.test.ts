@@ -1,13 +1,15 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { msToTs } from '@temporalio/common/lib/time.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { insertProvider } from '../../db/providers.js';
 import { type RunningSimulator, startSimulator } from '../../providers/simulator/server.js';
-import { connectTemporalClient } from '../../temporal/client.js';
-import { ensureSearchAttributes } from '../../temporal/search-attributes.js';
 import { type RunningWorker, startHeraldWorker } from '../../temporal/worker.js';
 import { lookup, numbers, postMessages, waitForCompletion } from '../support/send.js';
-import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
+import {
+  createTenant,
+  openStack,
+  registerTestNamespace,
+  type Stack,
+  type Tenant,
+} from '../support/stack.js';
 
 /**
  * One workspace backs the campaign queue up; another's single message must not wait behind it.
@@ -24,26 +26,8 @@ describe('workspace fairness on the campaign queue', () => {
   let worker: RunningWorker;
 
   beforeAll(async () => {
-    const client = await connectTemporalClient(inject('temporalAddress'), 'default');
-    await client.workflowService.registerNamespace({
-      namespace,
-      workflowExecutionRetentionPeriod: msToTs('1 day'),
-    });
-    await client.connection.close();
+    await registerTestNamespace(namespace);
     stack = await openStack(namespace);
-    // The frontend learns of a new namespace on its next cache refresh.
-    for (
-      let tries = 0;
-      !(await stack.temporal.workflow.count().then(
-        () => true,
-        () => false,
-      ));
-      tries++
-    ) {
-      if (tries > 60) throw new Error(`namespace ${namespace} never became usable`);
-      await sleep(500);
-    }
-    await ensureSearchAttributes(stack.temporal, namespace);
     [busy, quiet] = [await createTenant(stack.admin), await createTenant(stack.admin)];
     simulator = await startSimulator({ port: 0 });
     // Each chunk of 100 takes about a second: two batches of 50 at 500 ms.

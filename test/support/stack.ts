@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time.js';
 import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
 import { buildApp } from '../../api/app.js';
@@ -9,6 +10,7 @@ import { parseEnv } from '../../config/env.js';
 import { createSql, type Sql } from '../../db/client.js';
 import type { Ability } from '../../domain/access.js';
 import { connectTemporalClient } from '../../temporal/client.js';
+import { ensureSearchAttributes } from '../../temporal/search-attributes.js';
 
 export interface Stack {
   sql: Sql;
@@ -67,4 +69,37 @@ export async function createTenant(admin: AdminContext): Promise<Tenant> {
       .json as { id: number; token: string };
   const { token } = await keyWith(['messages:send', 'messages:read', 'otp:send', 'otp:verify']);
   return { workspaceId: workspace.id, slug, userId: user.id, token, keyWith };
+}
+
+/**
+ * Registers a Temporal namespace of a test's own, so no worker but the test's ever runs its
+ * work, and waits until the frontend serves it (it learns of new namespaces on a cache refresh).
+ */
+export async function registerTestNamespace(namespace: string): Promise<void> {
+  const client = await connectTemporalClient(inject('temporalAddress'), 'default');
+  try {
+    await client.workflowService.registerNamespace({
+      namespace,
+      workflowExecutionRetentionPeriod: msToTs('1 day'),
+    });
+    const scoped = await connectTemporalClient(inject('temporalAddress'), namespace);
+    try {
+      for (
+        let tries = 0;
+        !(await scoped.workflow.count().then(
+          () => true,
+          () => false,
+        ));
+        tries++
+      ) {
+        if (tries > 60) throw new Error(`namespace ${namespace} never became usable`);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      await ensureSearchAttributes(scoped, namespace);
+    } finally {
+      await scoped.connection.close();
+    }
+  } finally {
+    await client.connection.close();
+  }
 }
