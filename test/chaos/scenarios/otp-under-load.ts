@@ -146,6 +146,7 @@ export const otpUnderLoad: Scenario = {
           },
           load_campaigns_still_sending_after_burst: openAfter,
           otps,
+          failed_but_received: busyAudit.failed_but_received,
           failed_errors: busyAudit.failed_errors,
           deaths,
         },
