@@ -27,7 +27,10 @@ const dataDir = await mkdtemp(join(tmpdir(), 'herald-bench-webhooks-'));
 const postgres = process.env.DATABASE_URL
   ? undefined
   : await startEmbeddedPostgres({ dataDir, adoptRunning: false, log });
-const sql = createSql(process.env.DATABASE_URL ?? (postgres?.url as string), { max: 1 });
+const sql = createSql(process.env.DATABASE_URL ?? (postgres?.url as string), {
+  max: 1,
+  unboundedStatements: true,
+});
 try {
   await migrate(sql);
   const suffix = Date.now().toString(36);
