@@ -16,7 +16,7 @@ import { findFailoverRoute } from '../db/providers.js';
 import { OPT_OUT_PLACEHOLDER, renderOptOutLink } from '../domain/opt-out.js';
 import { serves } from '../domain/phone.js';
 import { resolveProviders } from '../providers/registry.js';
-import type { SmsProvider } from '../providers/types.js';
+import type { LookupOutcome, SmsProvider } from '../providers/types.js';
 import { newOptOutToken } from '../security/tokens.js';
 import { LeaseLost, MAX_SUBMISSION_MS, SubmissionLease } from './lease.js';
 import { submitWithRetries } from './submission.js';
@@ -82,6 +82,27 @@ async function bodiesFor(
   );
 }
 
+/**
+ * Asks the provider whether it has a submission. One that cannot answer now (down, overloaded)
+ * leaves the message queued and marked, for a later attempt to ask again, until the message's
+ * validity ends; then "not found", which never resends (the validity check comes first).
+ */
+async function lookUp(
+  provider: SmsProvider,
+  reference: string,
+  validUntil: Date | null,
+): Promise<LookupOutcome> {
+  try {
+    return (await provider.lookup?.(reference)) ?? { found: false };
+  } catch (error) {
+    if (!validUntil || Date.now() >= validUntil.getTime()) return { found: false };
+    throw ApplicationFailure.retryable(
+      `${provider.slug} could not look ${reference} up: ${(error as Error).message}`,
+      'LookupUnanswered',
+    );
+  }
+}
+
 /** Marks messages attempted on `provider`, only while `lease` holds; else it is lost. */
 async function markHeld(
   lease: SubmissionLease,
@@ -142,7 +163,7 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
             previous.slug,
             `outcome unknown: an attempt was interrupted, and ${previous.slug} cannot look messages up`,
           );
-        const found = await previous.lookup(reference);
+        const found = await lookUp(previous, reference, campaign.validUntil);
         if (found.found) return sent(previous.slug, found.providerMessageId);
         start = index;
       }
@@ -184,7 +205,9 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
         case 'expired':
           return failed(null, outcome.reason);
         case 'unknown': {
-          const found = await provider.lookup?.(reference).catch(() => undefined);
+          const found = provider.lookup
+            ? await lookUp(provider, reference, campaign.validUntil)
+            : undefined;
           return found?.found
             ? sent(provider.slug, found.providerMessageId)
             : failed(provider.slug, `outcome unknown: ${outcome.reason}`);

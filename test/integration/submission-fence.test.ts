@@ -1,9 +1,11 @@
+import { createServer, type Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCampaignActivities } from '../../activities/campaign.js';
 import { insertCampaign } from '../../db/campaigns.js';
+import { insertProvider } from '../../db/providers.js';
 import {
   claimLease,
   deleteStaleLeases,
@@ -40,7 +42,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
-async function campaignOf(recipients: string[]) {
+async function campaignOf(recipients: string[], providerSlug = 'paced') {
   const { id } = await insertCampaign(stack.sql, {
     workspaceId: tenant.workspaceId,
     apiKeyId: null,
@@ -49,9 +51,10 @@ async function campaignOf(recipients: string[]) {
     body: 'Fenced',
     senderId: null,
     routingType: 'direct',
-    providerSlug: 'paced',
+    providerSlug,
     failoverRouteSlug: null,
     recipients,
+    validityHours: 1,
   });
   return id;
 }
@@ -108,6 +111,78 @@ describe('fenced chunk submissions', () => {
 
     await attempt(2).run(activities.submitChunk, chunk);
     expect(await timesReceived(recipients)).toEqual(recipients.map(() => 1));
+  });
+});
+
+/**
+ * In front of the simulator: passes a submission on, then drops the connection before its answer
+ * (an unknown outcome), and answers every lookup 503 until `lookups` is set to work.
+ */
+function flakyFront(target: string) {
+  const state = { lookups: false };
+  const server: Server = createServer(async (request, response) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    if (request.method === 'POST') {
+      await fetch(new URL(request.url ?? '/', target), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: Buffer.concat(chunks),
+      });
+      request.socket.destroy();
+      return;
+    }
+    if (!state.lookups) {
+      response.writeHead(503).end();
+      return;
+    }
+    const answer = await fetch(new URL(request.url ?? '/', target));
+    response.writeHead(answer.status, { 'content-type': 'application/json' });
+    response.end(await answer.text());
+  });
+  return { server, state };
+}
+
+describe('uncertain submissions whose lookup cannot answer', () => {
+  it('stay queued until a later attempt can look them up, and are never resent', async () => {
+    const front = flakyFront(simulator.url);
+    await new Promise<void>((resolve) => front.server.listen(0, '127.0.0.1', resolve));
+    const { port } = front.server.address() as { port: number };
+    try {
+      await insertProvider(stack.sql, {
+        workspaceId: tenant.workspaceId,
+        slug: 'flaky',
+        name: 'flaky',
+        type: 'simulator',
+        requiresSenderId: false,
+        settings: { base_url: `http://127.0.0.1:${port}` },
+      });
+      const recipients = numbers(3);
+      const campaignId = await campaignOf(recipients, 'flaky');
+      const chunk = { campaignId, fromSeq: 1, toSeq: 3 };
+      const first = await attempt(1)
+        .run(activities.submitChunk, chunk)
+        .catch((error: unknown) => error);
+      expect(first).toBeInstanceOf(ApplicationFailure);
+      expect((first as ApplicationFailure).type).toBe('LookupUnanswered');
+      expect((await messageRows(stack, campaignId)).map((row) => row.status)).toEqual([
+        'queued',
+        'queued',
+        'queued',
+      ]);
+
+      front.state.lookups = true;
+      await attempt(2).run(activities.submitChunk, chunk);
+      expect((await messageRows(stack, campaignId)).map((row) => row.status)).toEqual([
+        'sent',
+        'sent',
+        'sent',
+      ]);
+      expect(await timesReceived(recipients)).toEqual([1, 1, 1]);
+    } finally {
+      front.server.closeAllConnections();
+      await new Promise((resolve) => front.server.close(resolve));
+    }
   });
 });
 
