@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure, activityInfo, Context, heartbeat } from '@temporalio/activity';
 import {
   type CampaignForSubmission,
@@ -18,7 +19,7 @@ import { serves } from '../domain/phone.js';
 import { resolveProviders } from '../providers/registry.js';
 import type { LookupOutcome, SmsProvider } from '../providers/types.js';
 import { newOptOutToken } from '../security/tokens.js';
-import { LeaseLost, MAX_SUBMISSION_MS, SubmissionLease } from './lease.js';
+import { LeaseLost, MAX_SUBMISSION_MS, RECORDING_GRACE_MS, SubmissionLease } from './lease.js';
 import { submitWithRetries } from './submission.js';
 import { createPacer, type Pacer } from './throughput.js';
 
@@ -34,6 +35,8 @@ export interface CampaignActivityDeps {
 
 /** Messages submitted concurrently within a chunk; each batch is one attempt write and one settle. */
 const BATCH_SIZE = 50;
+/** How often an uncertain submission not found yet is looked up again. */
+const LOOKUP_AGAIN_MS = 3_000;
 /** Well inside the workflow's 10 s heartbeat timeout. */
 const HEARTBEAT_INTERVAL_MS = 2_000;
 
@@ -103,6 +106,24 @@ async function lookUp(
   }
 }
 
+/**
+ * Looks an uncertain submission up until it is found or the provider has had RECORDING_GRACE_MS
+ * since `startedAt` (performance.now()) to record it.
+ */
+async function lookUpOnceRecorded(
+  provider: SmsProvider,
+  reference: string,
+  validUntil: Date | null,
+  startedAt: number,
+): Promise<LookupOutcome> {
+  for (;;) {
+    const found = await lookUp(provider, reference, validUntil);
+    const waited = performance.now() - startedAt;
+    if (found.found || waited >= RECORDING_GRACE_MS) return found;
+    await sleep(Math.min(LOOKUP_AGAIN_MS, RECORDING_GRACE_MS - waited));
+  }
+}
+
 /** Marks messages attempted on `provider`, only while `lease` holds; else it is lost. */
 async function markHeld(
   lease: SubmissionLease,
@@ -163,7 +184,12 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
             previous.slug,
             `outcome unknown: an attempt was interrupted, and ${previous.slug} cannot look messages up`,
           );
-        const found = await lookUp(previous, reference, campaign.validUntil);
+        const found = await lookUpOnceRecorded(
+          previous,
+          reference,
+          campaign.validUntil,
+          performance.now() - (message.attemptAgeMs ?? 0),
+        );
         if (found.found) return sent(previous.slug, found.providerMessageId);
         start = index;
       }
@@ -176,6 +202,7 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
       // can look messages up, else just before its own submission, after any throughput wait, so
       // an interruption leaves as few messages uncertain as it can.
       const markFirst = index > start || !provider.lookup;
+      const submittedAt = performance.now();
       const outcome = await submitWithRetries(
         provider,
         {
@@ -206,7 +233,7 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
           return failed(null, outcome.reason);
         case 'unknown': {
           const found = provider.lookup
-            ? await lookUp(provider, reference, campaign.validUntil)
+            ? await lookUpOnceRecorded(provider, reference, campaign.validUntil, submittedAt)
             : undefined;
           return found?.found
             ? sent(provider.slug, found.providerMessageId)

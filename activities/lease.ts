@@ -12,13 +12,19 @@ import { claimLease, newLeaseToken, releaseLease, renewLease } from '../db/submi
  */
 
 /** How long a lease lasts from its last renewal: a dead holder delays its successor this long. */
-export const SUBMISSION_LEASE_MS = 20_000;
+export const SUBMISSION_LEASE_MS = 15_000;
 /**
  * Longest a provider call may last (every adapter times out at 10 s, plus room for the provider
  * to record what it was sent); a submission starts only with this much lease left.
  */
 export const MAX_SUBMISSION_MS = 12_000;
-const RENEW_EVERY_MS = 4_000;
+const RENEW_EVERY_MS = 2_000;
+/**
+ * How long after a submission began a provider may still record it (an overloaded one answers
+ * late, or reads a request its caller already gave up on): "not found" before then proves
+ * nothing, so nobody resends or counts it failed on it.
+ */
+export const RECORDING_GRACE_MS = 30_000;
 /** How often an attempt waiting for a held lease asks again. */
 const CLAIM_POLL_MS = 1_000;
 

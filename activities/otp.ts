@@ -16,7 +16,7 @@ import { resolveProviders } from '../providers/registry.js';
 import type { SmsProvider } from '../providers/types.js';
 import { keyedHash } from '../security/tokens.js';
 import type { OtpSubmission } from '../workflows/otp.js';
-import { fixedFence, LeaseLost, SUBMISSION_LEASE_MS } from './lease.js';
+import { fixedFence, LeaseLost, RECORDING_GRACE_MS, SUBMISSION_LEASE_MS } from './lease.js';
 import { submitWithRetries } from './submission.js';
 import { createPacer } from './throughput.js';
 
@@ -29,10 +29,10 @@ export interface OtpActivityDeps {
 }
 
 /**
- * "Not found" at the provider is final only once the claiming attempt's lease is over: until
- * then its submission may still be in flight (activities/lease.ts).
+ * "Not found" at the provider is final only once the claiming attempt's lease is over and the
+ * provider has had time to record what it was sent (activities/lease.ts).
  */
-const NOT_FOUND_GRACE_MS = SUBMISSION_LEASE_MS;
+const NOT_FOUND_GRACE_MS = Math.max(SUBMISSION_LEASE_MS, RECORDING_GRACE_MS);
 
 export const otpReference = (requestId: string) => `otp-${requestId}`;
 

@@ -18,6 +18,8 @@ export interface PendingMessage {
   seq: number;
   recipient: string;
   attemptProvider: string | null;
+  /** Milliseconds since that attempt was marked, by Postgres's clock; null without one. */
+  attemptAgeMs: number | null;
   /** A marketing message whose recipient has opted out since the send. */
   optedOut: boolean;
 }
@@ -45,6 +47,7 @@ export async function findPendingMessages(
 ) {
   return sql<PendingMessage[]>`
     select m.seq, m.recipient, m.attempt_provider,
+      (extract(epoch from now() - m.attempt_started_at) * 1000)::float8 as attempt_age_ms,
       c.purpose = 'marketing' and exists (
         select 1 from opt_outs o where o.workspace_id = c.workspace_id and o.recipient = m.recipient
       ) as opted_out

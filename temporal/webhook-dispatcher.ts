@@ -2,7 +2,7 @@ import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/c
 import type { Sql } from '../db/client.js';
 import { lockUndispatchedEvents, markEventsDispatched } from '../db/webhooks.js';
 import { webhookWorkflowId } from '../domain/webhooks.js';
-import { searchAttributes, TASK_QUEUE } from '../workflows/definitions.js';
+import { searchAttributes, WEBHOOK_TASK_QUEUE } from '../workflows/definitions.js';
 import type { webhookWorkflow } from '../workflows/webhook.js';
 
 /** The channel the webhook triggers of 0007_webhooks.sql notify when they write events. */
@@ -45,7 +45,7 @@ export function startWebhookDispatcher(options: {
     try {
       await client.workflow.start<typeof webhookWorkflow>('webhookWorkflow', {
         workflowId: webhookWorkflowId(event.workspaceId, event.eventId, endpointId),
-        taskQueue: TASK_QUEUE,
+        taskQueue: WEBHOOK_TASK_QUEUE,
         args: [{ workspaceId: event.workspaceId, eventId: event.eventId, endpointId }],
         // Even a finished run is not started again: the event was delivered or given up on.
         workflowIdReusePolicy: 'REJECT_DUPLICATE',

@@ -9,17 +9,19 @@ import {
 } from '@temporalio/worker';
 import { type ActivityDeps, createActivities } from '../activities/index.js';
 import { acquireSmppSessions, releaseSmppSessions } from '../providers/smpp/sessions.js';
-import { OTP_TASK_QUEUE, TASK_QUEUE } from '../workflows/definitions.js';
+import { OTP_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from '../workflows/definitions.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
 
 const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
 /**
- * Activities one worker runs at once on the main queue. Bounded, so that when campaigns back up
- * their chunks wait in Temporal, where fairness keys share the free slots between workspaces,
- * rather than all running at once here; each chunk keeps up to 50 submissions in flight.
+ * Activities one worker runs at once on the main queue (campaign chunks, up to 50 submissions in
+ * flight each: 200 in all, what the straight-to-simulator baseline needs for its full rate).
+ * Bounded, so that when campaigns back up their chunks wait in Temporal, where fairness keys
+ * share the free slots between workspaces, and the provider is not flooded with submissions
+ * that only queue there, ahead of an OTP.
  */
-const MAIN_ACTIVITY_SLOTS = 16;
+const MAIN_ACTIVITY_SLOTS = 4;
 
 let runtimeInstalled = false;
 
@@ -63,14 +65,18 @@ export async function startHeraldWorker(
     activities,
     maxConcurrentActivityTaskExecutions: options.mainActivitySlots ?? MAIN_ACTIVITY_SLOTS,
   });
-  // OTP requests: their own workflow and local activity slots, never behind campaign chunks.
-  const otpWorker = await Worker.create({
-    connection,
-    namespace: options.namespace,
-    taskQueue: OTP_TASK_QUEUE,
-    workflowBundle,
-    activities,
-  });
+  // OTP requests and webhook deliveries: slots of their own, never behind campaign chunks.
+  const [otpWorker, webhookWorker] = await Promise.all(
+    [OTP_TASK_QUEUE, WEBHOOK_TASK_QUEUE].map((taskQueue) =>
+      Worker.create({
+        connection,
+        namespace: options.namespace,
+        taskQueue,
+        workflowBundle,
+        activities,
+      }),
+    ),
+  );
   // SMPP binds live as long as the worker: unbound once its last activity has finished.
   const logger = Runtime.instance().logger;
   await acquireSmppSessions({
@@ -85,7 +91,7 @@ export async function startHeraldWorker(
           sql: options.sql,
           client: new Client({ connection, namespace: options.namespace }),
         });
-  const running = [worker, otpWorker];
+  const running = [worker, otpWorker, webhookWorker] as Worker[];
   const stopAll = () => {
     for (const each of running) if (each.getState() === 'RUNNING') each.shutdown();
   };

@@ -8,6 +8,11 @@ export const TASK_QUEUE = 'herald';
  * waits behind campaign chunks (README "Capacity and fairness").
  */
 export const OTP_TASK_QUEUE = 'herald-otp';
+/**
+ * Webhook deliveries likewise: a customer endpoint that hangs for its 15 s timeout must not hold
+ * the slots campaign chunks run in.
+ */
+export const WEBHOOK_TASK_QUEUE = 'herald-webhooks';
 
 /**
  * Campaign work of one workspace shares one fairness key: when chunks back up, Temporal hands
