@@ -249,15 +249,20 @@ export async function providerCreate(
   }
 }
 
-/** An SMSC account: the host (any case) and the system id; the port is not part of it. */
+/**
+ * An SMSC account: the host (any case), the port and the system id. Another port on one host is
+ * another SMSC endpoint, with binds (and so receipts) of its own.
+ */
 interface SmscAccount {
   host: string;
+  port: string | undefined;
   systemId: string;
 }
 
 function smscAccountOf(config: ProviderConfig): SmscAccount {
   return {
     host: config.settings.host as string,
+    port: config.settings.port,
     systemId: config.credentials?.system_id as string,
   };
 }
@@ -278,7 +283,9 @@ function smscAccountOfRecord(
       record.credentials,
     );
     const systemId = smppCredentials.safeParse(credentials).data?.system_id;
-    return systemId === undefined ? undefined : { host: record.settings.host, systemId };
+    return systemId === undefined
+      ? undefined
+      : { host: record.settings.host, port: record.settings.port, systemId };
   } catch {
     return undefined;
   }
@@ -286,7 +293,7 @@ function smscAccountOfRecord(
 
 /**
  * One SMSC account serves one workspace provider: receipts and replies are assigned by the bind
- * they arrive on, so a second active provider on the same host and system id (in any workspace)
+ * they arrive on, so a second active provider on the same host, port and system id (in any workspace)
  * would take the first one's. Run under lockSmscAccounts. The system id is never printed.
  */
 async function refuseSharedSmscAccount(
@@ -299,9 +306,9 @@ async function refuseSharedSmscAccount(
     if (holder.id === exceptProviderId) continue;
     const held = smscAccountOfRecord(context, holder);
     if (held?.host.toLowerCase() !== account.host.toLowerCase()) continue;
-    if (held.systemId !== account.systemId) continue;
+    if (held.port !== account.port || held.systemId !== account.systemId) continue;
     throw new UsageError(
-      `Provider "${holder.slug}" of workspace ${holder.workspaceSlug} already uses this SMSC account (the same --host and --system-id). One SMSC account serves one workspace provider, because receipts and replies are assigned by the bind they arrive on; disable that provider first to move the account.`,
+      `Provider "${holder.slug}" of workspace ${holder.workspaceSlug} already uses this SMSC account (the same --host, --port and --system-id). One SMSC account serves one workspace provider, because receipts and replies are assigned by the bind they arrive on; disable that provider first to move the account.`,
     );
   }
 }

@@ -167,7 +167,7 @@ describe('one SMSC account serves one workspace provider', () => {
     });
   const sharing = (holder: string, workspace: string) =>
     new UsageError(
-      `Provider "${holder}" of workspace ${workspace} already uses this SMSC account (the same --host and --system-id). One SMSC account serves one workspace provider, because receipts and replies are assigned by the bind they arrive on; disable that provider first to move the account.`,
+      `Provider "${holder}" of workspace ${workspace} already uses this SMSC account (the same --host, --port and --system-id). One SMSC account serves one workspace provider, because receipts and replies are assigned by the bind they arrive on; disable that provider first to move the account.`,
     );
   const smppProviders = async () =>
     (
@@ -190,20 +190,22 @@ describe('one SMSC account serves one workspace provider', () => {
       where workspace_id in (${first.workspaceId}, ${second.workspaceId}) and type = 'smpp'`;
   });
 
-  it('refuses a second provider on the same host (any case, any port) and system id, in any workspace', async () => {
-    await expect(smpp(second, 'smsc', { host: host.toUpperCase(), port: '3550' })).rejects.toThrow(
+  it('refuses a second provider on the same host (any case), port and system id, in any workspace', async () => {
+    await expect(smpp(second, 'smsc', { host: host.toUpperCase() })).rejects.toThrow(
       sharing('smsc', first.slug),
     );
     await expect(smpp(first, 'smsc-again')).rejects.toThrow(sharing('smsc', first.slug));
     expect(await smppProviders()).toEqual([[first.workspaceId, 'smsc', true]]);
   });
 
-  it('takes another system id on that host, or that system id on another host', async () => {
+  it('takes another system id on that host, or that system id on another host or port', async () => {
     await smpp(second, 'other-account', { 'system-id': 'acct-other' });
     await smpp(second, 'other-host', { host: 'smsc-b.example.net' });
+    await smpp(second, 'other-port', { port: '3550' });
     expect(await smppProviders()).toEqual([
       [first.workspaceId, 'smsc', true],
       [second.workspaceId, 'other-account', true],
+      [second.workspaceId, 'other-port', true],
     ]);
   });
 
@@ -216,6 +218,7 @@ describe('one SMSC account serves one workspace provider', () => {
     expect(await smppProviders()).toEqual([
       [first.workspaceId, 'smsc', false],
       [second.workspaceId, 'other-account', true],
+      [second.workspaceId, 'other-port', true],
       [second.workspaceId, 'smsc', true],
     ]);
   });

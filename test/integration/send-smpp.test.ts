@@ -480,7 +480,10 @@ describe('failover and failures', () => {
   });
 
   it('fails the messages with the SMSC reason, promptly, when the password is wrong', async () => {
-    await smppProvider(tenant, 'smsc-bad', peer, { password: 'wrong-pw' });
+    // An SMSC of its own: one account serves one provider, and this one's password is wrong.
+    const guarded = await startSmscPeer(ACCOUNT);
+    peers.push(guarded);
+    await smppProvider(tenant, 'smsc-bad', guarded, { password: 'wrong-pw' });
     const recipients = numbers(3);
     const started = Date.now();
     const id = await sendSmpp(recipients, 'Never sent', { provider_slug: 'smsc-bad' });
@@ -495,9 +498,9 @@ describe('failover and failures', () => {
         'smsc-bad: SMPP bind refused: ESME_RBINDFAIL (0x0000000D, bind failed)',
       ]),
     );
-    expect(peer.binds.filter((bind) => bind.password === 'wrong-pw').length).toBeGreaterThan(0);
-    expect(peer.binds.filter((bind) => bind.password === 'wrong-pw' && bind.accepted)).toEqual([]);
-    for (const recipient of recipients) expect(peer.messagesTo(recipient)).toEqual([]);
+    expect(guarded.binds.filter((bind) => bind.password === 'wrong-pw').length).toBeGreaterThan(0);
+    expect(guarded.binds.filter((bind) => bind.accepted)).toEqual([]);
+    for (const recipient of recipients) expect(guarded.messagesTo(recipient)).toEqual([]);
   });
 
   it("keeps two workspaces' messages apart when their SMSCs answer with the same ids", async () => {
