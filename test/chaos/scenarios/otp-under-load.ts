@@ -91,6 +91,7 @@ export const otpUnderLoad: Scenario = {
 
       log(`${LOADED_SENDS} OTP sends and another workspace's 1-recipient campaign`);
       const loadedTo = recipients('+614020', LOADED_SENDS);
+      const burstStarted = Date.now();
       const [loaded, small] = await Promise.all([
         Promise.all(loadedTo.map((to, i) => otp(busy, to, `loaded-${tag}-${i}`))),
         timeToCompleted(stack, other, loadIds),
@@ -123,6 +124,12 @@ export const otpUnderLoad: Scenario = {
       const loadedP50 = percentile(ms(loaded), 50) ?? 0;
       const statuses = tally(loaded.map((answer) => answer.body?.data?.status ?? answer.status));
       const pendingCount = statuses.pending ?? 0;
+      // When each loaded code reached the phone, from the burst's start: a pending answer whose
+      // code came soon after is a slow answer; one that came late is a code that waited.
+      const toPhone = loadedTo.flatMap((to) => {
+        const code = inbox.find((message) => message.to === to);
+        return code ? [Date.parse(code.received_at) - burstStarted] : [];
+      });
       return {
         figures: {
           lost: busyAudit.lost + otherAudit.lost,
@@ -139,6 +146,11 @@ export const otpUnderLoad: Scenario = {
             max_ms: Math.round(Math.max(...ms(loaded))),
             answers: statuses,
             p50_over_idle: Number((loadedP50 / Math.max(1, idleP50)).toFixed(2)),
+            code_at_phone_ms: {
+              p50: percentile(toPhone, 50),
+              p99: percentile(toPhone, 99),
+              max: percentile(toPhone, 100),
+            },
           },
           other_workspace_campaign: {
             completed_s: small.seconds,
