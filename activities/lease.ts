@@ -20,11 +20,12 @@ export const SUBMISSION_LEASE_MS = 15_000;
 export const MAX_SUBMISSION_MS = 12_000;
 const RENEW_EVERY_MS = 2_000;
 /**
- * How long after a submission began a provider may still record it (an overloaded one answers
- * late, or reads a request its caller already gave up on): "not found" before then proves
- * nothing, so nobody resends or counts it failed on it.
+ * How long after a submission was marked a provider may still record it (an overloaded one reads
+ * a request late, even one its caller gave up on): "not found" before then proves nothing, so
+ * nobody resends or counts it failed on it. One lease: a successor taking over from a dead holder
+ * has mostly waited it out already.
  */
-export const RECORDING_GRACE_MS = 30_000;
+export const RECORDING_GRACE_MS = SUBMISSION_LEASE_MS;
 /** How often an attempt waiting for a held lease asks again. */
 const CLAIM_POLL_MS = 1_000;
 

@@ -29,10 +29,11 @@ export interface OtpActivityDeps {
 }
 
 /**
- * "Not found" at the provider is final only once the claiming attempt's lease is over and the
- * provider has had time to record what it was sent (activities/lease.ts).
+ * "Not found" at the provider is final for a code only after this: past the claiming attempt's
+ * lease (its submission may be in flight until then), with room for a provider that records a
+ * submission late. A code counted failed is refunded, so this errs long.
  */
-const NOT_FOUND_GRACE_MS = Math.max(SUBMISSION_LEASE_MS, RECORDING_GRACE_MS);
+const NOT_FOUND_GRACE_MS = 2 * RECORDING_GRACE_MS;
 
 export const otpReference = (requestId: string) => `otp-${requestId}`;
 
