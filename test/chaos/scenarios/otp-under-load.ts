@@ -65,6 +65,11 @@ export const otpUnderLoad: Scenario = {
       for (let i = 5; i < idleTo.length; i++)
         idle.push(await otp(busy, idleTo[i] as string, `idle-${tag}-${i}`));
 
+      // The loaded burst's own shape without the campaigns: how much of its latency is the burst.
+      const idleBurst = await Promise.all(
+        recipients('+614030', LOADED_SENDS).map((to, i) => otp(busy, to, `idle-burst-${tag}-${i}`)),
+      );
+
       log(`${CAMPAIGNS} campaigns of ${CAMPAIGN_SIZE}`);
       const load = await Promise.all(
         Array.from({ length: CAMPAIGNS }, (_, i) =>
@@ -139,6 +144,12 @@ export const otpUnderLoad: Scenario = {
           total: busyAudit.total + otherAudit.total,
           orphans: (busyAudit.orphans ?? 0) + (otherAudit.orphans ?? 0),
           otp_idle: { sends: idle.length, p50_ms: idleP50, p99_ms: percentile(ms(idle), 99) },
+          otp_idle_burst: {
+            sends: idleBurst.length,
+            p50_ms: percentile(ms(idleBurst), 50),
+            p99_ms: percentile(ms(idleBurst), 99),
+            answers: tally(idleBurst.map((answer) => answer.body?.data?.status ?? answer.status)),
+          },
           otp_loaded: {
             sends: loaded.length,
             p50_ms: loadedP50,
