@@ -1,3 +1,5 @@
+import { waitUntil as pollUntil } from '../../support/processes.js';
+
 /** Progress lines, waits and latency figures for the chaos suite. Progress goes to stderr. */
 
 export const log = (line: string) => process.stderr.write(`[chaos] ${line}\n`);
@@ -5,27 +7,13 @@ export const log = (line: string) => process.stderr.write(`[chaos] ${line}\n`);
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Polls `probe` until it returns a value; a probe that throws counts as not yet. */
-export async function waitUntil<T>(
+export function waitUntil<T>(
   what: string,
   probe: () => Promise<T | undefined>,
   timeoutMs: number,
   intervalMs = 200,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() > deadline) {
-      const cause = lastError ? ` (last error: ${(lastError as Error).message})` : '';
-      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${cause}`);
-    }
-    await sleep(intervalMs);
-  }
+  return pollUntil(what, probe, { timeoutMs, intervalMs });
 }
 
 export const seconds = (ms: number) => Number((ms / 1000).toFixed(2));
