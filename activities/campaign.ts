@@ -43,8 +43,7 @@ const HEARTBEAT_INTERVAL_MS = 2_000;
 export const messageReference = (campaignId: number, seq: number) => `cmp-${campaignId}-${seq}`;
 
 /** One lease per chunk: the unit one activity attempt works. */
-export const chunkLeaseKey = (campaignId: number, fromSeq: number) =>
-  `campaign/${campaignId}/${fromSeq}`;
+const chunkLeaseKey = (campaignId: number, fromSeq: number) => `campaign/${campaignId}/${fromSeq}`;
 
 async function providerChain(deps: CampaignActivityDeps, campaign: CampaignForSubmission) {
   let slugs: string[];

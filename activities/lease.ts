@@ -94,10 +94,6 @@ export class SubmissionLease implements SubmissionFence {
     }
   }
 
-  get lost(): string | undefined {
-    return this.#lost;
-  }
-
   #lose(reason: string) {
     this.#lost ??= reason;
     clearInterval(this.#timer);

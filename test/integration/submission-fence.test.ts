@@ -204,6 +204,26 @@ describe('submission leases', () => {
     expect(await renewLease(stack.sql, lease, newer, 5_000)).toBe(true);
   });
 
+  it('goes to exactly one of 30 attempts claiming it at once', async () => {
+    const lease = key();
+    const tokens = await Promise.all(Array.from({ length: 30 }, () => newLeaseToken(stack.sql)));
+    const claims = await Promise.all(
+      tokens.map((token) => claimLease(stack.sql, lease, token, 5_000)),
+    );
+    const holders = tokens.filter((_, index) => claims[index]?.held);
+    expect(holders).toHaveLength(1);
+    const [row] = await stack.sql<{ token: number }[]>`
+      select token from submission_leases where lease_key = ${lease}`;
+    expect(row?.token).toBe(holders[0]);
+    // Only that one renews it; every other token is refused.
+    const renewals = await Promise.all(
+      tokens.map((token) => renewLease(stack.sql, lease, token, 5_000)),
+    );
+    expect(tokens.filter((_, index) => renewals[index])).toEqual(
+      holders[0] === Math.max(...tokens) ? holders : [],
+    );
+  });
+
   it('never goes back to an older token once a newer one held it', async () => {
     const lease = key();
     const older = await newLeaseToken(stack.sql);
