@@ -10,6 +10,7 @@ import { connectTemporalClient } from '../../temporal/client.js';
 import { ensureMaintenanceSchedule } from '../../temporal/schedules.js';
 import { ensureSearchAttributes } from '../../temporal/search-attributes.js';
 import { startHeraldWorker } from '../../temporal/worker.js';
+import { OTP_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from '../../workflows/definitions.js';
 import { withDatabaseUrl } from '../context.js';
 import { startEmbeddedPostgres } from '../embedded/postgres.js';
 import { findTemporalCli, startTemporalDevServer } from '../embedded/temporal.js';
@@ -167,7 +168,8 @@ async function startParts(
       log(`The worker stopped: ${error.message}`);
       lifecycle.shutdown().then(() => process.exit(1));
     });
-    lines.push('Worker       polling task queue "herald"');
+    const queues = [TASK_QUEUE, OTP_TASK_QUEUE, WEBHOOK_TASK_QUEUE].map((queue) => `"${queue}"`);
+    lines.push(`Worker       polling task queues ${queues.join(', ')}`);
   }
 
   if (roles.includes('api')) {
