@@ -7,6 +7,7 @@ import {
 import type { Sql } from '../db/client.js';
 import type { campaignWorkflow } from '../workflows/campaign.js';
 import { searchAttributes, TASK_QUEUE, workspacePriority } from '../workflows/definitions.js';
+import { withinDeadline } from './deadline.js';
 
 /**
  * Starting a campaign's workflow, shared by the REST send and `herald campaign create`: the one
@@ -34,7 +35,7 @@ export async function dispatchCampaign(
 ): Promise<{ confirmed: boolean; info: CampaignDispatchInfo }> {
   const info = await findCampaignDispatchInfo(deps.sql, campaignId);
   try {
-    await deps.temporal.withDeadline(confirmBy, () =>
+    await withinDeadline(deps.temporal, confirmBy, () =>
       deps.temporal.workflow.start<typeof campaignWorkflow>('campaignWorkflow', {
         workflowId,
         taskQueue: TASK_QUEUE,

@@ -10,6 +10,7 @@ import {
 } from '../../db/otp-requests.js';
 import { HeraldError, validationError } from '../../domain/errors.js';
 import { validateOtpSend } from '../../domain/otp.js';
+import { withinDeadline } from '../../temporal/deadline.js';
 import { OTP_TASK_QUEUE, searchAttributes } from '../../workflows/definitions.js';
 import { type otpWorkflow, submissionUpdate } from '../../workflows/otp.js';
 import type { ApiDeps } from '../deps.js';
@@ -88,7 +89,7 @@ async function dispatch(
     staticSummary: `OTP ${requestId} for ${purpose}`,
   });
   try {
-    await deps.temporal.withDeadline(Math.min(Date.now() + SUBMISSION_WAIT_MS, answerBy), () =>
+    await withinDeadline(deps.temporal, Math.min(Date.now() + SUBMISSION_WAIT_MS, answerBy), () =>
       deps.temporal.workflow.executeUpdateWithStart(submissionUpdate, {
         startWorkflowOperation: start,
       }),
