@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { mcpRoutes } from '../mcp/routes.js';
@@ -7,6 +6,7 @@ import { registerErrorHandling } from './error-handler.js';
 import { apiKeyAuth } from './plugins/auth.js';
 import { openApi } from './plugins/openapi.js';
 import { enforceRequestDeadline } from './request-deadline.js';
+import { requestIdOf } from './request-id.js';
 import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
@@ -17,8 +17,9 @@ import { providerWebhookRoutes } from './routes/provider-webhooks.js';
 export function buildApp(deps: ApiDeps, options: { logger?: boolean } = {}): FastifyInstance {
   const app = Fastify({
     logger: options.logger === false ? false : { level: deps.env.LOG_LEVEL },
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // The client's x-request-id is read, and checked, by requestIdOf.
+    requestIdHeader: false,
+    genReqId: requestIdOf,
     bodyLimit: 1024 * 1024,
   });
   enforceRequestDeadline(app);

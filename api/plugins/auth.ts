@@ -16,7 +16,8 @@ declare module 'fastify' {
   }
 }
 
-const BEARER = /^Bearer ([^\s]+)$/;
+/** The auth scheme is case-insensitive (RFC 9110 §11.1), as /mcp reads it. */
+const BEARER = /^Bearer ([^\s]+)$/i;
 const TOUCH_INTERVAL_MS = 60_000;
 
 /** Bearer API keys only: cookies are never read as credentials. */

@@ -52,6 +52,23 @@ describe('API key authentication', () => {
     expect(response.json()).toEqual(UNAUTHENTICATED);
   });
 
+  it.each([
+    ['bearer', 'lower case'],
+    ['BEARER', 'upper case'],
+    ['bEaReR', 'mixed case'],
+  ])('accepts the scheme written %s (%s): it is case-insensitive', async (scheme) => {
+    const response = await lookup(campaignId, { authorization: `${scheme} ${tenant.token}` });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().data.message.id).toBe(campaignId);
+  });
+
+  it('answers 401 for a lower-case scheme with a key that was never issued', async () => {
+    const forged = `hld_abcdefgh_${'A'.repeat(43)}`;
+    const response = await lookup(campaignId, { authorization: `bearer ${forged}` });
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual(UNAUTHENTICATED);
+  });
+
   it('answers 401 for a well-formed token that was never issued', async () => {
     const forged = `hld_abcdefgh_${'A'.repeat(43)}`;
     const response = await lookup(campaignId, bearer(forged));
@@ -103,6 +120,36 @@ describe('API key authentication', () => {
         return row?.lastUsedAt;
       })
       .toBeInstanceOf(Date);
+  });
+});
+
+describe('request ids', () => {
+  const requestIdOf = async (given?: string) =>
+    (await lookup(campaignId, given === undefined ? {} : { 'x-request-id': given })).headers[
+      'x-request-id'
+    ];
+  const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+  it.each([
+    ['a UUID', '0f9c1f5e-3d3a-4b8e-9d55-7a7a2f0c1b2e'],
+    ['letters, digits and ._:-', 'trace.01:span_2-x'],
+    ['128 characters', 'r'.repeat(128)],
+  ])("keeps the client's x-request-id when it is %s", async (_case, given) => {
+    expect(await requestIdOf(given)).toBe(given);
+  });
+
+  it.each([
+    ['absent', undefined],
+    ['empty', ''],
+    ['129 characters', 'r'.repeat(129)],
+    ['with a space', 'abc def'],
+    ['with a backslash and braces', 'abc\\n{"level":50}'],
+    ['with quotes and braces', '"}{"admin":true'],
+    ['non-ASCII', 'réq-1'],
+  ])('answers with a fresh UUID when the x-request-id is %s', async (_case, given) => {
+    const id = await requestIdOf(given);
+    expect(id).toMatch(UUID);
+    expect(id).not.toBe(given);
   });
 });
 
