@@ -3,6 +3,7 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import { mcpRoutes } from '../mcp/routes.js';
 import type { ApiDeps } from './deps.js';
 import { registerErrorHandling } from './error-handler.js';
+import { answerUndeclaredMethods, httpProtocolOptions, jsonBodiesOnly } from './http-protocol.js';
 import { apiKeyAuth } from './plugins/auth.js';
 import { openApi } from './plugins/openapi.js';
 import { enforceRequestDeadline } from './request-deadline.js';
@@ -21,8 +22,10 @@ export function buildApp(deps: ApiDeps, options: { logger?: boolean } = {}): Fas
     requestIdHeader: false,
     genReqId: requestIdOf,
     bodyLimit: 1024 * 1024,
+    ...httpProtocolOptions,
   });
   enforceRequestDeadline(app);
+  answerUndeclaredMethods(app);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
@@ -37,6 +40,7 @@ export function buildApp(deps: ApiDeps, options: { logger?: boolean } = {}): Fas
   app.register(docsRoutes, { prefix: '/api/v1' });
   app.register(
     async (api) => {
+      await api.register(jsonBodiesOnly);
       await api.register(apiKeyAuth, { deps });
       await api.register(messageRoutes, { deps });
       await api.register(otpRoutes, { deps });

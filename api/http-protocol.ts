@@ -1,0 +1,94 @@
+import { maxHeaderSize } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+
+/**
+ * Answers given at the HTTP level, before a route's own code runs, in Herald's `{message}` error
+ * shape (README, "What the API answers"): 405 with `Allow` for a method a path does not take,
+ * 414 for a URL too long, 415 for a body that is not JSON, 400/408/431 for what Node's HTTP
+ * parser refuses. 413 (a body over `bodyLimit`) reaches the error handler as any 4xx does.
+ */
+
+/** A path parameter longer than this (a campaign id) is refused with 414, as a URL too long. */
+export const MAX_PARAM_LENGTH = 100;
+
+const json = (status: number, message: string) => {
+  const body = JSON.stringify({ message });
+  return (
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  );
+};
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  414: 'URI Too Long',
+  431: 'Request Header Fields Too Large',
+};
+
+/**
+ * Node refused the request before fastify saw it. Its request line and headers together may be
+ * `maxHeaderSize` bytes (16 KiB): when the request line alone does not fit, the URL is too long.
+ */
+function answerClientError(error: Error, socket: Socket) {
+  const { code, rawPacket } = error as Error & { code?: string; rawPacket?: unknown };
+  if (code === 'ECONNRESET' || socket.destroyed) return;
+  let answer: string;
+  if (code === 'HPE_HEADER_OVERFLOW') {
+    const requestLineEnd = Buffer.isBuffer(rawPacket) ? rawPacket.indexOf('\r\n') : -1;
+    answer =
+      requestLineEnd < 0 || requestLineEnd >= maxHeaderSize
+        ? json(414, 'The URL is too long.')
+        : json(431, 'The request headers are too large.');
+  } else if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    answer = json(408, 'The request took too long to arrive.');
+  } else {
+    answer = json(400, 'The request is not valid HTTP.');
+  }
+  if (socket.writable) socket.write(answer);
+  socket.destroy();
+}
+
+/** Errors fastify's router raises before routing: a bad percent-encoding, a parameter too long. */
+function answerFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')
+    return reply.code(414).send({ message: 'The URL is too long.' });
+  if (error.code === 'FST_ERR_BAD_URL')
+    return reply.code(400).send({ message: 'The URL is not valid.' });
+  return reply.code(500).send({ message: 'Server error.' });
+}
+
+/** Options of the Fastify constructor. */
+export const httpProtocolOptions = {
+  routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+  clientErrorHandler: answerClientError,
+  frameworkErrors: answerFrameworkError,
+};
+
+/**
+ * A request no route takes: when other methods are routed at that path, 405 with `Allow`
+ * (RFC 9110 §15.5.6), before the body is read or the caller authenticated; else the 404 stands.
+ */
+export function answerUndeclaredMethods(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request, reply) => {
+    if (!request.is404) return;
+    const allowed = app.supportedMethods.filter(
+      (method) => app.findRoute({ method, url: request.url }) !== null,
+    );
+    if (allowed.length === 0) return;
+    return reply
+      .code(405)
+      .header('allow', allowed.join(', '))
+      .send({ message: `The ${request.method} method is not allowed here.` });
+  });
+}
+
+/**
+ * The REST API reads JSON bodies only: without fastify's text/plain parser, any other media
+ * type is a 415. Registered inside the REST scope, so the form-posting routes keep theirs.
+ */
+export const jsonBodiesOnly = fp(async (app: FastifyInstance) => {
+  app.removeContentTypeParser('text/plain');
+});
