@@ -2,6 +2,7 @@ import type { Sql } from '../db/client.js';
 import { findProvider, findProviders, type ProviderRecord } from '../db/providers.js';
 import type { Countries } from '../domain/phone.js';
 import { decryptCredentials, providerCredentialsContext } from '../security/credentials.js';
+import { providerReceiptKey } from '../security/keys.js';
 import { parseSimulatorReceipt, SimulatorProvider } from './simulator/client.js';
 import { SMPP_WEBHOOK_ANSWER, SmppProvider } from './smpp/adapter.js';
 import { smppConfigOf } from './smpp/config.js';
@@ -14,7 +15,7 @@ export interface ProviderRegistryConfig {
   ownProviderUrl: string;
   /** The `own` provider's throughput (OWN_PROVIDER_MESSAGES_PER_SECOND); unset: no limit. */
   ownProviderMessagesPerSecond?: number | null;
-  /** HERALD_SECRET: decrypts the providers' credentials. */
+  /** HERALD_SECRET: decrypts the providers' credentials, derives their receipt keys. */
   secret: string;
 }
 
@@ -25,6 +26,15 @@ function credentialsOf(record: ProviderRecord, secret: string): unknown {
     providerCredentialsContext(record.workspaceId, record.slug),
     record.credentials,
   );
+}
+
+/**
+ * What a simulator-protocol provider (the `own` provider included) is sent with each submission
+ * and signs that message's receipts with: per workspace provider, derived from HERALD_SECRET, so
+ * it needs no configuration and every api and worker process agrees on it.
+ */
+export function simulatorCredential(secret: string, workspaceId: number, slug: string): string {
+  return providerReceiptKey(secret, providerCredentialsContext(workspaceId, slug));
 }
 
 /** The destinations a workspace provider takes, as configured (`--countries`); else every one. */
@@ -41,6 +51,7 @@ export function adapterFor(record: ProviderRecord, secret: string): SmsProvider 
         requiresSenderId: record.requiresSenderId,
         countries: declaredCountries(record),
         messagesPerSecond: record.messagesPerSecond,
+        credential: simulatorCredential(secret, record.workspaceId, record.slug),
       });
     case 'twilio':
       return new TwilioProvider(record.slug, {
@@ -76,6 +87,7 @@ export async function resolveProviders(
       return [
         new SimulatorProvider(OWN_PROVIDER_SLUG, config.ownProviderUrl, {
           messagesPerSecond: config.ownProviderMessagesPerSecond ?? null,
+          credential: simulatorCredential(config.secret, workspaceId, OWN_PROVIDER_SLUG),
         }),
       ];
     const record = records.find((candidate) => candidate.slug === slug);
@@ -106,7 +118,10 @@ export async function receiptParserFor(
   workspaceId: number,
   slug: string,
 ): Promise<ReceiptParser | undefined> {
-  if (slug === OWN_PROVIDER_SLUG) return { parseReceipt: parseSimulatorReceipt };
+  if (slug === OWN_PROVIDER_SLUG) {
+    const credential = simulatorCredential(secret, workspaceId, OWN_PROVIDER_SLUG);
+    return { parseReceipt: (request) => parseSimulatorReceipt(request, credential) };
+  }
   const record = await findProvider(sql, workspaceId, slug);
   // SMPP receipts come over the worker's bind; the api never opens one.
   if (record?.type === 'smpp') return { parseReceipt: () => SMPP_WEBHOOK_ANSWER };

@@ -11,15 +11,24 @@ import { inboundParserFor, receiptParserFor } from '../../providers/registry.js'
 import type { ReceiptRequest } from '../../providers/types.js';
 import type { ApiDeps } from '../deps.js';
 
-const CAMPAIGN_REFERENCE = /^cmp-(\d+)-(\d+)$/;
-const OTP_REFERENCE = /^otp-([0-9a-f-]{36})$/;
+/** Campaign ids are bigint, but every id Herald issues is a safe integer; seq is an integer. */
+const CAMPAIGN_REFERENCE = /^cmp-([1-9]\d{0,15})-([1-9]\d{0,9})$/;
+const MAX_SEQ = 2 ** 31 - 1;
+const OTP_REFERENCE = /^otp-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+/** Workspace and provider slugs as the CLI makes them (cli/commands/admin.ts), a little wider. */
+const SLUG = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
 
 type Target = { campaignId: number; seq: number } | { otpRequestId: string };
 
-function targetOf(reference: string | null): Target | undefined {
-  const campaign = CAMPAIGN_REFERENCE.exec(reference ?? '');
-  if (campaign) return { campaignId: Number(campaign[1]), seq: Number(campaign[2]) };
-  const otp = OTP_REFERENCE.exec(reference ?? '');
+/** The message a reference names, or undefined when it cannot name one (malformed, out of range). */
+function targetOf(reference: string): Target | undefined {
+  const campaign = CAMPAIGN_REFERENCE.exec(reference);
+  if (campaign) {
+    const campaignId = Number(campaign[1]);
+    const seq = Number(campaign[2]);
+    return Number.isSafeInteger(campaignId) && seq <= MAX_SEQ ? { campaignId, seq } : undefined;
+  }
+  const otp = OTP_REFERENCE.exec(reference);
   return otp ? { otpRequestId: otp[1] as string } : undefined;
 }
 
@@ -36,7 +45,10 @@ function referenceOf(query: { ref?: string }, body: unknown): string | null {
 /**
  * Delivery receipts from providers. The reference names the message and so the workspace; that
  * workspace's provider `<slug>` verifies and parses the receipt (its adapter's parseReceipt).
- * Unknown references or providers are acknowledged and dropped; a bad signature is 403.
+ * A reference that cannot name a Herald message (absent, malformed, out of range) is 400 and a
+ * slug that cannot name a provider 404; a well-formed reference to a message or provider Herald
+ * does not know is acknowledged and dropped (204), so the provider stops retrying; an unsigned or
+ * wrongly signed receipt is 403.
  */
 export const providerWebhookRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (
   app,
@@ -70,14 +82,17 @@ export const providerWebhookRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = a
     },
     async (request, reply) => {
       const slug = request.params.provider;
+      if (!SLUG.test(slug)) return reply.code(404).send({ message: 'No such provider.' });
       const reference = referenceOf(request.query, request.body);
-      const target = targetOf(reference);
-      const workspaceId = target && (await findReferenceWorkspace(deps.sql, target));
+      const target = reference === null ? undefined : targetOf(reference);
+      if (!target)
+        return reply.code(400).send({ message: 'The receipt names no Herald message reference.' });
+      const workspaceId = await findReferenceWorkspace(deps.sql, target);
       const parser =
         workspaceId === undefined
           ? undefined
           : await receiptParserFor(deps.sql, deps.secret, workspaceId, slug);
-      if (!target || !parser) return reply.code(204).send();
+      if (!parser) return reply.code(204).send();
 
       const parsed = parser.parseReceipt(asProviderRequest(request));
       if (parsed.kind === 'forbidden' || parsed.kind === 'invalid') return refuse(reply, parsed);
@@ -114,10 +129,11 @@ export const providerWebhookRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = a
       },
     },
     async (request, reply) => {
-      const workspace = await findWorkspaceBySlug(deps.sql, request.params.workspace);
+      const { workspace: workspaceSlug, provider } = request.params;
+      const named = SLUG.test(workspaceSlug) && SLUG.test(provider);
+      const workspace = named ? await findWorkspaceBySlug(deps.sql, workspaceSlug) : undefined;
       const parser =
-        workspace &&
-        (await inboundParserFor(deps.sql, deps.secret, workspace.id, request.params.provider));
+        workspace && (await inboundParserFor(deps.sql, deps.secret, workspace.id, provider));
       if (!workspace || !parser)
         return reply.code(404).send({ message: 'No such workspace provider takes replies.' });
       const parsed = parser.parseInbound(asProviderRequest(request));

@@ -9,6 +9,7 @@ import type {
   SmsProvider,
   SubmitOutcome,
 } from '../types.js';
+import { RECEIPT_SIGNATURE_HEADER, receiptSignatureMatches } from './signature.js';
 
 const SUBMIT_TIMEOUT_MS = 10_000;
 
@@ -21,13 +22,20 @@ const receiptSchema = z.object({
   at: z.iso.datetime({ offset: true }),
 });
 
-/** The simulator's receipts are unsigned JSON; its own timestamp `at` is kept. */
-export function parseSimulatorReceipt(request: ReceiptRequest): ReceiptParse {
+/**
+ * A receipt from a simulator-protocol provider: JSON signed with `credential`, the one its
+ * messages were submitted with (providers/simulator/README.md); its own timestamp `at` is kept.
+ * An unsigned receipt is refused before its body is read, a wrongly signed one once it is parsed.
+ */
+export function parseSimulatorReceipt(request: ReceiptRequest, credential: string): ReceiptParse {
+  const header = request.headers[RECEIPT_SIGNATURE_HEADER];
+  if (typeof header !== 'string') return { kind: 'forbidden' };
   const parsed = receiptSchema.safeParse(request.body);
   if (!parsed.success) {
     const [issue] = parsed.error.issues;
     return { kind: 'invalid', message: `${issue?.path.join('.') || 'body'}: ${issue?.message}` };
   }
+  if (!receiptSignatureMatches(credential, parsed.data, header)) return { kind: 'forbidden' };
   const receipt = parsed.data;
   return {
     kind: 'receipt',
@@ -86,22 +94,32 @@ export class SimulatorProvider implements SmsProvider {
       timeoutMs?: number;
       messagesPerSecond?: number | null;
       countries?: Countries;
+      /**
+       * The credential sent with each submission (`Authorization: Bearer`), with which the
+       * provider signs that message's receipts. Without one, every receipt is refused.
+       */
+      credential?: string;
     } = {},
   ) {
     this.requiresSenderId = options.requiresSenderId ?? false;
     this.messagesPerSecond = options.messagesPerSecond ?? null;
     this.countries = options.countries ?? 'all';
     this.timeoutMs = options.timeoutMs ?? SUBMIT_TIMEOUT_MS;
+    this.#credential = options.credential ?? null;
   }
 
   private readonly timeoutMs: number;
+  readonly #credential: string | null;
 
   async submit(message: OutboundSms): Promise<SubmitOutcome> {
     let response: Response;
     try {
       response = await fetch(new URL('/v1/messages', this.baseUrl), {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: {
+          'content-type': 'application/json',
+          ...(this.#credential ? { authorization: `Bearer ${this.#credential}` } : {}),
+        },
         body: JSON.stringify({
           to: message.to,
           from: message.from,
@@ -128,7 +146,9 @@ export class SimulatorProvider implements SmsProvider {
   }
 
   parseReceipt(request: ReceiptRequest): ReceiptParse {
-    return parseSimulatorReceipt(request);
+    return this.#credential === null
+      ? { kind: 'forbidden' }
+      : parseSimulatorReceipt(request, this.#credential);
   }
 
   async lookup(reference: string): Promise<LookupOutcome> {

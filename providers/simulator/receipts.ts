@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { DEFAULT_UNDELIVERED_CODE, type ReceiptRule } from './behaviour.js';
+import { RECEIPT_SIGNATURE_HEADER, type ReceiptFields, signReceipt } from './signature.js';
 import type { StoredMessage } from './store.js';
 
 export interface ReceiptOptions {
@@ -38,14 +39,18 @@ export class ReceiptScheduler {
     this.#later(receipt.delay_ms, () => {
       message.status = status;
       if (!message.callback_url) return;
-      const payload = JSON.stringify({
+      const receipt: ReceiptFields = {
         id: message.id,
         reference: message.reference,
         status,
         error_code: errorCode,
         at: new Date().toISOString(),
-      });
-      this.#post(message.callback_url, payload, 1);
+      };
+      // Signed with the submitter's credential (as Twilio signs with the account's auth token).
+      const signature: Record<string, string> = message.credential
+        ? { [RECEIPT_SIGNATURE_HEADER]: signReceipt(message.credential, receipt) }
+        : {};
+      this.#post(message.callback_url, JSON.stringify(receipt), signature, 1);
     });
   }
 
@@ -61,20 +66,20 @@ export class ReceiptScheduler {
     this.#https.destroy();
   }
 
-  #post(url: string, payload: string, attempt: number): void {
-    this.#send(url, payload)
+  #post(url: string, payload: string, headers: Record<string, string>, attempt: number): void {
+    this.#send(url, payload, headers)
       .then((status) => (status >= 200 && status < 300) || !retryable(status))
       .catch(() => false)
       .then((done) => {
         if (done || attempt >= this.#options.attempts) return;
         const wait = this.#options.backoff_ms * 2 ** (attempt - 1);
-        this.#later(wait, () => this.#post(url, payload, attempt + 1));
+        this.#later(wait, () => this.#post(url, payload, headers, attempt + 1));
       })
       .catch(() => {});
   }
 
   /** POSTs JSON and resolves with the response status; rejects on network errors. */
-  #send(url: string, payload: string): Promise<number> {
+  #send(url: string, payload: string, headers: Record<string, string>): Promise<number> {
     return new Promise((resolve, reject) => {
       const target = new URL(url);
       const secure = target.protocol === 'https:';
@@ -85,6 +90,7 @@ export class ReceiptScheduler {
           agent: secure ? this.#https : this.#http,
           timeout: this.#options.request_timeout_ms,
           headers: {
+            ...headers,
             'content-type': 'application/json',
             'content-length': Buffer.byteLength(payload),
           },

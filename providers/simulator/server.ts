@@ -17,6 +17,9 @@ const submission = z.object({
   callback_url: z.url({ protocol: /^https?$/ }).nullish(),
 });
 
+/** `Authorization: Bearer <credential>`, the scheme read case-insensitively (RFC 9110 §11.1). */
+const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/i;
+
 /** An unencoded '+' in a query string decodes to a space: read a leading space as '+'. */
 const queryNumber = z.preprocess((v) => (typeof v === 'string' ? v.replace(/^ /, '+') : v), e164);
 const inboxQuery = z.object({ to: queryNumber.optional() });
@@ -91,6 +94,13 @@ export function createSimulator(options: SimulatorOptions = {}): FastifyInstance
   );
 
   app.post('/v1/messages', async (request, reply) => {
+    // Optional; when given, the message's receipts are signed with it.
+    const authorization = request.headers.authorization;
+    const credential = authorization === undefined ? null : BEARER.exec(authorization)?.[1];
+    if (credential === undefined)
+      return reply.code(401).send({
+        error: { code: 'unauthorized', message: 'Authorization must be "Bearer <credential>".' },
+      });
     const parsed = submission.safeParse(request.body);
     if (!parsed.success) return invalid(reply, parsed.error);
     const input = parsed.data;
@@ -116,6 +126,7 @@ export function createSimulator(options: SimulatorOptions = {}): FastifyInstance
       reference: input.reference,
       received_at: new Date().toISOString(),
       callback_url: input.callback_url ?? null,
+      credential,
       status: 'accepted',
     };
     store.add(message);

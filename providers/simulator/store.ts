@@ -8,6 +8,8 @@ export interface StoredMessage {
   reference: string;
   received_at: string;
   callback_url: string | null;
+  /** The credential the submitter authenticated with: it signs the receipts. Never shown. */
+  credential: string | null;
   status: MessageStatus;
 }
 

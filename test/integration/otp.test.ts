@@ -6,6 +6,7 @@ import { otpWorkflowId } from '../../api/services/send-otp.js';
 import { parseEnv } from '../../config/env.js';
 import { addCredits, creditBalance } from '../../db/credits.js';
 import { deleteOtpService, insertOtpService } from '../../db/otp-settings.js';
+import { receiptSignature } from '../support/receipts.js';
 import { simulatorProvider } from '../support/send.js';
 import { createTenant, openStack, PUBLIC_URL, type Stack, type Tenant } from '../support/stack.js';
 
@@ -344,16 +345,18 @@ describe('POST /api/v1/otp/verify', () => {
     const [row] = await stack.sql<{ providerMessageId: string }[]>`
       select provider_message_id from otp_requests where id = ${request_id}`;
     const at = '2026-11-22T01:02:03.456Z';
+    const fields = {
+      id: row?.providerMessageId as string,
+      reference: `otp-${request_id}`,
+      status: 'undelivered',
+      error_code: 'EC_ABSENT',
+      at,
+    };
     const receipt = await stack.app.inject({
       method: 'POST',
       url: '/webhooks/providers/own',
-      payload: {
-        id: row?.providerMessageId,
-        reference: `otp-${request_id}`,
-        status: 'undelivered',
-        error_code: 'EC_ABSENT',
-        at,
-      },
+      headers: receiptSignature(tenant.workspaceId, 'own', fields),
+      payload: fields,
     });
     expect(receipt.statusCode).toBe(204);
     const [delivery] = await stack.sql<

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildApp } from '../../api/app.js';
 import { parseEnv } from '../../config/env.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
+import { receiptSignature } from '../support/receipts.js';
 import {
   inbox,
   lookup,
@@ -277,17 +278,19 @@ describe('delivery receipts (provider webhooks)', () => {
     );
     await waitForCompletion(stack, tenant.token, id);
     const [sent] = await messageRows(stack, id);
-    const post = async (receipt: Partial<Receipt>) => {
+    const post = async (fields: Partial<Receipt> & Pick<Receipt, 'at'>) => {
+      const receipt = {
+        id: sent?.providerMessageId as string,
+        reference: `cmp-${id}-1`,
+        status: 'delivered',
+        error_code: null,
+        ...fields,
+      };
       const response = await receiver.inject({
         method: 'POST',
         url: '/webhooks/providers/manual',
-        payload: {
-          id: sent?.providerMessageId,
-          reference: `cmp-${id}-1`,
-          status: 'delivered',
-          error_code: null,
-          ...receipt,
-        },
+        headers: receiptSignature(tenant.workspaceId, 'manual', receipt),
+        payload: receipt,
       });
       expect(response.statusCode).toBe(204);
       const [row] = await messageRows(stack, id);

@@ -19,6 +19,7 @@ import type { RunningSimulator } from '../../providers/simulator/server.js';
 import { generateWebhookSecret } from '../../security/webhook-signature.js';
 import { searchAttributes, TASK_QUEUE } from '../../workflows/definitions.js';
 import type { otpWorkflow } from '../../workflows/otp.js';
+import { receiptSignature } from '../support/receipts.js';
 import {
   inbox,
   numbers,
@@ -103,16 +104,25 @@ async function outboxRow(eventId: string) {
 
 /** Posts a simulator-format delivery receipt to the api, as the provider would. */
 async function postReceipt(
+  workspaceId: number,
   provider: string,
   message: { id: string; reference: string },
   status: 'delivered' | 'undelivered',
   errorCode: string | null,
   at: string,
 ) {
+  const receipt = {
+    id: message.id,
+    reference: message.reference,
+    status,
+    error_code: errorCode,
+    at,
+  };
   const response = await stack.app.inject({
     method: 'POST',
     url: `/webhooks/providers/${provider}`,
-    payload: { id: message.id, reference: message.reference, status, error_code: errorCode, at },
+    headers: receiptSignature(workspaceId, provider, receipt),
+    payload: receipt,
   });
   expect(response.statusCode).toBeLessThan(300);
 }
@@ -247,6 +257,7 @@ describe('campaign and message events', () => {
     const deliveredAt = new Date(Date.now() - 2000).toISOString();
     const undeliveredAt = new Date(Date.now() - 1000).toISOString();
     await postReceipt(
+      tenant.workspaceId,
       'hooks',
       first as { id: string; reference: string },
       'delivered',
@@ -254,6 +265,7 @@ describe('campaign and message events', () => {
       deliveredAt,
     );
     await postReceipt(
+      tenant.workspaceId,
       'hooks',
       third as { id: string; reference: string },
       'undelivered',

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
@@ -17,10 +18,11 @@ afterEach(async () => {
   await app.close();
 });
 
-function submit(body: Record<string, unknown>) {
+function submit(body: Record<string, unknown>, headers: Record<string, string> = {}) {
   return app.inject({
     method: 'POST',
     url: '/v1/messages',
+    headers,
     payload: { from: 'Herald', body: 'Your code is 123456', reference: 'ref-1', ...body },
   });
 }
@@ -37,7 +39,9 @@ async function inbox(to?: string) {
 /** A real HTTP server that records receipt POSTs; `statuses` answers the first requests. */
 async function receiver(statuses: number[] = []) {
   const received: unknown[] = [];
+  const signatures: (string | string[] | undefined)[] = [];
   const server: Server = createServer((req, res) => {
+    signatures.push(req.headers['x-simulator-signature']);
     let data = '';
     req.on('data', (chunk) => {
       data += chunk;
@@ -53,6 +57,7 @@ async function receiver(statuses: number[] = []) {
   return {
     url: `http://127.0.0.1:${port}/receipts`,
     received,
+    signatures,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -228,6 +233,84 @@ describe('provider simulator: receipts and lookup', () => {
     } finally {
       await hook.close();
     }
+  });
+
+  it('signs each receipt with the credential its message was submitted with', async () => {
+    const hook = await receiver([500]);
+    /** HMAC-SHA256 of [id, reference, status, error_code, at] as JSON (README.md), computed here. */
+    const expected = (credential: string, receipt: Record<string, unknown>) =>
+      `v1=${createHmac('sha256', credential)
+        .update(
+          JSON.stringify([
+            receipt.id,
+            receipt.reference,
+            receipt.status,
+            receipt.error_code,
+            receipt.at,
+          ]),
+        )
+        .digest('base64url')}`;
+    try {
+      await behave({ receipt: { delay_ms: 0 } });
+      await behave({
+        prefix: '+614000000',
+        receipt: { outcome: 'undelivered', error_code: 'EC_ABSENT' },
+      });
+      const a = await submit(
+        { to: '+61400000001', reference: 'signed-a', callback_url: hook.url },
+        { authorization: 'Bearer cred-A_1' },
+      );
+      expect(a.statusCode).toBe(202);
+      await vi.waitFor(() => expect(hook.received).toHaveLength(2), { timeout: 2000 });
+      const b = await submit(
+        { to: '+61410000002', reference: 'signed-b', callback_url: hook.url },
+        { authorization: 'bearer cred-B' },
+      );
+      expect(b.statusCode).toBe(202);
+      await vi.waitFor(() => expect(hook.received).toHaveLength(3), { timeout: 2000 });
+
+      const [first, retried, second] = hook.received as Record<string, unknown>[];
+      expect(first).toMatchObject({ id: a.json().id, status: 'undelivered' });
+      expect(retried).toEqual(first);
+      expect(second).toMatchObject({ id: b.json().id, status: 'delivered' });
+      expect(hook.signatures).toEqual([
+        expected('cred-A_1', first as Record<string, unknown>),
+        expected('cred-A_1', first as Record<string, unknown>),
+        expected('cred-B', second as Record<string, unknown>),
+      ]);
+      expect(hook.signatures[0]).toMatch(/^v1=[A-Za-z0-9_-]{43}$/);
+      expect(hook.signatures[2]).not.toBe(expected('cred-A_1', second as Record<string, unknown>));
+
+      const views = await app.inject({ method: 'GET', url: '/v1/messages?reference=signed-a' });
+      expect(JSON.stringify(views.json()) + JSON.stringify(await inbox())).not.toContain('cred-');
+    } finally {
+      await hook.close();
+    }
+  });
+
+  it('sends the receipt unsigned when the submission carried no credential', async () => {
+    const hook = await receiver();
+    try {
+      await behave({ receipt: { delay_ms: 0 } });
+      await submit({ to: '+61400000001', callback_url: hook.url });
+      await vi.waitFor(() => expect(hook.received).toHaveLength(1), { timeout: 2000 });
+      expect(hook.signatures).toEqual([undefined]);
+    } finally {
+      await hook.close();
+    }
+  });
+
+  it.each([
+    ['a Basic scheme', `Basic ${Buffer.from('a:b').toString('base64')}`],
+    ['a bare Bearer', 'Bearer'],
+    ['a credential with a space', 'Bearer two words'],
+  ])('answers 401 to an Authorization with %s, storing nothing', async (_case, authorization) => {
+    const res = await submit({ to: '+61400000001' }, { authorization });
+    expect(res.statusCode).toBe(401);
+    expect(res.json()).toEqual({
+      error: { code: 'unauthorized', message: 'Authorization must be "Bearer <credential>".' },
+    });
+    expect(await inbox()).toEqual([]);
   });
 
   it('retries a failed receipt POST with backoff', async () => {

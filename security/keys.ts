@@ -1,0 +1,38 @@
+import { createHmac, hkdfSync } from 'node:crypto';
+
+/**
+ * Every key Herald uses is derived from HERALD_SECRET with HKDF-SHA256, one key per purpose, so a
+ * value hashed, signed or encrypted for one purpose means nothing for another. The info strings
+ * are part of the stored data's format: changing one orphans what was stored under it.
+ */
+const INFO = {
+  'api-key-hash': 'herald api key hash v2',
+  'invitation-hash': 'herald invitation hash v2',
+  'otp-code-hash': 'herald otp code hash v2',
+  'oauth-token-hash': 'herald oauth token hash v2',
+  'oauth-code-hash': 'herald oauth code hash v2',
+  'oauth-client-secret-hash': 'herald oauth client secret hash v2',
+  'oauth-browser-hash': 'herald oauth browser binding hash v2',
+  /** Kept from the first release: provider credentials and webhook secrets are stored under it. */
+  'credentials-encryption': 'herald provider credentials v1',
+  'provider-receipt-signing': 'herald provider receipt signing v1',
+} as const;
+
+export type KeyPurpose = keyof typeof INFO;
+
+/** The 32-byte key of one purpose. */
+export function purposeKey(secret: string, purpose: KeyPurpose): Buffer {
+  return Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), INFO[purpose], 32));
+}
+
+/**
+ * The secret with which one workspace provider signs the delivery receipts it posts (simulator
+ * protocol): derived, so nothing is stored, every Herald process knows it, and it changes with
+ * HERALD_SECRET. `context` names the provider (security/credentials.ts
+ * providerCredentialsContext).
+ */
+export function providerReceiptKey(secret: string, context: string): string {
+  return createHmac('sha256', purposeKey(secret, 'provider-receipt-signing'))
+    .update(context)
+    .digest('base64url');
+}
