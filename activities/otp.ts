@@ -81,7 +81,7 @@ export function createOtpActivities(deps: OtpActivityDeps) {
         deps.sql,
         requestId,
         input.codeLength,
-        keyedHash(deps.secret, code),
+        keyedHash(deps.secret, 'otp-code-hash', code),
       );
       if (!request) {
         // Retried, or expired before it could go: never send a second code for one request.

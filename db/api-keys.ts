@@ -36,18 +36,32 @@ export async function insertApiKey(
   return row as { id: number };
 }
 
-/** The live key for a token hash: not revoked, workspace entitled to the API. */
+/**
+ * The live key stored under either hash of its token (the current scheme's or the legacy one,
+ * security/tokens.ts): not revoked, workspace entitled to the API; with the hash it is stored under.
+ */
 export async function findActiveApiKey(
   sql: Sql,
-  tokenHash: Buffer,
-): Promise<ApiKeyPrincipal | undefined> {
-  const [key] = await sql<ApiKeyPrincipal[]>`
+  [tokenHash, legacyTokenHash]: readonly Buffer[],
+): Promise<(ApiKeyPrincipal & { tokenHash: Buffer }) | undefined> {
+  const [key] = await sql<(ApiKeyPrincipal & { tokenHash: Buffer })[]>`
     select k.id as key_id, k.workspace_id, k.user_id, k.abilities, k.routing_type,
-           k.provider_slug, k.failover_route_slug, k.last_used_at
+           k.provider_slug, k.failover_route_slug, k.last_used_at, k.token_hash
     from api_keys k
     join workspaces w on w.id = k.workspace_id
-    where k.token_hash = ${tokenHash} and k.revoked_at is null and w.api_enabled`;
+    where k.token_hash in (${tokenHash ?? null}, ${legacyTokenHash ?? null})
+      and k.revoked_at is null and w.api_enabled`;
   return key;
+}
+
+/** Stores a key's hash under the current scheme once a request has shown its token. */
+export async function upgradeApiKeyHash(
+  sql: Sql,
+  keyId: number,
+  from: Buffer,
+  to: Buffer,
+): Promise<void> {
+  await sql`update api_keys set token_hash = ${to} where id = ${keyId} and token_hash = ${from}`;
 }
 
 /** Recorded at most once a minute per key so authentication stays a single read. */

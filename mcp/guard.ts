@@ -1,5 +1,5 @@
 import { type AccessGrant, findAccessGrant, touchConnection } from '../db/oauth-grants.js';
-import { keyedHash } from '../security/tokens.js';
+import { findByKeyedHash } from '../security/tokens.js';
 import type { OAuthDeps } from './oauth/deps.js';
 import { MCP_SCOPE } from './oauth/metadata.js';
 
@@ -29,7 +29,11 @@ export async function guardMcpRequest(
       body: { error: 'invalid_request', error_description: 'An OAuth access token is required.' },
     };
   }
-  const grant = await findAccessGrant(deps.sql, keyedHash(deps.secret, token));
+  const grant = (
+    await findByKeyedHash(deps.secret, 'oauth-token-hash', token, (hash) =>
+      findAccessGrant(deps.sql, hash),
+    )
+  )?.row;
   if (!grant || grant.resource !== deps.urls.resource) {
     const description = 'The access token is invalid, expired or revoked.';
     return {

@@ -1,8 +1,10 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { purposeKey } from './keys.js';
 
 /**
- * Provider credentials at rest: AES-256-GCM under a key derived from HERALD_SECRET with HKDF
- * (SHA-256, info `herald provider credentials v1`). Layout of the stored bytes:
+ * Provider credentials (and webhook signing secrets) at rest: AES-256-GCM under the
+ * `credentials-encryption` key (security/keys.ts: HKDF-SHA256 of HERALD_SECRET, info
+ * `herald provider credentials v1`, unchanged since the first release). Layout of the stored bytes:
  *
  *   version (1 byte, 0x01) | nonce (12 random bytes) | ciphertext | GCM tag (16 bytes)
  *
@@ -12,7 +14,6 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
  * carries the plaintext.
  */
 const VERSION = 1;
-const INFO = 'herald provider credentials v1';
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 
@@ -21,7 +22,7 @@ export class CredentialsError extends Error {
 }
 
 function keyFor(secret: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), INFO, 32));
+  return purposeKey(secret, 'credentials-encryption');
 }
 
 export function encryptCredentials(secret: string, context: string, value: unknown): Buffer {

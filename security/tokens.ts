@@ -1,9 +1,10 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { OPT_OUT_TOKEN_LENGTH } from '../domain/opt-out.js';
+import { type KeyPurpose, purposeKey } from './keys.js';
 
 /**
  * API key tokens look like `hld_<prefix>_<secret>`. The prefix is public (shown in listings);
- * only an HMAC of the whole token, keyed with HERALD_SECRET, is stored.
+ * only a keyed hash of the whole token (keyedHash, purpose `api-key-hash`) is stored.
  */
 const TOKEN_PATTERN = /^hld_([a-z0-9]{8})_([A-Za-z0-9_-]{43})$/;
 
@@ -22,9 +23,69 @@ export function isWellFormedApiKeyToken(token: string): boolean {
   return TOKEN_PATTERN.test(token);
 }
 
-/** Keyed hash used for every secret Herald must recognise but never store (API keys, codes). */
-export function keyedHash(secret: string, value: string): Buffer {
+/** What a keyed hash is of: each has its own key (security/keys.ts). */
+export type HashPurpose = Extract<
+  KeyPurpose,
+  | 'api-key-hash'
+  | 'invitation-hash'
+  | 'otp-code-hash'
+  | 'oauth-token-hash'
+  | 'oauth-code-hash'
+  | 'oauth-client-secret-hash'
+  | 'oauth-browser-hash'
+>;
+
+/**
+ * The keyed hash Herald stores for a secret it must recognise but never keep (API keys, codes,
+ * tokens): HMAC-SHA256 under the purpose's own key, derived from HERALD_SECRET.
+ */
+export function keyedHash(secret: string, purpose: HashPurpose, value: string): Buffer {
+  return createHmac('sha256', purposeKey(secret, purpose)).update(value).digest();
+}
+
+/**
+ * The first scheme, HMAC-SHA256 keyed with HERALD_SECRET itself for every purpose. Hashes stored
+ * before per-purpose keys are still recognised (keyedHashCandidates); none is written any more.
+ */
+function legacyKeyedHash(secret: string, value: string): Buffer {
   return createHmac('sha256', secret).update(value).digest();
+}
+
+/** The hashes a stored row of `value` may carry: the current scheme's, then the legacy one. */
+export function keyedHashCandidates(secret: string, purpose: HashPurpose, value: string): Buffer[] {
+  return [keyedHash(secret, purpose, value), legacyKeyedHash(secret, value)];
+}
+
+/** Whether `stored` is a hash of `value` under either scheme; constant time, both always computed. */
+export function matchesKeyedHash(
+  secret: string,
+  purpose: HashPurpose,
+  value: string,
+  stored: Uint8Array,
+): boolean {
+  let matches = false;
+  for (const candidate of keyedHashCandidates(secret, purpose, value)) {
+    const same = candidate.length === stored.length && timingSafeEqual(candidate, stored);
+    matches = same || matches;
+  }
+  return matches;
+}
+
+/**
+ * A row looked up by the keyed hash of `value`: under the current scheme, else under the legacy
+ * one. `storedHash` is the hash the row is stored under (the one to update or revoke it by).
+ */
+export async function findByKeyedHash<T>(
+  secret: string,
+  purpose: HashPurpose,
+  value: string,
+  find: (hash: Buffer) => Promise<T | undefined>,
+): Promise<{ row: T; storedHash: Buffer } | undefined> {
+  for (const hash of keyedHashCandidates(secret, purpose, value)) {
+    const row = await find(hash);
+    if (row !== undefined) return { row, storedHash: hash };
+  }
+  return undefined;
 }
 
 /** An invitation token, `hli_<secret>`: sent to the invitee once, stored only as a keyed hash. */

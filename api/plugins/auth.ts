@@ -1,9 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { type ApiKeyPrincipal, findActiveApiKey, touchApiKey } from '../../db/api-keys.js';
+import {
+  type ApiKeyPrincipal,
+  findActiveApiKey,
+  touchApiKey,
+  upgradeApiKeyHash,
+} from '../../db/api-keys.js';
 import type { Ability } from '../../domain/access.js';
 import { HeraldError } from '../../domain/errors.js';
-import { isWellFormedApiKeyToken, keyedHash } from '../../security/tokens.js';
+import { isWellFormedApiKeyToken, keyedHashCandidates } from '../../security/tokens.js';
 import type { ApiDeps } from '../deps.js';
 
 declare module 'fastify' {
@@ -24,8 +29,17 @@ const TOUCH_INTERVAL_MS = 60_000;
 async function authenticate(deps: ApiDeps, request: FastifyRequest): Promise<ApiKeyPrincipal> {
   const token = BEARER.exec(request.headers.authorization ?? '')?.[1];
   if (!token || !isWellFormedApiKeyToken(token)) throw new HeraldError('unauthenticated');
-  const principal = await findActiveApiKey(deps.sql, keyedHash(deps.secret, token));
-  if (!principal) throw new HeraldError('unauthenticated');
+  const candidates = keyedHashCandidates(deps.secret, 'api-key-hash', token);
+  const found = await findActiveApiKey(deps.sql, candidates);
+  if (!found) throw new HeraldError('unauthenticated');
+  const { tokenHash, ...principal } = found;
+  const [current] = candidates as [Buffer];
+  if (!tokenHash.equals(current)) {
+    // Stored before per-purpose keys: store it under the current scheme now the token is known.
+    upgradeApiKeyHash(deps.sql, principal.keyId, tokenHash, current).catch((error) =>
+      request.log.warn({ err: error }, 'could not upgrade the API key hash'),
+    );
+  }
   if (!principal.lastUsedAt || Date.now() - principal.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {
     touchApiKey(deps.sql, principal.keyId).catch((error) =>
       request.log.warn({ err: error }, 'could not record API key use'),

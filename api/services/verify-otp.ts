@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { ApiKeyPrincipal } from '../../db/api-keys.js';
 import {
   lockVerificationCandidate,
@@ -11,7 +10,7 @@ import {
   MAX_FAILED_VERIFICATIONS,
   validateOtpVerify,
 } from '../../domain/otp.js';
-import { keyedHash } from '../../security/tokens.js';
+import { matchesKeyedHash } from '../../security/tokens.js';
 import type { ApiDeps } from '../deps.js';
 
 /** Compared against when there is no stored hash, so every failure costs the same work. */
@@ -30,7 +29,6 @@ export async function verifyOtp(
   const validation = validateOtpVerify(rawBody);
   if (!validation.ok) throw validationError(validation.errors);
   const request = validation.value;
-  const submitted = keyedHash(deps.secret, request.code);
 
   const verified = await deps.sql.begin(async (tx) => {
     const candidate = await lockVerificationCandidate(tx, {
@@ -41,7 +39,8 @@ export async function verifyOtp(
       purpose: request.purpose,
       windowMinutes: FAILED_VERIFICATION_WINDOW_MINUTES,
     });
-    const matches = timingSafeEqual(submitted, candidate?.codeHash ?? NO_HASH);
+    const stored = candidate?.codeHash ?? NO_HASH;
+    const matches = matchesKeyedHash(deps.secret, 'otp-code-hash', request.code, stored);
     const acceptable =
       candidate !== undefined &&
       candidate.codeHash !== null &&

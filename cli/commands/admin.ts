@@ -174,7 +174,7 @@ export async function keyCreate(context: AdminContext, options: Options): Promis
     userId: userId ?? null,
     name: optional(options, 'name') ?? null,
     prefix,
-    tokenHash: keyedHash(context.secret, token),
+    tokenHash: keyedHash(context.secret, 'api-key-hash', token),
     abilities,
     routingType: provider ? 'direct' : failoverRoute ? 'failover' : null,
     providerSlug: provider ?? null,

@@ -47,7 +47,7 @@ export async function inviteCreate(
     workspaceId: workspace.id,
     email,
     role,
-    tokenHash: keyedHash(context.secret, token),
+    tokenHash: keyedHash(context.secret, 'invitation-hash', token),
     expiresInDays: days,
   });
   if (result.outcome === 'already_member')

@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { findSignInWorkspaces } from '../../db/member-access.js';
 import { findClient } from '../../db/oauth-clients.js';
 import {
@@ -11,7 +11,7 @@ import {
 } from '../../db/oauth-grants.js';
 import { findUserByEmail } from '../../db/users.js';
 import { verifyPassword } from '../../security/password.js';
-import { keyedHash } from '../../security/tokens.js';
+import { keyedHash, matchesKeyedHash } from '../../security/tokens.js';
 import { callbackUrl } from './authorize.js';
 import { LIFETIMES, type OAuthDeps } from './deps.js';
 import { consentPage, messagePage, signInPage, workspacePage } from './pages.js';
@@ -36,11 +36,7 @@ const expired = (): Interaction => ({
 
 function sameBrowser(deps: OAuthDeps, authorization: PendingAuthorization, cookie?: string) {
   if (!cookie || !authorization.browserHash) return false;
-  const presented = keyedHash(deps.secret, cookie);
-  return (
-    presented.length === authorization.browserHash.length &&
-    timingSafeEqual(presented, authorization.browserHash)
-  );
+  return matchesKeyedHash(deps.secret, 'oauth-browser-hash', cookie, authorization.browserHash);
 }
 
 async function clientName(deps: OAuthDeps, clientId: string): Promise<string> {
@@ -84,7 +80,7 @@ export async function signIn(
   await bindAuthorization(deps.sql, authorization.id, {
     userId: user.id,
     workspaceId: workspaces.length === 1 ? (workspaces[0]?.id ?? null) : null,
-    browserHash: keyedHash(deps.secret, browser),
+    browserHash: keyedHash(deps.secret, 'oauth-browser-hash', browser),
   });
   return {
     kind: 'page',
@@ -174,7 +170,7 @@ export async function decide(
   const approved = await approveAuthorization(
     deps.sql,
     { ...authorization, userId: authorization.userId, workspaceId: authorization.workspaceId },
-    { hash: keyedHash(deps.secret, code), lifetimeSeconds: LIFETIMES.code },
+    { hash: keyedHash(deps.secret, 'oauth-code-hash', code), lifetimeSeconds: LIFETIMES.code },
   );
   if (!approved) return expired();
   return {

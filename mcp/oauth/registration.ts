@@ -73,7 +73,8 @@ export async function registerClient(deps: OAuthDeps, ip: string, body: unknown)
     name: client_name ?? 'Unnamed MCP client',
     redirectUris: redirect_uris,
     tokenEndpointAuthMethod: token_endpoint_auth_method,
-    secretHash: secret === undefined ? null : keyedHash(deps.secret, secret),
+    secretHash:
+      secret === undefined ? null : keyedHash(deps.secret, 'oauth-client-secret-hash', secret),
     metadata: { ...rest, grant_types, response_types },
     registeredFrom: ip,
   });

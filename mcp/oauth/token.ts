@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { findMemberAccess } from '../../db/member-access.js';
 import { findClient, type OAuthClient } from '../../db/oauth-clients.js';
 import { revokeConnection } from '../../db/oauth-connections.js';
@@ -10,7 +10,7 @@ import {
   revokeToken,
   rotateRefreshToken,
 } from '../../db/oauth-grants.js';
-import { keyedHash } from '../../security/tokens.js';
+import { findByKeyedHash, keyedHash, matchesKeyedHash } from '../../security/tokens.js';
 import { LIFETIMES, type OAuthDeps } from './deps.js';
 import { OAuthError } from './errors.js';
 import { verifierMatches } from './pkce.js';
@@ -26,9 +26,14 @@ async function authenticateClient(deps: OAuthDeps, form: TokenForm): Promise<OAu
   const unauthorized = new OAuthError('invalid_client', 'Client authentication failed.', 401);
   if (!client) throw unauthorized;
   if (client.tokenEndpointAuthMethod === 'client_secret_post') {
-    const presented = keyedHash(deps.secret, form.client_secret ?? '');
     const stored = client.secretHash;
-    if (!form.client_secret || !stored || !timingSafeEqual(presented, stored)) throw unauthorized;
+    const purpose = 'oauth-client-secret-hash';
+    if (
+      !form.client_secret ||
+      !stored ||
+      !matchesKeyedHash(deps.secret, purpose, form.client_secret, stored)
+    )
+      throw unauthorized;
   }
   return client;
 }
@@ -41,12 +46,12 @@ async function issueTokens(
   const refresh = `mcp_rt_${randomBytes(32).toString('base64url')}`;
   await insertTokens(deps.sql, grant, [
     {
-      hash: keyedHash(deps.secret, access),
+      hash: keyedHash(deps.secret, 'oauth-token-hash', access),
       kind: 'access',
       lifetimeSeconds: LIFETIMES.accessToken,
     },
     {
-      hash: keyedHash(deps.secret, refresh),
+      hash: keyedHash(deps.secret, 'oauth-token-hash', refresh),
       kind: 'refresh',
       lifetimeSeconds: LIFETIMES.refreshToken,
     },
@@ -63,7 +68,11 @@ async function issueTokens(
 async function exchangeCode(deps: OAuthDeps, client: OAuthClient, form: TokenForm) {
   if (!form.code) throw new OAuthError('invalid_request', 'code is required.');
   if (!form.code_verifier) throw new OAuthError('invalid_request', 'code_verifier is required.');
-  const code = await redeemCode(deps.sql, keyedHash(deps.secret, form.code));
+  const code = (
+    await findByKeyedHash(deps.secret, 'oauth-code-hash', form.code, (hash) =>
+      redeemCode(deps.sql, hash),
+    )
+  )?.row;
   if (!code) throw invalidGrant('The authorization code is invalid.');
   if (code.replayed) {
     // RFC 6749 §4.1.2: a code used twice revokes what the first use obtained.
@@ -88,7 +97,11 @@ async function exchangeCode(deps: OAuthDeps, client: OAuthClient, form: TokenFor
 
 async function refresh(deps: OAuthDeps, client: OAuthClient, form: TokenForm) {
   if (!form.refresh_token) throw new OAuthError('invalid_request', 'refresh_token is required.');
-  const token = await rotateRefreshToken(deps.sql, keyedHash(deps.secret, form.refresh_token));
+  const token = (
+    await findByKeyedHash(deps.secret, 'oauth-token-hash', form.refresh_token, (hash) =>
+      rotateRefreshToken(deps.sql, hash),
+    )
+  )?.row;
   if (!token || token.clientId !== client.id) throw invalidGrant('The refresh token is invalid.');
   if (!token.usable) throw invalidGrant('The refresh token has expired or been revoked.');
   if (
@@ -131,9 +144,11 @@ export async function tokenEndpoint(deps: OAuthDeps, form: TokenForm) {
 export async function revocationEndpoint(deps: OAuthDeps, form: TokenForm): Promise<void> {
   const client = await authenticateClient(deps, form);
   if (!form.token) throw new OAuthError('invalid_request', 'token is required.');
-  const hash = keyedHash(deps.secret, form.token);
-  const owner = await findTokenOwner(deps.sql, hash);
-  if (!owner || owner.clientId !== client.id) return;
+  const found = await findByKeyedHash(deps.secret, 'oauth-token-hash', form.token, (hash) =>
+    findTokenOwner(deps.sql, hash),
+  );
+  if (!found || found.row.clientId !== client.id) return;
+  const { row: owner, storedHash: hash } = found;
   // Revoking a refresh token ends the access tokens of the same grant too (§2.1).
   if (owner.kind === 'refresh') await revokeFamily(deps.sql, owner.family);
   else await revokeToken(deps.sql, hash);

@@ -512,7 +512,7 @@ describe('herald invite create|list|revoke', () => {
       workspaceId: tenant.workspaceId,
       email: 'new@example.test',
       role: 'developer',
-      tokenHash: keyedHash(inject('secret'), invite.token as string),
+      tokenHash: keyedHash(inject('secret'), 'invitation-hash', invite.token as string),
     });
 
     const short = await create('viewer@example.test', '--role', 'viewer', '--expires-in-days', '1');

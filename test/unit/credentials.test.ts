@@ -1,9 +1,11 @@
+import { hkdfSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   CredentialsError,
   decryptCredentials,
   encryptCredentials,
 } from '../../security/credentials.js';
+import { purposeKey } from '../../security/keys.js';
 
 const SECRET = 'a-herald-secret-of-at-least-32-characters';
 const CONTEXT = 'provider:1:tw';
@@ -37,6 +39,20 @@ describe('provider credentials at rest (AES-256-GCM, HKDF from HERALD_SECRET)', 
     );
     expect(() => decryptCredentials(SECRET, CONTEXT, stored.subarray(0, 20))).toThrow(
       CredentialsError,
+    );
+  });
+
+  it('decrypts what the first release stored: its key is the credentials purpose key, unchanged', () => {
+    // Made by security/credentials.ts before keys were derived in security/keys.ts.
+    const stored = Buffer.from(
+      'AXXdt9eIQ76STwUhaWkg5yt4B/D+2K3MqiRD392RLd8LHI1Ew8YdJeo7ut37XAP6ZY2Uy9Iv0omLvraj/cz62TyQ6ZaFQ5R0jlpV+YuU72H2kBKVIQ==',
+      'base64',
+    );
+    expect(decryptCredentials(SECRET, CONTEXT, stored)).toEqual(VALUE);
+    expect(purposeKey(SECRET, 'credentials-encryption')).toEqual(
+      Buffer.from(
+        hkdfSync('sha256', SECRET, Buffer.alloc(0), 'herald provider credentials v1', 32),
+      ),
     );
   });
 
