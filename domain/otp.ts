@@ -34,6 +34,8 @@ export const MAX_OTP_SENDER_ID_LENGTH = 50;
 export const MAX_FAILED_VERIFICATIONS = 5;
 export const FAILED_VERIFICATION_WINDOW_MINUTES = 15;
 
+const MAX_SINGLE_SEGMENT_CHARACTERS = 160;
+const ONE_SEGMENT = 'must fit in one SMS segment with the code';
 const PURPOSE = /^[A-Za-z0-9._:-]+$/;
 const VERIFY_CODE = /^\d{4,8}$/;
 /** Any `{word}` placeholder; only `{code}` is allowed in an OTP message. */
@@ -77,12 +79,15 @@ export type Validation<T> = { ok: true; value: T } | { ok: false; errors: FieldE
 
 /** Why an OTP message text is unusable, or null when it is fine. */
 export function otpTemplateProblem(template: string, codeLength: number): string | null {
+  // No single segment holds more than 160 characters, and the code is never shorter than its
+  // placeholder: a longer template cannot fit, and is refused before anything reads it.
+  if (template.length > MAX_SINGLE_SEGMENT_CHARACTERS) return ONE_SEGMENT;
   const placeholders = template.match(PLACEHOLDER) ?? [];
   const codes = placeholders.filter((placeholder) => placeholder === CODE_PLACEHOLDER).length;
   if (codes !== 1) return `must contain ${CODE_PLACEHOLDER} exactly once`;
   if (placeholders.length > 1) return `may not contain placeholders other than ${CODE_PLACEHOLDER}`;
   const rendered = renderOtpMessage(template, '0'.repeat(codeLength));
-  if (countSegments(rendered).segments > 1) return 'must fit in one SMS segment with the code';
+  if (countSegments(rendered).segments > 1) return ONE_SEGMENT;
   return null;
 }
 

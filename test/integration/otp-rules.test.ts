@@ -394,6 +394,33 @@ describe('validation (SPEC §4.3, §4.4, §8)', () => {
     });
   });
 
+  it('refuses a 500,000-character message_template at once, without stalling the process', async () => {
+    const started = performance.now();
+    let healthAnsweredAt = Number.POSITIVE_INFINITY;
+    const [response, health] = await Promise.all([
+      post(tenant.token, '/api/v1/otp/send', {
+        ...valid,
+        message_template: `${'x'.repeat(499_994)}{code}`,
+      }),
+      stack.app.inject({ method: 'GET', url: '/health' }).then((answer) => {
+        healthAnsweredAt = performance.now();
+        return answer;
+      }),
+    ]);
+    const answeredIn = performance.now() - started;
+    expect(response.statusCode).toBe(422);
+    expect(response.json()).toEqual(
+      invalid(
+        'message_template',
+        'The message template field must fit in one SMS segment with the code.',
+      ),
+    );
+    expect(health.statusCode).toBe(200);
+    // Before the length bound this request held the event loop for over 20 minutes.
+    expect(answeredIn).toBeLessThan(2_000);
+    expect(healthAnsweredAt - started).toBeLessThan(2_000);
+  });
+
   const verifyValid = { recipient, code: '123456', request_id: SOME_UUID };
   const verifyCases: [string, unknown, object][] = [
     [
