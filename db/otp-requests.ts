@@ -221,6 +221,20 @@ export interface VerificationCandidate {
 }
 
 /**
+ * Serializes the verifications of one user and recipient until the transaction ends, across
+ * requests and api replicas, so that each one counts the failures of all before it: a row lock
+ * alone would not do, because the failure limit spans every request of the subject and a
+ * statement's snapshot is taken before its row lock is granted.
+ */
+export async function lockVerificationSubject(
+  tx: TransactionSql,
+  subject: { workspaceId: number; userId: number | null; recipient: string },
+): Promise<void> {
+  const key = `otp-verify:${subject.workspaceId}:${subject.userId ?? '-'}:${subject.recipient}`;
+  await tx`select pg_advisory_xact_lock(hashtextextended(${key}::text, 0))`;
+}
+
+/**
  * The request a verification is about, locked for the rest of the transaction: by id, or the
  * subject's latest request for the purpose that was not refused. `usable` is false once verified, superseded,
  * expired or failed; `recentFailures` counts the subject's failures in the window.

@@ -1,6 +1,7 @@
 import type { ApiKeyPrincipal } from '../../db/api-keys.js';
 import {
   lockVerificationCandidate,
+  lockVerificationSubject,
   markOtpVerified,
   recordFailedVerification,
 } from '../../db/otp-requests.js';
@@ -17,7 +18,7 @@ import type { ApiDeps } from '../deps.js';
 const NO_HASH = Buffer.alloc(32);
 
 /**
- * POST /api/v1/otp/verify. One transaction locks the request, compares in constant time and
+ * POST /api/v1/otp/verify. One transaction, serialized per user and recipient, locks the request, compares in constant time and
  * either marks it verified or records a failure: two concurrent correct codes verify once, and
  * every failure takes the same path to the same answer.
  */
@@ -31,6 +32,11 @@ export async function verifyOtp(
   const request = validation.value;
 
   const verified = await deps.sql.begin(async (tx) => {
+    await lockVerificationSubject(tx, {
+      workspaceId: principal.workspaceId,
+      userId: principal.userId,
+      recipient: request.recipient,
+    });
     const candidate = await lockVerificationCandidate(tx, {
       workspaceId: principal.workspaceId,
       userId: principal.userId,
