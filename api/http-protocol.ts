@@ -63,6 +63,10 @@ function answerFrameworkError(error: FastifyError, _request: FastifyRequest, rep
 /** Options of the Fastify constructor. */
 export const httpProtocolOptions = {
   routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+  // A JSON key that could poison a prototype is dropped, as any field Herald does not read is
+  // ignored, instead of refusing the body as if it were not JSON.
+  onProtoPoisoning: 'remove' as const,
+  onConstructorPoisoning: 'remove' as const,
   clientErrorHandler: answerClientError,
   frameworkErrors: answerFrameworkError,
 };

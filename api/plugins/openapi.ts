@@ -2,6 +2,8 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import type { OpenAPIV3_1 } from 'openapi-types';
+import { MAX_PARAM_LENGTH } from '../http-protocol.js';
 
 /**
  * Kept out of the REST description: the health probe, and the MCP endpoint with its OAuth and
@@ -9,6 +11,114 @@ import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-pro
  */
 const isUndocumented = (url: string) =>
   url === '/health' || /^\/(mcp|oauth|\.well-known)(\/|$)/.test(url);
+
+const messageOnly: OpenAPIV3_1.SchemaObject = {
+  type: 'object',
+  properties: { message: { type: 'string', description: 'Human-readable explanation' } },
+  required: ['message'],
+  additionalProperties: false,
+};
+
+const retryAfter: OpenAPIV3_1.HeaderObject = {
+  description: 'Seconds to wait before retrying',
+  required: true,
+  schema: { type: 'string', pattern: '^[0-9]+$' },
+};
+
+const answer = (
+  description: string,
+  headers?: Record<string, OpenAPIV3_1.HeaderObject>,
+): OpenAPIV3_1.ResponseObject => ({
+  description,
+  ...(headers ? { headers } : {}),
+  content: { 'application/json': { schema: messageOnly } },
+});
+
+/** What any operation may answer before or beside its own code (api/http-protocol.ts). */
+const EVERY_OPERATION: Record<string, OpenAPIV3_1.ResponseObject> = {
+  414: answer(
+    `The URL is too long: the request line over 16 KiB, or a path segment over ${MAX_PARAM_LENGTH} characters`,
+  ),
+  431: answer('The request headers are over 16 KiB'),
+  503: answer(
+    'Postgres or Temporal is unavailable, or the request ran past its 4.5 s deadline; retry after Retry-After (with the same Idempotency-Key for a send)',
+    { 'Retry-After': retryAfter },
+  ),
+};
+
+const WITH_A_BODY: Record<string, OpenAPIV3_1.ResponseObject> = {
+  413: answer('The request body is over 1 MiB'),
+  415: answer('The request body is not application/json'),
+};
+
+const WITH_PATH_PARAMETERS: Record<string, OpenAPIV3_1.ResponseObject> = {
+  400: answer('The URL is malformed (an invalid percent-encoding)'),
+};
+
+const operationRef = (path: string, method: string) =>
+  `#/paths/${path.replaceAll('~', '~0').replaceAll('/', '~1')}/${method}`;
+
+/**
+ * Where an answer leads (OpenAPI links): a client, and schemathesis's stateful phase, can follow
+ * a send to its lookup or its verification.
+ */
+const LINKS: Record<string, Record<string, Record<string, OpenAPIV3_1.LinkObject>>> = {
+  'post /api/v1/messages': {
+    202: {
+      LookUpCampaign: {
+        operationRef: operationRef('/api/v1/messages/{campaign}', 'get'),
+        parameters: { campaign: '$response.body#/data/message/id' },
+      },
+    },
+  },
+  'post /api/v1/otp/send': {
+    202: {
+      VerifyCode: {
+        operationRef: operationRef('/api/v1/otp/verify', 'post'),
+        requestBody: {
+          recipient: '$request.body#/recipient',
+          request_id: '$response.body#/data/request_id',
+          code: '000000',
+        },
+      },
+    },
+  },
+};
+
+/**
+ * Adds to the generated document what every operation may answer at the HTTP level, the
+ * Retry-After of 409, the length limit of path parameters, and the links between operations.
+ */
+function withHttpAnswers(document: OpenAPIV3_1.Document): OpenAPIV3_1.Document {
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
+      const operation = item?.[method];
+      if (!operation) continue;
+      const responses = { ...operation.responses } as Record<string, OpenAPIV3_1.ResponseObject>;
+      const parameters = (operation.parameters ?? []) as OpenAPIV3_1.ParameterObject[];
+      const pathParameters = parameters.filter((parameter) => parameter.in === 'path');
+      for (const parameter of pathParameters) {
+        parameter.schema = { maxLength: MAX_PARAM_LENGTH, ...parameter.schema };
+      }
+      const added = {
+        ...EVERY_OPERATION,
+        ...(operation.requestBody ? WITH_A_BODY : {}),
+        ...(pathParameters.length > 0 ? WITH_PATH_PARAMETERS : {}),
+      };
+      for (const [status, response] of Object.entries(added)) responses[status] ??= response;
+      const conflict = responses['409'];
+      if (conflict) conflict.headers = { 'Retry-After': retryAfter };
+      for (const [status, links] of Object.entries(LINKS[`${method} ${path}`] ?? {})) {
+        const response = responses[status];
+        if (response) response.links = links;
+      }
+      operation.responses = Object.fromEntries(
+        Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)),
+      ) as typeof operation.responses;
+    }
+  }
+  return document;
+}
 
 /**
  * SPEC: "The REST API is version 1.0.0 of its description". Collects routes through onRoute, so
@@ -30,6 +140,7 @@ export const openApi = fp(async (app: FastifyInstance) => {
       isUndocumented(document.url)
         ? { schema: { hide: true }, url: document.url }
         : jsonSchemaTransform(document),
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (document) =>
+      withHttpAnswers(jsonSchemaTransformObject(document) as OpenAPIV3_1.Document),
   });
 });

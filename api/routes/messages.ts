@@ -8,6 +8,7 @@ import { presentCampaign } from '../presenters.js';
 import { answerBy } from '../request-deadline.js';
 import {
   authErrorResponses,
+  idempotencyKeyHeaderSchema,
   messageOnlySchema,
   notFoundSchema,
   validationErrorSchema,
@@ -30,12 +31,7 @@ export const messageRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (ap
       schema: {
         summary: 'Send an SMS to 1–1,000 recipients',
         tags: ['Messages'],
-        headers: z.object({
-          'idempotency-key': z
-            .string()
-            .optional()
-            .describe('Use the same key for retries of the same send'),
-        }),
+        headers: idempotencyKeyHeaderSchema,
         // Validated in the handler so every rule answers in the Laravel 422 shape.
         body: sendRequestSchema,
         response: {

@@ -3,7 +3,12 @@ import { z } from 'zod';
 import type { ApiDeps } from '../deps.js';
 import { principalOf } from '../plugins/auth.js';
 import { answerBy } from '../request-deadline.js';
-import { authErrorResponses, messageOnlySchema, validationErrorSchema } from '../schemas/common.js';
+import {
+  authErrorResponses,
+  idempotencyKeyHeaderSchema,
+  messageOnlySchema,
+  validationErrorSchema,
+} from '../schemas/common.js';
 import {
   otpSendRequestSchema,
   otpSendResponseSchema,
@@ -25,12 +30,7 @@ export const otpRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (app, {
       schema: {
         summary: 'Send a one-time passcode by SMS',
         tags: ['OTP'],
-        headers: z.object({
-          'idempotency-key': z
-            .string()
-            .optional()
-            .describe('Use the same key when retrying; a pending request is checked, not resent'),
-        }),
+        headers: idempotencyKeyHeaderSchema,
         body: otpSendRequestSchema,
         response: {
           202: otpSendResponseSchema,

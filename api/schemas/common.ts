@@ -1,5 +1,46 @@
 import { z } from 'zod';
 
+/*
+ * The request rules the handlers enforce (domain/send-request.ts, domain/otp.ts, api/services),
+ * written as JSON Schema so that the OpenAPI document refuses what the server refuses. Digits are
+ * [0-9], not \d, which in other regex dialects (Python's) takes any Unicode digit.
+ */
+
+/** What JavaScript's String.prototype.trim removes: a field of only these is blank. */
+export const JS_WHITESPACE =
+  '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+/** At least one character that is not whitespace. */
+export const NOT_BLANK = new RegExp(`[^${JS_WHITESPACE}]`);
+/** Strict E.164 as domain/phone.ts reads it; whether the number exists in its plan is checked too. */
+export const E164 = /^\+[1-9][0-9]{7,14}$/;
+export const SLUG = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+export const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** JSON Schema: `field` is present with a value matching `schema` (null counts as omitted). */
+export const given = (field: string, schema: object) => ({
+  required: [field],
+  properties: { [field]: schema },
+});
+
+/** JSON Schema's if/then/else, for the rules between fields. */
+export function when(condition: object, consequence: object, otherwise?: object) {
+  // biome-ignore lint/suspicious/noThenProperty: the JSON Schema keyword, never awaited.
+  return { if: condition, then: consequence, ...(otherwise ? { else: otherwise } : {}) };
+}
+
+/** api/services/idempotency.ts: 1 to 255 printable ASCII characters, no space at either end. */
+export const idempotencyKeyHeaderSchema = z.object({
+  'idempotency-key': z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/)
+    .optional()
+    .describe(
+      'Up to 255 printable ASCII characters, no space first or last. Retries of one request carry the same key; the key is kept for IDEMPOTENCY_KEY_TTL_HOURS',
+    ),
+});
+
 /** SPEC §2.4 error objects, shared by every route's response schemas. */
 export const messageOnlySchema = z
   .object({ message: z.string().describe('Human-readable explanation') })

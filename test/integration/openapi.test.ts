@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { otpTemplateProblem } from '../../domain/otp.js';
 import { openMcpServer } from '../support/mcp.js';
 import { createTenant, openStack, type Stack } from '../support/stack.js';
 
@@ -31,43 +32,133 @@ describe('OpenAPI description', () => {
   });
 
   it('documents the response status codes of the message routes', () => {
-    expect(Object.keys(doc.paths['/api/v1/messages'].post.responses).sort()).toEqual([
+    expect(Object.keys(doc.paths['/api/v1/messages'].post.responses)).toEqual([
       '202',
       '401',
       '403',
       '409',
+      '413',
+      '414',
+      '415',
       '422',
+      '431',
+      '503',
     ]);
-    expect(Object.keys(doc.paths['/api/v1/messages/{campaign}'].get.responses).sort()).toEqual([
+    expect(Object.keys(doc.paths['/api/v1/messages/{campaign}'].get.responses)).toEqual([
       '200',
+      '400',
       '401',
       '403',
       '404',
+      '414',
+      '431',
+      '503',
     ]);
   });
 
   it('documents the response status codes of the OTP routes', () => {
-    expect(Object.keys(doc.paths['/api/v1/otp/send'].post.responses).sort()).toEqual([
+    expect(Object.keys(doc.paths['/api/v1/otp/send'].post.responses)).toEqual([
       '202',
       '401',
       '402',
       '403',
       '409',
+      '413',
+      '414',
+      '415',
       '422',
+      '431',
+      '503',
     ]);
-    expect(Object.keys(doc.paths['/api/v1/otp/verify'].post.responses).sort()).toEqual([
+    expect(Object.keys(doc.paths['/api/v1/otp/verify'].post.responses)).toEqual([
       '200',
       '401',
       '403',
+      '413',
+      '414',
+      '415',
       '422',
+      '431',
+      '503',
     ]);
   });
 
-  it('documents the send request body although the route validates in its handler', () => {
+  it('gives 413, 414, 415, 431 and 503 the {message} shape, and 409 and 503 a Retry-After', () => {
+    const { responses } = doc.paths['/api/v1/messages'].post;
+    const messageOnly = {
+      type: 'object',
+      properties: { message: { type: 'string', description: 'Human-readable explanation' } },
+      required: ['message'],
+      additionalProperties: false,
+    };
+    for (const status of ['413', '414', '415', '431', '503'])
+      expect(responses[status].content['application/json'].schema, status).toEqual(messageOnly);
+    for (const status of ['409', '503'])
+      expect(responses[status].headers['Retry-After'].required, status).toBe(true);
+    const campaign = doc.paths['/api/v1/messages/{campaign}'].get.parameters[0];
+    expect(campaign.schema.maxLength).toBe(100);
+  });
+
+  it('carries the limits and patterns the server enforces on a send', () => {
     const schema =
       doc.paths['/api/v1/messages'].post.requestBody.content['application/json'].schema;
-    expect(schema.required).toEqual(expect.arrayContaining(['recipients', 'message']));
-    expect(schema.properties.recipients.maxItems).toBe(1000);
+    expect(schema.required).toEqual(['recipients', 'message']);
+    expect(schema.properties.recipients).toMatchObject({
+      minItems: 1,
+      maxItems: 1000,
+      items: { type: 'string', pattern: '^\\+[1-9][0-9]{7,14}$' },
+    });
+    expect(schema.properties.message).toMatchObject({ minLength: 1, maxLength: 1600 });
+    expect(schema.properties.sender_id.anyOf[0]).toMatchObject({ maxLength: 11 });
+    expect(schema.properties.reference.anyOf[0]).toMatchObject({ maxLength: 100 });
+    expect(schema.properties.provider_slug.anyOf[0].pattern).toBe('^[a-z0-9][a-z0-9_-]{0,62}$');
+    const key = doc.paths['/api/v1/messages'].post.parameters.find(
+      (parameter: { name: string }) => parameter.name === 'idempotency-key',
+    );
+    expect(key.schema).toMatchObject({ minLength: 1, maxLength: 255 });
+  });
+
+  it('carries the limits and patterns the server enforces on an OTP', () => {
+    const send = doc.paths['/api/v1/otp/send'].post.requestBody.content['application/json'].schema;
+    expect(send.properties.purpose.anyOf[0]).toMatchObject({
+      maxLength: 100,
+      pattern: '^[A-Za-z0-9._:-]+$',
+    });
+    expect(send.properties.code_length.anyOf[0]).toMatchObject({ minimum: 6, maximum: 8 });
+    expect(send.properties.expires_in_minutes.anyOf[0]).toMatchObject({ minimum: 1, maximum: 10 });
+    expect(send.properties.message_template.anyOf[0].maxLength).toBe(160);
+    const verify =
+      doc.paths['/api/v1/otp/verify'].post.requestBody.content['application/json'].schema;
+    expect(verify.properties.code.pattern).toBe('^[0-9]{4,8}$');
+    expect(verify.oneOf).toHaveLength(2);
+  });
+
+  it('the message_template pattern agrees with the server on placeholders', () => {
+    const send = doc.paths['/api/v1/otp/send'].post.requestBody.content['application/json'].schema;
+    const pattern = new RegExp(send.properties.message_template.anyOf[0].pattern);
+    // Short texts fit one segment, so the server's only objections are about placeholders.
+    const alphabet = ['{', '}', 'c', 'o', 'd', 'e', ' ', '\t', 'x', '{code}'];
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    for (let i = 0; i < 5000; i++) {
+      const text = Array.from({ length: random(12) }, () => alphabet[random(alphabet.length)]).join(
+        '',
+      );
+      expect(pattern.test(text), JSON.stringify(text)).toBe(otpTemplateProblem(text, 6) === null);
+    }
+  });
+
+  it('links a send to its lookup and an OTP to its verification', () => {
+    expect(doc.paths['/api/v1/messages'].post.responses['202'].links.LookUpCampaign).toEqual({
+      operationRef: '#/paths/~1api~1v1~1messages~1{campaign}/get',
+      parameters: { campaign: '$response.body#/data/message/id' },
+    });
+    expect(doc.paths['/api/v1/otp/send'].post.responses['202'].links.VerifyCode.operationRef).toBe(
+      '#/paths/~1api~1v1~1otp~1verify/post',
+    );
   });
 
   it('leaves out health, hidden and documentation routes', () => {
@@ -142,6 +233,21 @@ describe('HTTP-level answers, in the {message} shape', () => {
     const response = await stack.app.inject({ method: 'DELETE', url: '/api/v1/nothing' });
     expect(response.statusCode).toBe(404);
     expect(response.json()).toMatchObject({ code: 'NOT-404' });
+  });
+
+  it('drops a __proto__ key as any unread field, instead of calling the body not JSON', async () => {
+    const response = await stack.app.inject({
+      method: 'POST',
+      url: '/api/v1/otp/verify',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      payload: '{"__proto__": {"x": 1}, "constructor": {"prototype": {}}, "code": "12"}',
+    });
+    expect(response.statusCode).toBe(422);
+    expect(response.json().errors).toEqual({
+      recipient: ['The recipient field is required.'],
+      code: ['The code field must be 4 to 8 digits.'],
+      request_id: ['The request id field is required when purpose is not present.'],
+    });
   });
 
   it('413 for a body over 1 MiB', async () => {
