@@ -4,6 +4,7 @@ import { mcpRoutes } from '../mcp/routes.js';
 import type { ApiDeps } from './deps.js';
 import { registerErrorHandling } from './error-handler.js';
 import { answerUndeclaredMethods, httpProtocolOptions, jsonBodiesOnly } from './http-protocol.js';
+import { guardInput } from './input-guard.js';
 import { apiKeyAuth } from './plugins/auth.js';
 import { openApi } from './plugins/openapi.js';
 import { enforceRequestDeadline } from './request-deadline.js';
@@ -32,6 +33,7 @@ export function buildApp(deps: ApiDeps, options: { logger?: boolean } = {}): Fas
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app, deps.publicUrl);
+  guardInput(app);
   // Before every route: the OpenAPI document is collected through onRoute.
   app.register(openApi);
   app.register(healthRoutes, { deps });

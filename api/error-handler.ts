@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/client.js';
 import { ERROR_CATALOGUE, HeraldError } from '../domain/errors.js';
+import { UnacceptableInputError } from './input-guard.js';
 
 /** SPEC §2.4 not-found object; `instance` is the URL of the request. */
 export function notFoundBody(publicUrl: string, request: FastifyRequest, detail: string) {
@@ -34,7 +35,12 @@ function isServiceUnavailable(error: FastifyError | HeraldError): boolean {
 
 /** The one mapping from errors to HTTP responses. 5xx bodies never carry internals. */
 export function registerErrorHandling(app: FastifyInstance, publicUrl: string): void {
-  app.setErrorHandler((error: FastifyError | HeraldError, request, reply: FastifyReply) => {
+  app.setErrorHandler((caught: FastifyError | HeraldError, request, reply: FastifyReply) => {
+    // The REST API answers unusable input in its documented 422 shape; elsewhere it is a 400.
+    const error =
+      caught instanceof UnacceptableInputError && request.routeOptions.url?.startsWith('/api/v1/')
+        ? caught.toValidationError()
+        : caught;
     if (isServiceUnavailable(error)) {
       request.log.warn(
         { code: (error as FastifyError).code, reason: error.message },
