@@ -23,6 +23,7 @@ export function buildApp(deps: ApiDeps, options: { logger?: boolean } = {}): Fas
     requestIdHeader: false,
     genReqId: requestIdOf,
     bodyLimit: 1024 * 1024,
+    trustProxy: deps.env.TRUSTED_PROXIES.length > 0 ? deps.env.TRUSTED_PROXIES : false,
     ...httpProtocolOptions,
   });
   enforceRequestDeadline(app);

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /** The one place that reads `process.env`. Empty strings count as unset, as in compose files. */
@@ -73,11 +74,41 @@ export const envSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE_URLS: flag.default(false),
   /** Run the webhook outbox dispatcher in this worker process. */
   WEBHOOK_DISPATCHER: flag.default(true),
+  /**
+   * Proxies whose X-Forwarded-For is believed (fastify trustProxy): addresses, CIDR ranges or
+   * proxy-addr's names loopback, linklocal and uniquelocal. Empty: the socket's address counts.
+   */
+  TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .transform((list) =>
+      list
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean),
+    )
+    .pipe(
+      z.array(
+        z.string().refine(isTrustedProxyEntry, {
+          error: 'must be a comma-separated list of IP addresses or CIDR ranges',
+        }),
+      ),
+    ),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.string().default('development'),
 });
 
 export type Env = z.infer<typeof envSchema>;
+
+/** An address, an address/prefix, or one of proxy-addr's named ranges. */
+function isTrustedProxyEntry(entry: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
