@@ -1,9 +1,12 @@
 #!/usr/bin/env node
-// The registry this project installs from serves only the platform packages of the machines it
-// runs on, so `npm install` leaves other platforms' optional binaries (biome, swc, esbuild…) out
-// of package-lock.json and `npm ci` then refuses the lock. This adds those entries back, marked
-// optional with the os/cpu their names declare, so npm skips them here and installs them where
-// they fit. Run it after `npm install` changes the lock.
+// `npm run deps:lock` (npm install, then this). A registry that lacks a version of another
+// platform's optional binary (biome, swc, esbuild…) makes `npm install` leave it out of
+// package-lock.json, and `npm ci` then refuses the lock. This adds such entries back, marked
+// optional with the os/cpu their names declare, with the integrity the registry publishes for
+// them; then it checks that every entry has an integrity hash, so that `npm ci` verifies every
+// tarball it installs, and exits 1 naming any that does not (pin a version the registry serves
+// for every platform: README, "Supply chain").
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const LOCK = new URL('../package-lock.json', import.meta.url);
@@ -66,8 +69,38 @@ for (const [path, entry] of Object.entries(packages)) {
     added += 1;
   }
 }
+/** The registry's integrity for name@version, or undefined when it does not serve that version. */
+function publishedIntegrity(name, version) {
+  try {
+    const out = execFileSync('npm', ['view', `${name}@${version}`, 'dist.integrity'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    return out.startsWith('sha512-') ? out : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const nameOf = (path) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length);
+const missing = [];
+for (const [path, entry] of Object.entries(packages)) {
+  if (path === '' || entry.link || entry.integrity) continue;
+  const integrity = publishedIntegrity(nameOf(path), entry.version);
+  if (integrity) entry.integrity = integrity;
+  else missing.push(`${nameOf(path)}@${entry.version}`);
+}
+
 lock.packages = Object.fromEntries(
   Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))),
 );
 writeFileSync(LOCK, `${JSON.stringify(lock, null, 2)}\n`);
 console.log(`complete-lockfile: added ${added} optional platform entries`);
+if (missing.length > 0) {
+  console.error(
+    `complete-lockfile: no integrity hash, the registry does not serve: ${missing.join(', ')}`,
+  );
+  process.exit(1);
+}
+const entries = Object.keys(packages).length - 1;
+console.log(`complete-lockfile: all ${entries} entries carry an integrity hash`);

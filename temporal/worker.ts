@@ -1,3 +1,4 @@
+import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import {
@@ -12,7 +13,10 @@ import { acquireSmppSessions, releaseSmppSessions } from '../providers/smpp/sess
 import { OTP_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from '../workflows/definitions.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
 
-const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+// The TypeScript sources under tsx; the compiled tree (npm run build) in the production image.
+const workflowsPath = fileURLToPath(
+  new URL(`../workflows/index${extname(fileURLToPath(import.meta.url))}`, import.meta.url),
+);
 
 /**
  * Activities one worker runs at once on the main queue (campaign chunks, up to 50 submissions in
