@@ -38,11 +38,6 @@ export const WEBHOOK_MAX_ATTEMPTS = WEBHOOK_RETRY_DELAYS_MS.length + 1;
 /** One attempt: the whole exchange (connect, send, response headers) within this. */
 export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 15_000;
 
-/** Workflow id of one event's delivery to one endpoint: a second start of it is a no-op. */
-export function webhookWorkflowId(workspaceId: number, eventId: string, endpointId: number) {
-  return `webhook/${workspaceId}/${eventId}/${endpointId}`;
-}
-
 /** Human form of a duration in milliseconds: `5 s`, `30 min`, `1 d 3 h`. */
 export function formatDelay(ms: number): string {
   const units: [number, string][] = [

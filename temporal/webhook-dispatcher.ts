@@ -1,9 +1,7 @@
-import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Sql } from '../db/client.js';
 import { lockUndispatchedEvents, markEventsDispatched } from '../db/webhooks.js';
-import { webhookWorkflowId } from '../domain/webhooks.js';
-import { searchAttributes, WEBHOOK_TASK_QUEUE } from '../workflows/definitions.js';
-import type { webhookWorkflow } from '../workflows/webhook.js';
+import { startWebhookWorkflow } from './workflow-starts.js';
 
 /** The channel the webhook triggers of 0007_webhooks.sql notify when they write events. */
 export const WEBHOOK_EVENTS_CHANNEL = 'herald_webhook_events';
@@ -38,36 +36,14 @@ export function startWebhookDispatcher(options: {
   let again = false;
   let lastError = '';
 
-  async function start(
-    event: { id: number; eventId: string; workspaceId: number; type: string },
-    endpointId: number,
-  ) {
-    try {
-      await client.workflow.start<typeof webhookWorkflow>('webhookWorkflow', {
-        workflowId: webhookWorkflowId(event.workspaceId, event.eventId, endpointId),
-        taskQueue: WEBHOOK_TASK_QUEUE,
-        args: [{ workspaceId: event.workspaceId, eventId: event.eventId, endpointId }],
-        // Even a finished run is not started again: the event was delivered or given up on.
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: [
-          { key: searchAttributes.workspaceId, value: String(event.workspaceId) },
-          { key: searchAttributes.kind, value: 'webhook' },
-          { key: searchAttributes.status, value: 'pending' },
-        ],
-        memo: { event: event.type, endpoint: endpointId },
-        staticSummary: `Webhook ${event.type} ${event.eventId} to endpoint ${endpointId}`,
-      });
-    } catch (error) {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-    }
-  }
-
   /** One batch; true when it was full, so another may be waiting. */
   async function dispatchBatch(): Promise<boolean> {
     return sql.begin(async (tx) => {
       const events = await lockUndispatchedEvents(tx, BATCH_SIZE);
       const starts = events.flatMap((event) =>
-        event.endpointIds.map((endpointId) => () => start(event, endpointId)),
+        event.endpointIds.map(
+          (endpointId) => () => startWebhookWorkflow(client, event, endpointId),
+        ),
       );
       for (let index = 0; index < starts.length; index += START_CONCURRENCY) {
         await Promise.all(starts.slice(index, index + START_CONCURRENCY).map((run) => run()));

@@ -30,6 +30,27 @@ export const searchAttributes = {
   status: defineSearchAttributeKey('HeraldStatus', SearchAttributeType.KEYWORD),
 } as const;
 
+/*
+ * Workflow ids. Each is a function of what makes the work unique, so that a start repeated after
+ * a crash or a retry finds the run already there instead of starting a second one.
+ */
+
+/** A campaign: by its Idempotency-Key when it has one, else by its id. */
+export function campaignWorkflowId(workspaceId: number, key: string | null, campaignId: number) {
+  return `campaign/${workspaceId}/${key ?? `id-${campaignId}`}`;
+}
+
+/** An OTP request: by its Idempotency-Key when it has one, else by its id. */
+export function otpWorkflowId(workspaceId: number, key: string | null, requestId: string) {
+  return `otp/${workspaceId}/${key ?? requestId}`;
+}
+
+/** One event's delivery to one endpoint. */
+export function webhookWorkflowId(workspaceId: number, eventId: string, endpointId: number) {
+  return `webhook/${workspaceId}/${eventId}/${endpointId}`;
+}
+
+/** The HeraldKind search attribute: what a run is. */
 export type WorkflowKind = 'campaign' | 'otp' | 'cleanup' | 'webhook';
 
 /** The daily maintenance run: one fixed schedule id, created or updated at worker start-up. */

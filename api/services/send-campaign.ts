@@ -1,13 +1,10 @@
+import { DISPATCH_CONFIRM_MS, dispatchCampaign } from '../../commands/dispatch-campaign.js';
 import type { ApiKeyPrincipal } from '../../db/api-keys.js';
 import { findCampaignView, insertCampaign } from '../../db/campaigns.js';
 import { validationError } from '../../domain/errors.js';
 import { campaignSegments } from '../../domain/segments.js';
 import { validateSendRequest } from '../../domain/send-request.js';
-import {
-  campaignWorkflowId,
-  DISPATCH_CONFIRM_MS,
-  dispatchCampaign,
-} from '../../temporal/campaign-dispatch.js';
+import { campaignWorkflowId } from '../../workflows/definitions.js';
 import type { ApiDeps } from '../deps.js';
 import { presentCampaign } from '../presenters.js';
 import { type IdempotentResponse, idempotently } from './idempotency.js';
@@ -22,15 +19,12 @@ async function respond(
   key: string | null,
   answerBy: number,
 ) {
-  const workflowId = campaignWorkflowId(principal.workspaceId, key, campaignId);
   // Counters as dispatched (SPEC §3: all queued, none sent), before a fast worker moves them.
   const campaign = await findCampaignView(deps.sql, principal.workspaceId, campaignId);
   if (!campaign) throw new Error(`campaign ${campaignId} vanished`);
   const { confirmed, info } = await dispatchCampaign(
     deps,
-    principal.workspaceId,
-    campaignId,
-    workflowId,
+    { workspaceId: principal.workspaceId, campaignId, key },
     Math.min(Date.now() + DISPATCH_CONFIRM_MS, answerBy),
   );
   const message = presentCampaign({ ...campaign, status: confirmed ? 'queued' : campaign.status });

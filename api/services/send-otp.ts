@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { WithStartWorkflowOperation } from '@temporalio/client';
 import type { ApiKeyPrincipal } from '../../db/api-keys.js';
 import {
   findOtpRequestView,
@@ -10,9 +9,8 @@ import {
 } from '../../db/otp-requests.js';
 import { HeraldError, validationError } from '../../domain/errors.js';
 import { validateOtpSend } from '../../domain/otp.js';
-import { withinDeadline } from '../../temporal/deadline.js';
-import { OTP_TASK_QUEUE, searchAttributes } from '../../workflows/definitions.js';
-import { type otpWorkflow, submissionUpdate } from '../../workflows/otp.js';
+import { startOtpWorkflow } from '../../temporal/workflow-starts.js';
+import { otpWorkflowId } from '../../workflows/definitions.js';
 import type { ApiDeps } from '../deps.js';
 import { type IdempotentResponse, idempotently } from './idempotency.js';
 import { type ResolvedOtpSend, resolveOtpSend } from './otp-settings.js';
@@ -20,10 +18,6 @@ import { type ResolvedOtpSend, resolveOtpSend } from './otp-settings.js';
 /** How long the request waits for the provider's answer before reporting `pending`. */
 const SUBMISSION_WAIT_MS = 5000;
 const ENDPOINT = 'POST /api/v1/otp/send';
-
-export function otpWorkflowId(workspaceId: number, key: string | null, requestId: string) {
-  return `otp/${workspaceId}/${key ?? requestId}`;
-}
 
 const MESSAGES: Record<OtpStatus, string> = {
   accepted: 'Verification code sent.',
@@ -57,46 +51,6 @@ function presentOtpRequest(view: OtpRequestView) {
       },
     },
   };
-}
-
-/** Starts the request's workflow (or finds it) and waits, bounded, for the submission outcome. */
-async function dispatch(
-  deps: ApiDeps,
-  workspaceId: number,
-  request: {
-    requestId: string;
-    workflowId: string;
-    codeLength: number;
-    expiresAt: Date;
-    purpose: string;
-  },
-  answerBy: number,
-) {
-  const { requestId, purpose } = request;
-  const start = new WithStartWorkflowOperation<typeof otpWorkflow>('otpWorkflow', {
-    workflowId: request.workflowId,
-    taskQueue: OTP_TASK_QUEUE,
-    args: [{ requestId, codeLength: request.codeLength, expiresAt: request.expiresAt.getTime() }],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    // A finished run is never started again: that would send another code.
-    workflowIdReusePolicy: 'REJECT_DUPLICATE',
-    typedSearchAttributes: [
-      { key: searchAttributes.workspaceId, value: String(workspaceId) },
-      { key: searchAttributes.kind, value: 'otp' },
-      { key: searchAttributes.status, value: 'pending' },
-    ],
-    memo: { purpose },
-    staticSummary: `OTP ${requestId} for ${purpose}`,
-  });
-  try {
-    await withinDeadline(deps.temporal, Math.min(Date.now() + SUBMISSION_WAIT_MS, answerBy), () =>
-      deps.temporal.workflow.executeUpdateWithStart(submissionUpdate, {
-        startWorkflowOperation: start,
-      }),
-    );
-  } catch {
-    // Temporal slow or unreachable, or the run already over: the database has the truth.
-  }
 }
 
 async function createRequest(
@@ -158,15 +112,10 @@ export async function sendOtp(
       started = { codeLength: send.codeLength, expiresAt, purpose: send.purpose };
     }
     if (!current || current.status === 'pending') {
-      await dispatch(
-        deps,
-        principal.workspaceId,
-        {
-          requestId,
-          workflowId: otpWorkflowId(principal.workspaceId, key, requestId),
-          ...started,
-        },
-        answerBy,
+      await startOtpWorkflow(
+        deps.temporal,
+        { workspaceId: principal.workspaceId, requestId, key, ...started },
+        Math.min(Date.now() + SUBMISSION_WAIT_MS, answerBy),
       );
       current = await view();
     }

@@ -50,9 +50,10 @@ function usageErrorOf(errors: FieldErrors): UsageError {
 /** Starts the campaign's workflow on TEMPORAL_ADDRESS (or the local dev server); false if unconfirmed. */
 async function dispatch(context: AdminContext, workspace: Workspace, campaignId: number) {
   // The Temporal client loads only here: the other admin commands start without it.
-  const { campaignWorkflowId, DISPATCH_CONFIRM_MS, dispatchCampaign } = await import(
-    '../../temporal/campaign-dispatch.js'
+  const { DISPATCH_CONFIRM_MS, dispatchCampaign } = await import(
+    '../../commands/dispatch-campaign.js'
   );
+  const { campaignWorkflowId } = await import('../../workflows/definitions.js');
   const { connectTemporalClient } = await import('../../temporal/client.js');
   const address = temporalAddressOf(context.env);
   const workflowId = campaignWorkflowId(workspace.id, null, campaignId);
@@ -67,9 +68,7 @@ async function dispatch(context: AdminContext, workspace: Workspace, campaignId:
   try {
     const { confirmed } = await dispatchCampaign(
       { sql: context.sql, temporal },
-      workspace.id,
-      campaignId,
-      workflowId,
+      { workspaceId: workspace.id, campaignId, key: null },
     );
     return { confirmed, address, workflowId };
   } finally {
@@ -142,7 +141,8 @@ export async function campaignCreate(
     throw error;
   }
 
-  const { campaignWorkflowId } = await import('../../temporal/campaign-dispatch.js');
+  // Temporal's modules load only for the commands that start workflows.
+  const { campaignWorkflowId } = await import('../../workflows/definitions.js');
   const { id } = await insertCampaign(context.sql, {
     workspaceId: workspace.id,
     apiKeyId: null,

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { otpWorkflowId } from '../../api/services/send-otp.js';
 import { addCredits } from '../../db/credits.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
-import { searchAttributes } from '../../workflows/definitions.js';
+import { otpWorkflowId, searchAttributes } from '../../workflows/definitions.js';
 import { simulatorProvider } from '../support/send.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
 

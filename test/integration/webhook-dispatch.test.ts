@@ -6,8 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMaintenanceActivities } from '../../activities/maintenance.js';
 import { webhookCreate } from '../../cli/commands/webhooks.js';
-import { webhookWorkflowId } from '../../domain/webhooks.js';
-import { searchAttributes, TASK_QUEUE } from '../../workflows/definitions.js';
+import { searchAttributes, TASK_QUEUE, webhookWorkflowId } from '../../workflows/definitions.js';
 import type { webhookWorkflow } from '../../workflows/webhook.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';

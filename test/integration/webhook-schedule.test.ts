@@ -21,11 +21,10 @@ import {
   formatDelay,
   WEBHOOK_MAX_ATTEMPTS,
   WEBHOOK_RETRY_DELAYS_MS,
-  webhookWorkflowId,
 } from '../../domain/webhooks.js';
 import type { HostResolver } from '../../security/ssrf.js';
 import { installTemporalRuntime } from '../../temporal/worker.js';
-import { searchAttributes, TASK_QUEUE } from '../../workflows/definitions.js';
+import { searchAttributes, TASK_QUEUE, webhookWorkflowId } from '../../workflows/definitions.js';
 import type { webhookWorkflow } from '../../workflows/webhook.js';
 import { createTenant, type Tenant } from '../support/stack.js';
 import { startTimeSkippingEnvironment, type TimeSkipping } from '../support/time-skipping.js';

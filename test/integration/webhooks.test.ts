@@ -10,14 +10,13 @@
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { otpWorkflowId } from '../../api/services/send-otp.js';
 import { webhookAttempts, webhookCreate } from '../../cli/commands/webhooks.js';
 import { addCredits } from '../../db/credits.js';
 import { insertOtpRequest } from '../../db/otp-requests.js';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/webhooks.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
 import { generateWebhookSecret } from '../../security/webhook-signature.js';
-import { searchAttributes, TASK_QUEUE } from '../../workflows/definitions.js';
+import { otpWorkflowId, searchAttributes, TASK_QUEUE } from '../../workflows/definitions.js';
 import type { otpWorkflow } from '../../workflows/otp.js';
 import { receiptSignature } from '../support/receipts.js';
 import {

@@ -4,10 +4,11 @@
  */
 import { randomInt } from 'node:crypto';
 import { expect } from 'vitest';
+import { dispatchCampaign } from '../../commands/dispatch-campaign.js';
 import { insertCampaign, type NewCampaign } from '../../db/campaigns.js';
 import { insertProvider } from '../../db/providers.js';
 import { type RunningSimulator, startSimulator } from '../../providers/simulator/server.js';
-import { campaignWorkflowId, dispatchCampaign } from '../../temporal/campaign-dispatch.js';
+import { campaignWorkflowId } from '../../workflows/definitions.js';
 import type { Stack } from './stack.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -219,12 +220,7 @@ export async function dispatchPrepared(
     workflowIdOf: (campaignId) => campaignWorkflowId(workspaceId, null, campaignId),
   });
   await prepare(id);
-  const { confirmed } = await dispatchCampaign(
-    stack,
-    workspaceId,
-    id,
-    campaignWorkflowId(workspaceId, null, id),
-  );
+  const { confirmed } = await dispatchCampaign(stack, { workspaceId, campaignId: id, key: null });
   expect(confirmed).toBe(true);
   return id;
 }

@@ -1,0 +1,163 @@
+import {
+  type Client,
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+} from '@temporalio/client';
+import type { SearchAttributePair } from '@temporalio/common';
+import type { campaignWorkflow } from '../workflows/campaign.js';
+import {
+  campaignWorkflowId,
+  OTP_TASK_QUEUE,
+  otpWorkflowId,
+  searchAttributes,
+  TASK_QUEUE,
+  WEBHOOK_TASK_QUEUE,
+  type WorkflowKind,
+  webhookWorkflowId,
+  workspacePriority,
+} from '../workflows/definitions.js';
+import { type otpWorkflow, submissionUpdate } from '../workflows/otp.js';
+import type { webhookWorkflow } from '../workflows/webhook.js';
+import { withinDeadline } from './deadline.js';
+
+/**
+ * Every workflow start Herald makes. A run is found again by its id (workflows/definitions.ts),
+ * and a finished run is never started again (REJECT_DUPLICATE): that would send its messages
+ * a second time.
+ */
+
+/** What an operator sees of a run in the Temporal UI, and can filter on. */
+function labels(run: {
+  workspaceId: number;
+  kind: WorkflowKind;
+  status: string;
+  campaignId?: number;
+  memo: Record<string, unknown>;
+  summary: string;
+}) {
+  const typedSearchAttributes: SearchAttributePair[] = [
+    { key: searchAttributes.workspaceId, value: String(run.workspaceId) },
+    { key: searchAttributes.kind, value: run.kind },
+    { key: searchAttributes.status, value: run.status },
+  ];
+  if (run.campaignId !== undefined) {
+    typedSearchAttributes.push({ key: searchAttributes.campaignId, value: run.campaignId });
+  }
+  return { typedSearchAttributes, memo: run.memo, staticSummary: run.summary };
+}
+
+/** Whether a start failed only because the run already exists, which is success here. */
+const alreadyStarted = (error: unknown) => error instanceof WorkflowExecutionAlreadyStartedError;
+
+/**
+ * Starts (or finds) a campaign's run. True once Temporal confirmed it; false when it could not
+ * confirm by `confirmBy` (epoch ms), and then the run may or may not exist.
+ */
+export async function startCampaignWorkflow(
+  temporal: Client,
+  campaign: {
+    workspaceId: number;
+    campaignId: number;
+    key: string | null;
+    reference: string | null;
+    purpose: string;
+    requestedRecipients: number;
+  },
+  confirmBy: number,
+): Promise<boolean> {
+  const { workspaceId, campaignId } = campaign;
+  try {
+    await withinDeadline(temporal, confirmBy, () =>
+      temporal.workflow.start<typeof campaignWorkflow>('campaignWorkflow', {
+        workflowId: campaignWorkflowId(workspaceId, campaign.key, campaignId),
+        taskQueue: TASK_QUEUE,
+        priority: workspacePriority(workspaceId),
+        args: [{ campaignId }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        ...labels({
+          workspaceId,
+          kind: 'campaign',
+          status: 'queued',
+          campaignId,
+          memo: {
+            reference: campaign.reference,
+            purpose: campaign.purpose,
+            recipients: campaign.requestedRecipients,
+          },
+          summary: `Campaign ${campaignId}: ${campaign.requestedRecipients} recipients, ${campaign.purpose}`,
+        }),
+      }),
+    );
+    return true;
+  } catch (error) {
+    return alreadyStarted(error);
+  }
+}
+
+/**
+ * Starts (or finds) an OTP request's run and waits, until `answerBy` (epoch ms) at the latest,
+ * for its submission to be decided. Never throws: when Temporal is slow or unreachable, or the
+ * run is already over, the database has the outcome.
+ */
+export async function startOtpWorkflow(
+  temporal: Client,
+  request: {
+    workspaceId: number;
+    requestId: string;
+    key: string | null;
+    codeLength: number;
+    expiresAt: Date;
+    purpose: string;
+  },
+  answerBy: number,
+): Promise<void> {
+  const { workspaceId, requestId, purpose } = request;
+  const start = new WithStartWorkflowOperation<typeof otpWorkflow>('otpWorkflow', {
+    workflowId: otpWorkflowId(workspaceId, request.key, requestId),
+    taskQueue: OTP_TASK_QUEUE,
+    args: [{ requestId, codeLength: request.codeLength, expiresAt: request.expiresAt.getTime() }],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    ...labels({
+      workspaceId,
+      kind: 'otp',
+      status: 'pending',
+      memo: { purpose },
+      summary: `OTP ${requestId} for ${purpose}`,
+    }),
+  });
+  try {
+    await withinDeadline(temporal, answerBy, () =>
+      temporal.workflow.executeUpdateWithStart(submissionUpdate, { startWorkflowOperation: start }),
+    );
+  } catch {
+    // Read from the database by the caller.
+  }
+}
+
+/** Starts one event's delivery to one endpoint; a start repeated after a crash is a no-op. */
+export async function startWebhookWorkflow(
+  temporal: Client,
+  event: { workspaceId: number; eventId: string; type: string },
+  endpointId: number,
+): Promise<void> {
+  const { workspaceId, eventId } = event;
+  try {
+    await temporal.workflow.start<typeof webhookWorkflow>('webhookWorkflow', {
+      workflowId: webhookWorkflowId(workspaceId, eventId, endpointId),
+      taskQueue: WEBHOOK_TASK_QUEUE,
+      args: [{ workspaceId, eventId, endpointId }],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      ...labels({
+        workspaceId,
+        kind: 'webhook',
+        status: 'pending',
+        memo: { event: event.type, endpoint: endpointId },
+        summary: `Webhook ${event.type} ${eventId} to endpoint ${endpointId}`,
+      }),
+    });
+  } catch (error) {
+    if (!alreadyStarted(error)) throw error;
+  }
+}
