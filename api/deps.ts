@@ -1,12 +1,4 @@
-import type { Client } from '@temporalio/client';
-import type { Env } from '../config/env.js';
-import type { Sql } from '../db/client.js';
+import type { CommandDeps } from '../commands/deps.js';
 
-/** What the api needs from the outside world; wired once by the entry point. */
-export interface ApiDeps {
-  env: Env;
-  publicUrl: string;
-  secret: string;
-  sql: Sql;
-  temporal: Client;
-}
+/** What the api needs: exactly what the use-cases it calls need. */
+export type ApiDeps = CommandDeps;

@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { presentCampaign } from '../../commands/presenters.js';
+import { sendCampaign } from '../../commands/send-campaign.js';
 import { findCampaignView } from '../../db/campaigns.js';
 import { HeraldError } from '../../domain/errors.js';
 import type { ApiDeps } from '../deps.js';
+import { parseIdempotencyKey, replyIdempotently } from '../idempotency-header.js';
 import { principalOf } from '../plugins/auth.js';
-import { presentCampaign } from '../presenters.js';
 import { answerBy } from '../request-deadline.js';
 import {
   authErrorResponses,
@@ -18,8 +20,6 @@ import {
   sendRequestSchema,
   sendResponseSchema,
 } from '../schemas/messages.js';
-import { parseIdempotencyKey, replyIdempotently } from '../services/idempotency.js';
-import { sendCampaign } from '../services/send-campaign.js';
 
 const CAMPAIGN_ID = /^[1-9]\d{0,15}$/;
 

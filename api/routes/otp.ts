@@ -1,6 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { sendOtp } from '../../commands/send-otp.js';
+import { verifyOtp } from '../../commands/verify-otp.js';
 import type { ApiDeps } from '../deps.js';
+import { parseIdempotencyKey, replyIdempotently } from '../idempotency-header.js';
 import { principalOf } from '../plugins/auth.js';
 import { answerBy } from '../request-deadline.js';
 import {
@@ -15,9 +18,6 @@ import {
   otpVerifyRequestSchema,
   otpVerifyResponseSchema,
 } from '../schemas/otp.js';
-import { parseIdempotencyKey, replyIdempotently } from '../services/idempotency.js';
-import { sendOtp } from '../services/send-otp.js';
-import { verifyOtp } from '../services/verify-otp.js';
 
 /** The documented schemas are for OpenAPI; the handlers validate, so every rule answers 422. */
 const documentOnly = () => (data: unknown) => ({ value: data });

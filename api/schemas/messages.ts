@@ -8,7 +8,7 @@ import {
   OPT_OUT_PLACEHOLDER,
   ROUTING_TYPES,
 } from '../../domain/send-request.js';
-import { E164, given, NOT_BLANK, SLUG, when } from './common.js';
+import { E164, given, NO_NUL, NOT_BLANK, otherFieldsWithoutNul, SLUG, when } from './common.js';
 
 /** SPEC §2.1: the message (campaign) object. */
 export const campaignSchema = z.object({
@@ -40,7 +40,7 @@ const PLACEHOLDER = OPT_OUT_PLACEHOLDER.replace(/[{}]/g, '\\$&');
 
 /**
  * SPEC §4.1 request body, for the OpenAPI document (rules are enforced by domain/send-request
- * and api/services/routing). What a schema cannot carry: whether a number exists in its
+ * and commands/routing). What a schema cannot carry: whether a number exists in its
  * country's plan, duplicates after normalization (+610412… is +61412…), and what the
  * workspace's providers and routes allow.
  */
@@ -82,11 +82,12 @@ export const sendRequestSchema = z
       'An enabled failover route; requires routing_type failover',
     ),
     reference: nullable(
-      z.string().max(MAX_REFERENCE_LENGTH),
+      z.string().max(MAX_REFERENCE_LENGTH).regex(NO_NUL),
       `Up to ${MAX_REFERENCE_LENGTH} characters; stored with the campaign`,
     ),
   })
   .meta({
+    ...otherFieldsWithoutNul,
     examples: [
       { recipients: ['+61412345678', '+61412345679'], message: 'Your parcel arrives today.' },
       {

@@ -7,7 +7,17 @@ import {
   MAX_OTP_SENDER_ID_LENGTH,
   MAX_PURPOSE_LENGTH,
 } from '../../domain/otp.js';
-import { E164, given, JS_WHITESPACE, NOT_BLANK, SLUG, UUID, when } from './common.js';
+import {
+  E164,
+  given,
+  JS_WHITESPACE,
+  NOT_BLANK,
+  NUL,
+  otherFieldsWithoutNul,
+  SLUG,
+  UUID,
+  when,
+} from './common.js';
 
 /** The fields a saved OTP service supplies: a request naming a service may not give them. */
 const SERVICE_SETTINGS = [
@@ -30,9 +40,9 @@ const absent = (description: string) => z.null().optional().describe(description
 const WITHOUT_SERVICE = 'Without service_slug only.';
 
 /** A placeholder is `{`, then no brace or whitespace, then `}` (domain/otp.ts). */
-const PLACEHOLDER_BODY = `[^{}${JS_WHITESPACE}]*`;
+const PLACEHOLDER_BODY = `[^{}${NUL}${JS_WHITESPACE}]*`;
 /** Text with no placeholder: every `{` is followed by whitespace, another `{`, or the end. */
-const NO_PLACEHOLDER = `(?:[^{]|(?:\\{${PLACEHOLDER_BODY})+[${JS_WHITESPACE}])*(?:\\{${PLACEHOLDER_BODY})*`;
+const NO_PLACEHOLDER = `(?:[^{${NUL}]|(?:\\{${PLACEHOLDER_BODY})+[${JS_WHITESPACE}])*(?:\\{${PLACEHOLDER_BODY})*`;
 /** Exactly one {code} and no other placeholder. */
 const OTP_TEMPLATE = new RegExp(`^${NO_PLACEHOLDER}\\{code\\}${NO_PLACEHOLDER}$`);
 /** One SMS segment holds 160 GSM-7 characters, and {code} becomes at least as many digits. */
@@ -40,7 +50,7 @@ const MAX_OTP_TEMPLATE_LENGTH = 160;
 
 /**
  * SPEC §4.3 request body, for the OpenAPI document (rules are enforced by domain/otp and
- * api/services/otp-settings). What a schema cannot carry: whether the number exists in its
+ * commands/otp-settings). What a schema cannot carry: whether the number exists in its
  * plan, whether the rendered message fits one segment (GSM-7 or UCS-2), and what the
  * workspace's services, templates, providers and senders allow.
  */
@@ -93,6 +103,7 @@ export const otpSendRequestSchema = z
     code: absent('Not accepted: Herald makes the code'),
   })
   .meta({
+    ...otherFieldsWithoutNul,
     examples: [
       { recipient: '+61412345678', purpose: 'login' },
       {
@@ -168,6 +179,7 @@ export const otpVerifyRequestSchema = z
     ),
   })
   .meta({
+    ...otherFieldsWithoutNul,
     examples: [{ recipient: '+61412345678', code: '123456', purpose: 'login' }],
     oneOf: [
       {

@@ -5,7 +5,7 @@
  * transaction, so whatever stops the command after that (Temporal not confirming, the process
  * dying) leaves it `paused` under that id, and `campaign resume` starts exactly that workflow.
  */
-import { resolveRouting } from '../../api/services/routing.js';
+import { resolveRouting } from '../../commands/routing.js';
 import { publicUrlOf, temporalAddressOf } from '../../config/env.js';
 import { findCampaignOrigin, insertCampaign } from '../../db/campaigns.js';
 import { findSupersedingCampaign } from '../../db/orphan-campaigns.js';

@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { ApiKeyPrincipal } from '../../db/api-keys.js';
+import type { ApiKeyPrincipal } from '../db/api-keys.js';
 import {
   findOtpRequestView,
   InsufficientCreditsError,
   insertOtpRequest,
   type OtpRequestView,
   type OtpStatus,
-} from '../../db/otp-requests.js';
-import { HeraldError, validationError } from '../../domain/errors.js';
-import { validateOtpSend } from '../../domain/otp.js';
-import { startOtpWorkflow } from '../../temporal/workflow-starts.js';
-import { otpWorkflowId } from '../../workflows/definitions.js';
-import type { ApiDeps } from '../deps.js';
+} from '../db/otp-requests.js';
+import { HeraldError, validationError } from '../domain/errors.js';
+import { validateOtpSend } from '../domain/otp.js';
+import { startOtpWorkflow } from '../temporal/workflow-starts.js';
+import { otpWorkflowId } from '../workflows/definitions.js';
+import type { CommandDeps } from './deps.js';
 import { type IdempotentResponse, idempotently } from './idempotency.js';
 import { type ResolvedOtpSend, resolveOtpSend } from './otp-settings.js';
 
@@ -54,7 +54,7 @@ function presentOtpRequest(view: OtpRequestView) {
 }
 
 async function createRequest(
-  deps: ApiDeps,
+  deps: CommandDeps,
   principal: ApiKeyPrincipal,
   send: ResolvedOtpSend & { expiresAt: Date },
   requestId: string,
@@ -83,7 +83,7 @@ async function createRequest(
  * waiting for the provider's answer until `answerBy` (epoch ms) at the latest, then `pending`.
  */
 export async function sendOtp(
-  deps: ApiDeps,
+  deps: CommandDeps,
   principal: ApiKeyPrincipal,
   rawBody: unknown,
   key: string | null,

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { FastifyReply } from 'fastify';
-import type { TransactionSql } from '../../db/client.js';
+import type { TransactionSql } from '../db/client.js';
 import {
   attachIdempotentResource,
   claimIdempotencyKey,
@@ -12,9 +11,9 @@ import {
   readIdempotencyKey,
   releaseIdempotencyKey,
   renewIdempotencyLease,
-} from '../../db/idempotency.js';
-import { HeraldError, validationError } from '../../domain/errors.js';
-import type { ApiDeps } from '../deps.js';
+} from '../db/idempotency.js';
+import { HeraldError, validationError } from '../domain/errors.js';
+import type { CommandDeps } from './deps.js';
 
 /**
  * The lease on a key follows the request holding it: short, and renewed while the request
@@ -27,21 +26,6 @@ export interface IdempotencyLease {
 }
 
 export const IDEMPOTENCY_LEASE: IdempotencyLease = { seconds: 5, renewEveryMs: 1500 };
-
-const KEY_PATTERN = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
-
-/** The Idempotency-Key header: up to 255 printable ASCII characters, or absent. */
-export function parseIdempotencyKey(header: string | string[] | undefined): string | null {
-  if (header === undefined) return null;
-  if (typeof header !== 'string' || !KEY_PATTERN.test(header)) {
-    throw validationError({
-      'Idempotency-Key': [
-        'The Idempotency-Key header must be 1 to 255 printable ASCII characters.',
-      ],
-    });
-  }
-  return header;
-}
 
 /** Serialises with sorted keys, so the same body in another key order is the same request. */
 function canonical(value: unknown): string {
@@ -83,7 +67,11 @@ class LeaseLostError extends Error {
 }
 
 /** Renews the claim's lease every `renewEveryMs` until stopped or taken over. */
-function keepLease(deps: Pick<ApiDeps, 'sql'>, claim: IdempotencyClaim, lease: IdempotencyLease) {
+function keepLease(
+  deps: Pick<CommandDeps, 'sql'>,
+  claim: IdempotencyClaim,
+  lease: IdempotencyLease,
+) {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const schedule = () => {
@@ -123,7 +111,7 @@ function keepLease(deps: Pick<ApiDeps, 'sql'>, claim: IdempotencyClaim, lease: I
  * under the key and answers what the key says now: the new holder's stored answer, or 409.
  */
 export async function idempotently(
-  deps: Pick<ApiDeps, 'sql' | 'env'>,
+  deps: Pick<CommandDeps, 'sql' | 'env'>,
   scope: IdempotencyScope | null,
   rawBody: unknown,
   work: (context: IdempotentWork) => Promise<{ status: number; body: string; final: boolean }>,
@@ -188,16 +176,4 @@ function answerOfKey(key: KeyState): IdempotentResponse {
       // Its holder dropped it (its request was refused): a retry claims it afresh.
       throw new HeraldError('idempotency_in_progress', { headers: { 'retry-after': '1' } });
   }
-}
-
-/**
- * Sends an idempotent answer. The stored JSON text goes out as is (fastify does not re-serialise
- * strings), so a replay is byte-identical to the first answer.
- */
-export function replyIdempotently(reply: FastifyReply, response: IdempotentResponse) {
-  if (response.replayed) reply.header('idempotent-replayed', 'true');
-  return reply
-    .code(response.status)
-    .header('content-type', 'application/json; charset=utf-8')
-    .send(response.body as never);
 }

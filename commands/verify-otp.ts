@@ -1,18 +1,18 @@
-import type { ApiKeyPrincipal } from '../../db/api-keys.js';
+import type { ApiKeyPrincipal } from '../db/api-keys.js';
 import {
   lockVerificationCandidate,
   lockVerificationSubject,
   markOtpVerified,
   recordFailedVerification,
-} from '../../db/otp-requests.js';
-import { HeraldError, validationError } from '../../domain/errors.js';
+} from '../db/otp-requests.js';
+import { HeraldError, validationError } from '../domain/errors.js';
 import {
   FAILED_VERIFICATION_WINDOW_MINUTES,
   MAX_FAILED_VERIFICATIONS,
   validateOtpVerify,
-} from '../../domain/otp.js';
-import { matchesKeyedHash } from '../../security/tokens.js';
-import type { ApiDeps } from '../deps.js';
+} from '../domain/otp.js';
+import { matchesKeyedHash } from '../security/tokens.js';
+import type { CommandDeps } from './deps.js';
 
 /** Compared against when there is no stored hash, so every failure costs the same work. */
 const NO_HASH = Buffer.alloc(32);
@@ -23,7 +23,7 @@ const NO_HASH = Buffer.alloc(32);
  * every failure takes the same path to the same answer.
  */
 export async function verifyOtp(
-  deps: ApiDeps,
+  deps: CommandDeps,
   principal: ApiKeyPrincipal,
   rawBody: unknown,
 ): Promise<void> {

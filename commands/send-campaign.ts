@@ -1,19 +1,19 @@
-import { DISPATCH_CONFIRM_MS, dispatchCampaign } from '../../commands/dispatch-campaign.js';
-import type { ApiKeyPrincipal } from '../../db/api-keys.js';
-import { findCampaignView, insertCampaign } from '../../db/campaigns.js';
-import { validationError } from '../../domain/errors.js';
-import { campaignSegments } from '../../domain/segments.js';
-import { validateSendRequest } from '../../domain/send-request.js';
-import { campaignWorkflowId } from '../../workflows/definitions.js';
-import type { ApiDeps } from '../deps.js';
-import { presentCampaign } from '../presenters.js';
+import type { ApiKeyPrincipal } from '../db/api-keys.js';
+import { findCampaignView, insertCampaign } from '../db/campaigns.js';
+import { validationError } from '../domain/errors.js';
+import { campaignSegments } from '../domain/segments.js';
+import { validateSendRequest } from '../domain/send-request.js';
+import { campaignWorkflowId } from '../workflows/definitions.js';
+import type { CommandDeps } from './deps.js';
+import { DISPATCH_CONFIRM_MS, dispatchCampaign } from './dispatch-campaign.js';
 import { type IdempotentResponse, idempotently } from './idempotency.js';
+import { presentCampaign } from './presenters.js';
 import { resolveRouting } from './routing.js';
 
 const ENDPOINT = 'POST /api/v1/messages';
 
 async function respond(
-  deps: ApiDeps,
+  deps: CommandDeps,
   principal: ApiKeyPrincipal,
   campaignId: number,
   key: string | null,
@@ -65,7 +65,7 @@ async function respond(
  * waits for Temporal until `answerBy` (epoch ms) at the latest, then answers `paused`.
  */
 export async function sendCampaign(
-  deps: ApiDeps,
+  deps: CommandDeps,
   principal: ApiKeyPrincipal,
   rawBody: unknown,
   key: string | null,

@@ -1,10 +1,10 @@
-import type { ApiKeyPrincipal } from '../../db/api-keys.js';
-import type { Sql } from '../../db/client.js';
-import type { BillingSource } from '../../db/otp-requests.js';
-import { findMessageTemplate, findOtpService, isApprovedSender } from '../../db/otp-settings.js';
-import { findProvider } from '../../db/providers.js';
-import { findMemberPermissions } from '../../db/users.js';
-import { validationError } from '../../domain/errors.js';
+import type { ApiKeyPrincipal } from '../db/api-keys.js';
+import type { Sql } from '../db/client.js';
+import type { BillingSource } from '../db/otp-requests.js';
+import { findMessageTemplate, findOtpService, isApprovedSender } from '../db/otp-settings.js';
+import { findProvider } from '../db/providers.js';
+import { findMemberPermissions } from '../db/users.js';
+import { validationError } from '../domain/errors.js';
 import {
   CODE_LENGTH,
   DEFAULT_OTP_TEMPLATE,
@@ -12,10 +12,10 @@ import {
   type OtpSendRequest,
   otpTemplateProblem,
   renderOtpMessage,
-} from '../../domain/otp.js';
-import { isAustralianMobile, serves } from '../../domain/phone.js';
-import { countSegments } from '../../domain/segments.js';
-import { declaredCountries, OWN_PROVIDER_SLUG } from '../../providers/registry.js';
+} from '../domain/otp.js';
+import { isAustralianMobile, serves } from '../domain/phone.js';
+import { countSegments } from '../domain/segments.js';
+import { declaredCountries, OWN_PROVIDER_SLUG } from '../providers/registry.js';
 
 /** Everything an OTP send needs, with the service, template, provider and sender settled. */
 export interface ResolvedOtpSend {

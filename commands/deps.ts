@@ -1,0 +1,12 @@
+import type { Client } from '@temporalio/client';
+import type { Env } from '../config/env.js';
+import type { Sql } from '../db/client.js';
+
+/** What the use-cases need from the outside world; wired once by each entry point. */
+export interface CommandDeps {
+  env: Env;
+  publicUrl: string;
+  secret: string;
+  sql: Sql;
+  temporal: Client;
+}
