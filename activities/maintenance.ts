@@ -1,8 +1,10 @@
 import type { Sql } from '../db/client.js';
 import { deleteExpiredIdempotencyKeys } from '../db/idempotency.js';
-import { deleteAbandonedClients } from '../db/oauth-clients.js';
+import { deleteAbandonedClients, deleteOldRegistrationAttempts } from '../db/oauth-clients.js';
+import { deleteExpiredGrants } from '../db/oauth-grants.js';
 import { closeOrphanCampaigns } from '../db/orphan-campaigns.js';
 import { failUnsentExpiredOtpRequests } from '../db/otp-requests.js';
+import { deleteOldSignInFailures } from '../db/sign-in-failures.js';
 import { deleteStaleLeases } from '../db/submission-leases.js';
 import { deleteOldWebhookEvents } from '../db/webhooks.js';
 import { deleteIdleSendSlots } from './throughput.js';
@@ -11,6 +13,11 @@ import { deleteIdleSendSlots } from './throughput.js';
 const ABANDONED_REGISTRATION_DAYS = 30;
 /** Well past the three-day retry schedule, so a delivery still running always finds its event. */
 const WEBHOOK_EVENT_RETENTION_DAYS = 30;
+/**
+ * OAuth records go a day after they expired, and the limits' records (registration attempts,
+ * failed sign-ins) a day after they were made: far past their windows (a minute, 15 minutes).
+ */
+const OAUTH_RECORD_RETENTION_SECONDS = 24 * 60 * 60;
 
 export function createMaintenanceActivities(deps: { sql: Sql }) {
   return {
@@ -33,6 +40,16 @@ export function createMaintenanceActivities(deps: { sql: Sql }) {
 
     async deleteAbandonedOAuthClients(input: { batchSize: number }): Promise<number> {
       return deleteAbandonedClients(deps.sql, ABANDONED_REGISTRATION_DAYS, input.batchSize);
+    },
+
+    /** Authorization requests, codes, tokens, registration attempts and failed sign-ins. */
+    async purgeExpiredOAuthRecords(input: { batchSize: number }): Promise<number> {
+      const after = OAUTH_RECORD_RETENTION_SECONDS;
+      return (
+        (await deleteExpiredGrants(deps.sql, after, input.batchSize)) +
+        (await deleteOldRegistrationAttempts(deps.sql, after, input.batchSize)) +
+        (await deleteOldSignInFailures(deps.sql, after, input.batchSize))
+      );
     },
 
     async deleteOldWebhookEvents(input: { batchSize: number }): Promise<number> {

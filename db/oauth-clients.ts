@@ -71,3 +71,16 @@ export async function deleteAbandonedClients(
       limit ${limit})`;
   return result.count;
 }
+
+/** Registration attempts made more than `olderThanSeconds` ago, up to `limit`; returns how many. */
+export async function deleteOldRegistrationAttempts(
+  sql: Sql,
+  olderThanSeconds: number,
+  limit: number,
+): Promise<number> {
+  const result = await sql`
+    delete from oauth_registration_attempts where ctid in (
+      select ctid from oauth_registration_attempts
+      where at < now() - make_interval(secs => ${olderThanSeconds}) limit ${limit})`;
+  return result.count;
+}

@@ -1,4 +1,4 @@
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
 
 /** The authorization flow's records: pending requests, connections, codes and tokens. */
 
@@ -15,16 +15,21 @@ export interface PendingAuthorization {
   browserHash: Buffer | null;
 }
 
+/** An authorization request at sign-in: stored only once a user signed in, bound to them. */
 export async function insertAuthorization(
   sql: Sql,
-  request: Omit<PendingAuthorization, 'id' | 'userId' | 'workspaceId' | 'browserHash'>,
+  request: Omit<PendingAuthorization, 'id' | 'userId' | 'browserHash'> & {
+    userId: number;
+    browserHash: Buffer;
+  },
   lifetimeSeconds: number,
 ): Promise<string> {
   const [row] = await sql<{ id: string }[]>`
     insert into oauth_authorizations (client_id, redirect_uri, state, code_challenge, scope,
-                                      resource, expires_at)
+                                      resource, user_id, workspace_id, browser_hash, expires_at)
     values (${request.clientId}, ${request.redirectUri}, ${request.state}, ${request.codeChallenge},
-            ${request.scope}, ${request.resource}, now() + make_interval(secs => ${lifetimeSeconds}))
+            ${request.scope}, ${request.resource}, ${request.userId}, ${request.workspaceId},
+            ${request.browserHash}, now() + make_interval(secs => ${lifetimeSeconds}))
     returning id`;
   return (row as { id: string }).id;
 }
@@ -39,17 +44,6 @@ export async function findAuthorization(
     from oauth_authorizations
     where id = ${id} and expires_at > now()`;
   return row;
-}
-
-export async function bindAuthorization(
-  sql: Sql,
-  id: string,
-  binding: { userId: number; workspaceId: number | null; browserHash: Buffer },
-): Promise<void> {
-  await sql`
-    update oauth_authorizations set user_id = ${binding.userId},
-      workspace_id = ${binding.workspaceId}, browser_hash = ${binding.browserHash}
-    where id = ${id}`;
 }
 
 export async function chooseWorkspace(sql: Sql, id: string, workspaceId: number): Promise<void> {
@@ -134,9 +128,10 @@ export interface IssuedTokenRecord {
 }
 
 export async function insertTokens(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   grant: { connectionId: number; family: string; resource: string; scope: string },
   tokens: IssuedTokenRecord[],
+  options: { ifAbsent?: boolean } = {},
 ): Promise<void> {
   await sql`
     insert into oauth_tokens (token_hash, kind, connection_id, family, resource, scope, expires_at)
@@ -145,7 +140,8 @@ export async function insertTokens(
     -- postgres.js sends an array of Buffers as one bytea, not bytea[]: the hashes travel as hex.
     from unnest(${tokens.map((token) => token.hash.toString('hex'))}::text[],
                 ${tokens.map((token) => token.kind)}::text[],
-                ${tokens.map((token) => token.lifetimeSeconds)}::int[]) as t(hash, kind, lifetime)`;
+                ${tokens.map((token) => token.lifetimeSeconds)}::int[]) as t(hash, kind, lifetime)
+    ${options.ifAbsent ? sql`on conflict (token_hash) do nothing` : sql``}`;
 }
 
 export async function revokeFamily(sql: Sql, family: string): Promise<void> {
@@ -160,28 +156,69 @@ export interface RefreshTokenUse {
   family: string;
   resource: string;
   scope: string;
-  /** Seconds since this refresh token was first exchanged; null on its first use. */
+  /** Seconds since this refresh token was first exchanged; null before its first use. */
   secondsSinceRotation: number | null;
   usable: boolean;
 }
 
-/** Marks a refresh token exchanged and returns it as it was before. */
-export async function rotateRefreshToken(
+/** A refresh token as it is, read without changing it (the client is checked before any change). */
+export async function findRefreshToken(
   sql: Sql,
   hash: Buffer,
 ): Promise<RefreshTokenUse | undefined> {
   const [row] = await sql<RefreshTokenUse[]>`
-    with previous as (
-      select token_hash, rotated_at from oauth_tokens
-      where token_hash = ${hash} and kind = 'refresh' for update
-    )
-    update oauth_tokens t set rotated_at = coalesce(t.rotated_at, now())
-    from previous p, oauth_connections k
-    where t.token_hash = p.token_hash and k.id = t.connection_id
-    returning t.connection_id, k.client_id, k.workspace_id, k.user_id, t.family, t.resource, t.scope,
-      extract(epoch from now() - p.rotated_at)::float8 as seconds_since_rotation,
-      (t.revoked_at is null and k.revoked_at is null and t.expires_at > now()) as usable`;
+    select t.connection_id, k.client_id, k.workspace_id, k.user_id, t.family, t.resource, t.scope,
+      extract(epoch from now() - t.rotated_at)::float8 as seconds_since_rotation,
+      (t.revoked_at is null and k.revoked_at is null and t.expires_at > now()) as usable
+    from oauth_tokens t join oauth_connections k on k.id = t.connection_id
+    where t.token_hash = ${hash} and t.kind = 'refresh'`;
   return row;
+}
+
+export type Rotation =
+  | { outcome: 'rotated'; accessExpiresInSeconds: number }
+  | { outcome: 'unusable' }
+  /** Exchanged before, longer ago than the grace window. */
+  | { outcome: 'replayed' };
+
+/**
+ * Exchanges a refresh token for its successor pair: marks it exchanged (the first time) and
+ * stores the pair unless it is already stored. The successor is derived from the token, so
+ * exchanging it again within `graceSeconds` stores nothing and answers the same pair.
+ */
+export async function rotateRefreshToken(
+  sql: Sql,
+  hash: Buffer,
+  successor: IssuedTokenRecord[],
+  graceSeconds: number,
+): Promise<Rotation> {
+  return sql.begin(async (tx) => {
+    const [token] = await tx<
+      (Omit<RefreshTokenUse, 'clientId' | 'workspaceId' | 'userId'> & { usable: boolean })[]
+    >`
+      select t.connection_id, t.family, t.resource, t.scope,
+        extract(epoch from now() - t.rotated_at)::float8 as seconds_since_rotation,
+        (t.revoked_at is null and k.revoked_at is null and t.expires_at > now()) as usable
+      from oauth_tokens t join oauth_connections k on k.id = t.connection_id
+      where t.token_hash = ${hash} and t.kind = 'refresh'
+      for update of t`;
+    if (!token?.usable) return { outcome: 'unusable' };
+    if (token.secondsSinceRotation !== null && token.secondsSinceRotation > graceSeconds) {
+      return { outcome: 'replayed' };
+    }
+    await tx`update oauth_tokens set rotated_at = coalesce(rotated_at, now())
+             where token_hash = ${hash}`;
+    await insertTokens(tx, token, successor, { ifAbsent: true });
+    const [issued] = await tx<{ revoked: boolean; expiresIn: number }[]>`
+      select bool_or(revoked_at is not null) as revoked,
+        min(ceil(extract(epoch from expires_at - now())))::int as expires_in
+      from oauth_tokens
+      where token_hash in (
+        select decode(hex, 'hex')
+        from unnest(${successor.map((token) => token.hash.toString('hex'))}::text[]) as hex)`;
+    if (!issued || issued.revoked || issued.expiresIn <= 0) return { outcome: 'unusable' };
+    return { outcome: 'rotated', accessExpiresInSeconds: issued.expiresIn };
+  });
 }
 
 export interface TokenOwner {
@@ -225,4 +262,29 @@ export async function findAccessGrant(sql: Sql, hash: Buffer): Promise<AccessGra
 
 export async function touchConnection(sql: Sql, connectionId: number): Promise<void> {
   await sql`update oauth_connections set last_used_at = now() where id = ${connectionId}`;
+}
+
+/**
+ * Authorization requests, codes and tokens that expired more than `afterSeconds` ago, up to
+ * `limit` rows of each; returns how many went. Until then an expired record still answers for
+ * itself (a replayed code still revokes what it obtained, an expired token is told apart).
+ */
+export async function deleteExpiredGrants(
+  sql: Sql,
+  afterSeconds: number,
+  limit: number,
+): Promise<number> {
+  const authorizations = await sql`
+    delete from oauth_authorizations where id in (
+      select id from oauth_authorizations
+      where expires_at < now() - make_interval(secs => ${afterSeconds}) limit ${limit})`;
+  const codes = await sql`
+    delete from oauth_codes where code_hash in (
+      select code_hash from oauth_codes
+      where expires_at < now() - make_interval(secs => ${afterSeconds}) limit ${limit})`;
+  const tokens = await sql`
+    delete from oauth_tokens where token_hash in (
+      select token_hash from oauth_tokens
+      where expires_at < now() - make_interval(secs => ${afterSeconds}) limit ${limit})`;
+  return authorizations.count + codes.count + tokens.count;
 }

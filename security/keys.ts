@@ -16,6 +16,12 @@ const INFO = {
   /** Kept from the first release: provider credentials and webhook secrets are stored under it. */
   'credentials-encryption': 'herald provider credentials v1',
   'provider-receipt-signing': 'herald provider receipt signing v1',
+  /** Failed sign-ins are counted by a keyed hash of the account or address (kept 1 day). */
+  'sign-in-throttle-hash': 'herald sign-in throttle subject hash v1',
+  /** Signs an authorization request carried by the sign-in form (nothing stored before sign-in). */
+  'oauth-request-signing': 'herald oauth authorization request signing v1',
+  /** Derives a refresh token's successor pair from it, so a retried refresh gets the same pair. */
+  'oauth-refresh-successor': 'herald oauth refresh successor v1',
 } as const;
 
 export type KeyPurpose = keyof typeof INFO;

@@ -1,4 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
 
 /**
@@ -19,14 +20,55 @@ const P = 1;
 const KEY_LENGTH = 32;
 const MAX_MEMORY = 256 * 1024 * 1024;
 
+/** More password checks are waiting than the process takes: the caller answers 503. */
+export class PasswordHashingBusyError extends Error {
+  override name = 'PasswordHashingBusyError';
+  constructor() {
+    super('Too many password checks are waiting.');
+  }
+}
+
+export interface HashingGate {
+  run<T>(task: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * At most `concurrency` tasks at once, the next `maxWaiting` queued in order, any more refused
+ * with PasswordHashingBusyError at once (they would only wait past the request's deadline).
+ */
+export function createHashingGate(concurrency: number, maxWaiting: number): HashingGate {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return {
+    async run(task) {
+      if (running < concurrency) running += 1;
+      else if (waiting.length >= maxWaiting) throw new PasswordHashingBusyError();
+      else await new Promise<void>((resolve) => waiting.push(resolve));
+      try {
+        return await task();
+      } finally {
+        // A waiter takes over this slot; with none waiting, the slot is free.
+        const next = waiting.shift();
+        if (next) next();
+        else running -= 1;
+      }
+    },
+  };
+}
+
+/**
+ * scrypt runs on libuv's thread pool (4 threads) and takes 32 MiB each: unbounded, 16 sign-ins at
+ * once held every thread (file reads and DNS lookups waited seconds behind them) and half a GiB.
+ * Half the cores hash at once, leaving the event loop a core and the pool free threads; 32 more
+ * wait (about 3 s of hashing on one core, inside the 4.5 s request deadline).
+ */
+const gate = createHashingGate(Math.max(1, Math.floor(availableParallelism() / 2)), 32);
+
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const hash = await scryptAsync(password, salt, KEY_LENGTH, {
-    N: 2 ** LOG_N,
-    r: R,
-    p: P,
-    maxmem: MAX_MEMORY,
-  });
+  const hash = await gate.run(() =>
+    scryptAsync(password, salt, KEY_LENGTH, { N: 2 ** LOG_N, r: R, p: P, maxmem: MAX_MEMORY }),
+  );
   return `$scrypt$ln=${LOG_N},r=${R},p=${P}$${salt.toString('base64')}$${hash.toString('base64')}`;
 }
 
@@ -42,11 +84,13 @@ export async function verifyPassword(password: string, stored: string): Promise<
     string,
   ];
   const expected = Buffer.from(hash, 'base64');
-  const actual = await scryptAsync(password, Buffer.from(salt, 'base64'), expected.length, {
-    N: 2 ** Number(logN),
-    r: Number(r),
-    p: Number(p),
-    maxmem: MAX_MEMORY,
-  });
+  const actual = await gate.run(() =>
+    scryptAsync(password, Buffer.from(salt, 'base64'), expected.length, {
+      N: 2 ** Number(logN),
+      r: Number(r),
+      p: Number(p),
+      maxmem: MAX_MEMORY,
+    }),
+  );
   return timingSafeEqual(actual, expected);
 }

@@ -10,6 +10,7 @@ const {
   deleteOldWebhookEvents,
   deleteIdleSendSlots,
   deleteStaleSubmissionLeases,
+  purgeExpiredOAuthRecords,
 } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 10 },
@@ -25,6 +26,8 @@ export interface MaintenanceResult {
   idleSendSlotsDeleted: number;
   /** Absent from runs that started before the step existed. */
   staleSubmissionLeasesDeleted?: number;
+  /** Absent from runs that started before the step existed. */
+  expiredOAuthRecordsPurged?: number;
 }
 
 const BATCH_SIZE = 5000;
@@ -34,8 +37,13 @@ const CAMPAIGN_BATCH_SIZE = 20;
 const CLOSE_ORPHAN_CAMPAIGNS = 'close-orphan-campaigns';
 /** Likewise the step that deletes submission leases a day past their end. */
 const DELETE_STALE_SUBMISSION_LEASES = 'delete-stale-submission-leases';
+/** Likewise the step that deletes expired OAuth records and the limits' old records. */
+const PURGE_EXPIRED_OAUTH_RECORDS = 'purge-expired-oauth-records';
 
-/** Runs `step` in batches until a batch comes back short; returns the total. */
+/**
+ * Runs `step` in batches until a batch comes back short; returns the total. A step over several
+ * tables takes `batchSize` from each, so a short total means every table came back short.
+ */
 async function inBatches(
   step: (input: { batchSize: number }) => Promise<number>,
   batchSize = BATCH_SIZE,
@@ -53,8 +61,9 @@ async function inBatches(
  * idempotency records that identify them are purged), drops idempotency records past their
  * retention, fails and refunds OTP requests whose code expired before it could be submitted, and
  * deletes OAuth client registrations that never completed consent within 30 days, webhook events (and
- * their attempts) dispatched over 30 days ago, throughput slots idle for a day, and submission
- * leases a day past their end.
+ * their attempts) dispatched over 30 days ago, throughput slots idle for a day, submission leases a
+ * day past their end, and OAuth authorization requests, codes and tokens a day past their expiry
+ * with the registration attempts and failed sign-ins of over a day ago.
  */
 export async function maintenanceWorkflow(): Promise<MaintenanceResult> {
   const orphanCampaignsClosed = patched(CLOSE_ORPHAN_CAMPAIGNS)
@@ -68,6 +77,9 @@ export async function maintenanceWorkflow(): Promise<MaintenanceResult> {
   const staleSubmissionLeasesDeleted = patched(DELETE_STALE_SUBMISSION_LEASES)
     ? await inBatches(deleteStaleSubmissionLeases)
     : undefined;
+  const expiredOAuthRecordsPurged = patched(PURGE_EXPIRED_OAUTH_RECORDS)
+    ? await inBatches(purgeExpiredOAuthRecords)
+    : undefined;
   upsertSearchAttributes({ [searchAttributes.status.name]: ['completed'] });
   return {
     ...(orphanCampaignsClosed !== undefined && { orphanCampaignsClosed }),
@@ -77,5 +89,6 @@ export async function maintenanceWorkflow(): Promise<MaintenanceResult> {
     webhookEventsDeleted,
     idleSendSlotsDeleted,
     ...(staleSubmissionLeasesDeleted !== undefined && { staleSubmissionLeasesDeleted }),
+    ...(expiredOAuthRecordsPurged !== undefined && { expiredOAuthRecordsPurged }),
   };
 }

@@ -1,29 +1,36 @@
 import { randomBytes } from 'node:crypto';
+import { signInWithPassword } from '../../commands/sign-in.js';
 import { findSignInWorkspaces } from '../../db/member-access.js';
 import { findClient } from '../../db/oauth-clients.js';
 import {
   approveAuthorization,
-  bindAuthorization,
   chooseWorkspace,
   deleteAuthorization,
   findAuthorization,
+  insertAuthorization,
   type PendingAuthorization,
 } from '../../db/oauth-grants.js';
-import { findUserByEmail } from '../../db/users.js';
-import { verifyPassword } from '../../security/password.js';
 import { keyedHash, matchesKeyedHash } from '../../security/tokens.js';
 import { callbackUrl } from './authorize.js';
 import { LIFETIMES, type OAuthDeps } from './deps.js';
 import { consentPage, messagePage, signInPage, workspacePage } from './pages.js';
+import { openRequest } from './sealed-request.js';
 
 /** What a step of the sign-in and consent pages answers: a page, or a redirect. */
 export type Interaction =
-  | { kind: 'page'; status: number; html: string; setBrowser?: string }
+  | {
+      kind: 'page';
+      status: number;
+      html: string;
+      setBrowser?: string;
+      headers?: Record<string, string>;
+    }
   | { kind: 'redirect'; location: string };
 
-/** A password check against this hash when the email is unknown, so timing does not tell. */
-const UNKNOWN_USER_HASH =
-  '$scrypt$ln=15,r=8,p=1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+/** Seconds a sign-in refused for want of hashing capacity is told to wait. */
+const BUSY_RETRY_AFTER_SECONDS = 2;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const expired = (): Interaction => ({
   kind: 'page',
@@ -34,6 +41,11 @@ const expired = (): Interaction => ({
   ),
 });
 
+/** A stored authorization request (after sign-in); an id that cannot be one finds nothing. */
+async function findStored(deps: OAuthDeps, id: string) {
+  return UUID.test(id) ? findAuthorization(deps.sql, id) : undefined;
+}
+
 function sameBrowser(deps: OAuthDeps, authorization: PendingAuthorization, cookie?: string) {
   if (!cookie || !authorization.browserHash) return false;
   return matchesKeyedHash(deps.secret, 'oauth-browser-hash', cookie, authorization.browserHash);
@@ -43,30 +55,49 @@ async function clientName(deps: OAuthDeps, clientId: string): Promise<string> {
   return (await findClient(deps.sql, clientId))?.name ?? 'Unknown client';
 }
 
-export async function showSignIn(deps: OAuthDeps, requestId: string): Promise<Interaction> {
-  const authorization = await findAuthorization(deps.sql, requestId);
-  if (!authorization) return expired();
-  const name = await clientName(deps, authorization.clientId);
-  return { kind: 'page', status: 200, html: signInPage({ requestId, clientName: name }) };
-}
+const minutes = (seconds: number) => {
+  const count = Math.ceil(seconds / 60);
+  return `${count} minute${count === 1 ? '' : 's'}`;
+};
 
+/**
+ * POST /sign-in: the request sealed into the form at /authorize, then the password (throttled per
+ * account and address). Only a signed-in user's request is stored, bound to the browser.
+ */
 export async function signIn(
   deps: OAuthDeps,
   form: { request: string; email: string; password: string },
+  address: string,
 ): Promise<Interaction> {
-  const authorization = await findAuthorization(deps.sql, form.request);
-  if (!authorization) return expired();
-  const user = await findUserByEmail(deps.sql, form.email);
-  const valid = await verifyPassword(form.password, user?.passwordHash ?? UNKNOWN_USER_HASH);
-  const name = await clientName(deps, authorization.clientId);
-  if (!user || !valid) {
-    const error = 'The email or password is incorrect.';
-    return {
-      kind: 'page',
-      status: 401,
-      html: signInPage({ requestId: form.request, clientName: name, error }),
-    };
+  const request = openRequest(deps.secret, form.request);
+  const client = request && (await findClient(deps.sql, request.clientId));
+  if (!request || !client) return expired();
+  const again = (status: number, error: string, headers?: Record<string, string>) => ({
+    kind: 'page' as const,
+    status,
+    headers,
+    html: signInPage({ requestId: form.request, clientName: client.name, error }),
+  });
+  const result = await signInWithPassword(deps, {
+    email: form.email,
+    password: form.password,
+    address,
+  });
+  switch (result.outcome) {
+    case 'throttled':
+      return again(
+        429,
+        `Too many failed sign-in attempts. Try again in ${minutes(result.retryAfterSeconds)}.`,
+        { 'retry-after': String(result.retryAfterSeconds) },
+      );
+    case 'busy':
+      return again(503, 'Too many sign-ins are being checked right now. Try again in a moment.', {
+        'retry-after': String(BUSY_RETRY_AFTER_SECONDS),
+      });
+    case 'incorrect':
+      return again(401, 'The email or password is incorrect.');
   }
+  const { user } = result;
   const workspaces = await findSignInWorkspaces(deps.sql, user.id);
   if (workspaces.length === 0) {
     return {
@@ -77,22 +108,26 @@ export async function signIn(
   }
   // The consent step must come from the browser that signed in, not from whoever knows the id.
   const browser = randomBytes(32).toString('base64url');
-  await bindAuthorization(deps.sql, authorization.id, {
+  const workspaceId = workspaces.length === 1 ? (workspaces[0]?.id ?? null) : null;
+  const browserHash = keyedHash(deps.secret, 'oauth-browser-hash', browser);
+  const authorization: PendingAuthorization = {
+    ...request,
+    id: await insertAuthorization(
+      deps.sql,
+      { ...request, userId: user.id, workspaceId, browserHash },
+      LIFETIMES.authorizationRequest,
+    ),
     userId: user.id,
-    workspaceId: workspaces.length === 1 ? (workspaces[0]?.id ?? null) : null,
-    browserHash: keyedHash(deps.secret, 'oauth-browser-hash', browser),
-  });
+    workspaceId,
+    browserHash,
+  };
   return {
     kind: 'page',
     status: 200,
     setBrowser: browser,
     html:
-      workspaces.length === 1
-        ? await consentFor(
-            deps,
-            { ...authorization, workspaceId: workspaces[0]?.id ?? null },
-            workspaces,
-          )
+      workspaceId !== null
+        ? await consentFor(deps, authorization, workspaces)
         : workspacePage({ requestId: authorization.id, workspaces }),
   };
 }
@@ -111,7 +146,6 @@ async function consentFor(
     clientName: await clientName(deps, authorization.clientId),
     workspaceName: workspace?.name ?? 'this workspace',
     redirectUri: authorization.redirectUri,
-    grantsReporting: authorization.scope !== '',
   });
 }
 
@@ -120,7 +154,7 @@ export async function pickWorkspace(
   form: { request: string; workspace: string },
   cookie: string | undefined,
 ): Promise<Interaction> {
-  const authorization = await findAuthorization(deps.sql, form.request);
+  const authorization = await findStored(deps, form.request);
   if (!authorization?.userId || !sameBrowser(deps, authorization, cookie)) {
     return expired();
   }
@@ -146,7 +180,7 @@ export async function decide(
   form: { request: string; decision: string },
   cookie: string | undefined,
 ): Promise<Interaction> {
-  const authorization = await findAuthorization(deps.sql, form.request);
+  const authorization = await findStored(deps, form.request);
   if (
     !authorization ||
     authorization.userId === null ||

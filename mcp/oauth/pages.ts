@@ -42,15 +42,11 @@ export function consentPage(input: {
   clientName: string;
   workspaceName: string;
   redirectUri: string;
-  grantsReporting: boolean;
 }) {
-  const access = input.grantsReporting
-    ? `Read-only reporting in <strong>${escapeHtml(input.workspaceName)}</strong>: campaigns, Quick Send and API SMS delivery counts, and team counts. It cannot send messages, send or verify codes, or change settings, and it never sees message text, phone numbers or codes.`
-    : 'No access to Herald data: the client did not ask for the mcp:use scope.';
   return page(
     'Authorize',
     `<h1>Authorize ${escapeHtml(input.clientName)}</h1>
-<p>${access}</p>
+<p>Read-only reporting in <strong>${escapeHtml(input.workspaceName)}</strong>: campaigns, Quick Send and API SMS delivery counts, and team counts. It cannot send messages, send or verify codes, or change settings, and it never sees message text, phone numbers or codes.</p>
 <p>After you decide, you will be sent to:</p>
 <p class="box" id="callback">${escapeHtml(input.redirectUri)}</p>
 <form method="post" action="consent">${hidden(input.requestId)}

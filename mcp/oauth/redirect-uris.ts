@@ -23,6 +23,12 @@ function isLoopbackHttp(url: URL): boolean {
   return url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
 }
 
+/** An HTTP callback on a loopback host: a native client on the user's own machine. */
+export function isLoopbackCallback(uri: string): boolean {
+  const url = parse(uri);
+  return url !== undefined && isLoopbackHttp(url);
+}
+
 /** Same callback, except that loopback HTTP callbacks may differ in port. */
 export function sameCallback(requested: string, registered: string): boolean {
   if (requested === registered) return true;

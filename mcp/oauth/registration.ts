@@ -10,17 +10,39 @@ import { redirectUriProblem } from './redirect-uris.js';
 export const REGISTRATIONS_PER_WINDOW = 10;
 const WINDOW_SECONDS = 60;
 
-/** RFC 7591 §2 client metadata; unknown members are kept and echoed, as §3.2.1 allows. */
-const clientMetadata = z.looseObject({
-  redirect_uris: z.array(z.string()).min(1).max(10),
-  client_name: z.string().trim().min(1).max(200).optional(),
+/** Text of a metadata member: capped, one line, no control characters. */
+const text = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .regex(/^\P{Cc}*$/u, 'must not contain control characters');
+const uri = text(2000);
+
+/**
+ * RFC 7591 §2 client metadata, each member capped. Members this server does not use are ignored,
+ * as §2 requires: neither stored nor echoed, so a registration stores a few KiB at most.
+ */
+const clientMetadata = z.object({
+  redirect_uris: z.array(uri).min(1).max(10),
+  client_name: text(200).trim().min(1).optional(),
+  client_uri: uri.optional(),
+  logo_uri: uri.optional(),
+  tos_uri: uri.optional(),
+  policy_uri: uri.optional(),
+  contacts: z.array(text(320)).max(10).optional(),
+  software_id: text(200).optional(),
+  software_version: text(100).optional(),
   token_endpoint_auth_method: z.enum(['none', 'client_secret_post']).default('none'),
   grant_types: z
     .array(z.enum(['authorization_code', 'refresh_token']))
+    .max(2)
     .default(['authorization_code', 'refresh_token']),
-  response_types: z.array(z.literal('code')).default(['code']),
-  scope: z.string().optional(),
+  response_types: z.array(z.literal('code')).max(1).default(['code']),
+  scope: text(1000).optional(),
 });
+
+/** The registration request's body: its members are capped above, this caps the whole. */
+export const REGISTRATION_BODY_LIMIT = 64 * 1024;
 
 function metadataProblem(error: z.ZodError): string {
   const issue = error.issues[0];

@@ -1,12 +1,13 @@
+import { isIP } from 'node:net';
 import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../../db/client.js';
 import { startAuthorization } from './authorize.js';
 import type { OAuthDeps } from './deps.js';
 import { OAuthError } from './errors.js';
-import { decide, type Interaction, pickWorkspace, showSignIn, signIn } from './interaction.js';
-import { registerClient } from './registration.js';
+import { decide, type Interaction, pickWorkspace, signIn } from './interaction.js';
+import { REGISTRATION_BODY_LIMIT, registerClient } from './registration.js';
 import { revocationEndpoint, tokenEndpoint } from './token.js';
 
 const BROWSER_COOKIE = 'herald_oauth_browser';
@@ -25,6 +26,16 @@ function singleValues(input: unknown): Form {
   return form;
 }
 
+/**
+ * The client's address for the registration and sign-in limits: request.ip, which follows
+ * X-Forwarded-For from TRUSTED_PROXIES only. Should a trusted proxy forward something that is no
+ * address, the request counts against the proxy's own address.
+ */
+function clientAddress(request: FastifyRequest): string {
+  if (isIP(request.ip) !== 0) return request.ip;
+  return request.socket.remoteAddress ?? '0.0.0.0';
+}
+
 /** Pages may not be framed (clickjacking of the Approve button) and never cached. */
 function sendPage(reply: FastifyReply, interaction: Interaction, secure: boolean) {
   reply.header('cache-control', 'no-store');
@@ -40,6 +51,7 @@ function sendPage(reply: FastifyReply, interaction: Interaction, secure: boolean
   }
   return reply
     .code(interaction.status)
+    .headers(interaction.headers ?? {})
     .header('x-frame-options', 'DENY')
     .header(
       'content-security-policy',
@@ -75,24 +87,22 @@ export async function authorizationServerRoutes(
     return reply.code(500).send({ error: 'server_error', error_description: 'Server error.' });
   });
 
-  app.post('/register', async (request, reply) => {
-    const body = await registerClient(deps, request.ip, request.body);
+  app.post('/register', { bodyLimit: REGISTRATION_BODY_LIMIT }, async (request, reply) => {
+    const body = await registerClient(deps, clientAddress(request), request.body);
     return reply.code(201).header('cache-control', 'no-store').send(body);
   });
 
   app.get('/authorize', async (request, reply) => {
-    const start = await startAuthorization(deps, singleValues(request.query));
-    if (start.kind === 'redirect') return reply.redirect(start.location, 303);
-    return sendPage(reply, await showSignIn(deps, start.requestId), secure);
+    return sendPage(reply, await startAuthorization(deps, singleValues(request.query)), secure);
   });
 
   app.post('/sign-in', async (request, reply) => {
     const form = singleValues(request.body);
-    const interaction = await signIn(deps, {
-      request: form.request ?? '',
-      email: form.email ?? '',
-      password: form.password ?? '',
-    });
+    const interaction = await signIn(
+      deps,
+      { request: form.request ?? '', email: form.email ?? '', password: form.password ?? '' },
+      clientAddress(request),
+    );
     return sendPage(reply, interaction, secure);
   });
 

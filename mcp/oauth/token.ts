@@ -1,8 +1,9 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { findMemberAccess } from '../../db/member-access.js';
 import { findClient, type OAuthClient } from '../../db/oauth-clients.js';
 import { revokeConnection } from '../../db/oauth-connections.js';
 import {
+  findRefreshToken,
   findTokenOwner,
   insertTokens,
   redeemCode,
@@ -10,6 +11,7 @@ import {
   revokeToken,
   rotateRefreshToken,
 } from '../../db/oauth-grants.js';
+import { purposeKey } from '../../security/keys.js';
 import { findByKeyedHash, keyedHash, matchesKeyedHash } from '../../security/tokens.js';
 import { LIFETIMES, type OAuthDeps } from './deps.js';
 import { OAuthError } from './errors.js';
@@ -95,31 +97,78 @@ async function exchangeCode(deps: OAuthDeps, client: OAuthClient, form: TokenFor
   return issueTokens(deps, code);
 }
 
+/**
+ * The pair a refresh token is exchanged for, derived from it: a retry of the same refresh within
+ * the grace window (a lost response, two tabs) gets the very same pair, never a second live one.
+ */
+function successorPair(deps: OAuthDeps, refreshToken: string) {
+  const derive = (kind: string) =>
+    createHmac('sha256', purposeKey(deps.secret, 'oauth-refresh-successor'))
+      .update(`${kind}:${refreshToken}`)
+      .digest('base64url');
+  return { access: `mcp_at_${derive('access')}`, refresh: `mcp_rt_${derive('refresh')}` };
+}
+
+const REFRESH_REVOKED = 'The refresh token has expired or been revoked.';
+const REFRESH_REPLAYED = 'The refresh token was already used; the connection has been revoked.';
+
 async function refresh(deps: OAuthDeps, client: OAuthClient, form: TokenForm) {
   if (!form.refresh_token) throw new OAuthError('invalid_request', 'refresh_token is required.');
-  const token = (
-    await findByKeyedHash(deps.secret, 'oauth-token-hash', form.refresh_token, (hash) =>
-      rotateRefreshToken(deps.sql, hash),
-    )
-  )?.row;
-  if (!token || token.clientId !== client.id) throw invalidGrant('The refresh token is invalid.');
-  if (!token.usable) throw invalidGrant('The refresh token has expired or been revoked.');
+  // Everything is checked before anything changes: another client presenting the token, a
+  // revoked one, the wrong resource or a departed member leave the connection as it was.
+  const found = await findByKeyedHash(deps.secret, 'oauth-token-hash', form.refresh_token, (hash) =>
+    findRefreshToken(deps.sql, hash),
+  );
+  const token = found?.row;
+  if (!found || !token || token.clientId !== client.id) {
+    throw invalidGrant('The refresh token is invalid.');
+  }
+  if (!token.usable) throw invalidGrant(REFRESH_REVOKED);
+  if (form.resource !== undefined && form.resource !== token.resource) {
+    throw new OAuthError('invalid_target', `resource must be ${token.resource}.`);
+  }
+  const replayed = async () => {
+    // A refresh token replayed after its grace window was probably stolen: end the connection.
+    await revokeConnection(deps.sql, token.connectionId);
+    return invalidGrant(REFRESH_REPLAYED);
+  };
   if (
     token.secondsSinceRotation !== null &&
     token.secondsSinceRotation > LIFETIMES.refreshReuseGrace
   ) {
-    // A refresh token replayed after its grace window was probably stolen: end the connection.
-    await revokeConnection(deps.sql, token.connectionId);
-    throw invalidGrant('The refresh token was already used; the connection has been revoked.');
+    throw await replayed();
   }
   const access = await findMemberAccess(deps.sql, token.workspaceId, token.userId);
   if (access?.status !== 'active') {
     throw invalidGrant('The user is no longer an active member of the workspace.');
   }
-  if (form.resource !== undefined && form.resource !== token.resource) {
-    throw new OAuthError('invalid_target', `resource must be ${token.resource}.`);
-  }
-  return issueTokens(deps, token);
+  const pair = successorPair(deps, form.refresh_token);
+  const rotation = await rotateRefreshToken(
+    deps.sql,
+    found.storedHash,
+    [
+      {
+        hash: keyedHash(deps.secret, 'oauth-token-hash', pair.access),
+        kind: 'access',
+        lifetimeSeconds: LIFETIMES.accessToken,
+      },
+      {
+        hash: keyedHash(deps.secret, 'oauth-token-hash', pair.refresh),
+        kind: 'refresh',
+        lifetimeSeconds: LIFETIMES.refreshToken,
+      },
+    ],
+    LIFETIMES.refreshReuseGrace,
+  );
+  if (rotation.outcome === 'unusable') throw invalidGrant(REFRESH_REVOKED);
+  if (rotation.outcome === 'replayed') throw await replayed();
+  return {
+    access_token: pair.access,
+    token_type: 'Bearer',
+    expires_in: rotation.accessExpiresInSeconds,
+    refresh_token: pair.refresh,
+    scope: token.scope,
+  };
 }
 
 /** POST /token (RFC 6749 §4.1.3 and §6). */

@@ -638,21 +638,27 @@ describe('the authorization code flow', () => {
     expect(consent).toContain(`<p class="box" id="callback">${CALLBACK}</p>`);
     const cookie = (signedIn.headers.get('set-cookie') ?? '').split(';')[0] as string;
     expect(cookie).toMatch(/^herald_oauth_browser=/);
+    // Stored only now, under an id of its own.
+    const storedId = /name="request" value="([^"]+)"/.exec(consent)?.[1] as string;
+    expect(storedId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
 
     // Whoever learns the request id cannot approve it from another browser.
-    const elsewhere = await form('consent', { request: requestId, decision: 'approve' });
+    const elsewhere = await form('consent', { request: storedId, decision: 'approve' });
     expect(elsewhere.status).toBe(400);
     expect(await elsewhere.text()).toContain(
       'This authorization request has expired or is unknown.',
     );
+    // Nor with the signed request of the sign-in form.
+    const unsigned = await form('consent', { request: requestId, decision: 'approve' }, cookie);
+    expect(unsigned.status).toBe(400);
 
-    const approved = await form('consent', { request: requestId, decision: 'approve' }, cookie);
+    const approved = await form('consent', { request: storedId, decision: 'approve' }, cookie);
     expect(approved.status).toBe(303);
     expect(new URL(approved.headers.get('location') as string).searchParams.get('code')).toMatch(
       /^mcp_ac_/,
     );
     // Deciding consumes the request.
-    const again = await form('consent', { request: requestId, decision: 'approve' }, cookie);
+    const again = await form('consent', { request: storedId, decision: 'approve' }, cookie);
     expect(again.status).toBe(400);
   });
 
@@ -1180,8 +1186,9 @@ describe('client registration', () => {
 describe('the /mcp resource guard', () => {
   it('refuses a token without the mcp:use scope with 403 insufficient_scope', async () => {
     const user = await createMcpUser(main.server.admin);
-    const { tokens } = await connect(user, { scope: 'openid' });
-    expect(tokens.scope).toBe('');
+    // No such token is issued any more (invalid_scope); one issued before could lack it.
+    const { tokens, connectionId } = await connect(user);
+    await main.server.sql`update oauth_tokens set scope = '' where connection_id = ${connectionId}`;
     const { response, challenges } = await rpc(tokens.access_token, TOOLS_LIST);
     const description = 'The access token lacks the mcp:use scope.';
     expect(response.status).toBe(403);
@@ -1278,16 +1285,29 @@ describe('the /mcp resource guard', () => {
 });
 
 describe('refresh token rotation', () => {
-  it('accepts a rotated refresh token again within 30 seconds, and revokes the connection after', async () => {
+  it('answers a rotated refresh token within 30 seconds with the same pair, and revokes the connection after', async () => {
     const user = await createMcpUser(main.server.admin);
     const { client, tokens, connectionId } = await connect(user);
     const original = tokens.refresh_token as string;
     const first = await refresh(client, original);
-    // A concurrent refresh (two tabs, a retried request) presents the same token again.
-    const second = await refresh(client, original);
-    expect(second.refresh_token).not.toBe(first.refresh_token);
+    // A concurrent refresh (two tabs, a retried request) presents the same token again: it gets
+    // the same pair, never a second live one.
+    const [second, third] = await Promise.all([
+      refresh(client, original),
+      refresh(client, original),
+    ]);
+    for (const again of [second, third]) {
+      expect(again.access_token).toBe(first.access_token);
+      expect(again.refresh_token).toBe(first.refresh_token);
+      expect(again.expires_in).toBeGreaterThan(890);
+      expect(again.expires_in).toBeLessThanOrEqual(900);
+    }
+    const [stored] = await main.server.sql<{ access: number; refresh: number }[]>`
+      select count(*) filter (where kind = 'access')::int as access,
+             count(*) filter (where kind = 'refresh')::int as refresh
+      from oauth_tokens where connection_id = ${connectionId}`;
+    expect(stored).toEqual({ access: 2, refresh: 2 });
     expect(await toolNames(first.access_token)).toHaveLength(7);
-    expect(await toolNames(second.access_token)).toHaveLength(7);
 
     await main.server.sql`
       update oauth_tokens set rotated_at = rotated_at - interval '31 seconds'
@@ -1303,11 +1323,33 @@ describe('refresh token rotation', () => {
       select revoked_at is not null as revoked from oauth_connections where id = ${connectionId}`;
     expect(connection?.revoked).toBe(true);
     await expectInvalidToken(first.access_token);
-    await expectInvalidToken(second.access_token);
     expect(await refusal(refresh(client, first.refresh_token as string))).toMatchObject({
       status: 400,
       body: REFRESH_REVOKED,
     });
+  });
+
+  it('checks the client before anything: another client presenting a refresh token changes nothing', async () => {
+    const user = await createMcpUser(main.server.admin);
+    const { client, tokens, connectionId } = await connect(user);
+    const thief = await register();
+    expect(await refusal(refresh(thief, tokens.refresh_token as string))).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_grant', error_description: 'The refresh token is invalid.' },
+    });
+    const [token] = await main.server.sql<{ rotated: boolean }[]>`
+      select rotated_at is not null as rotated from oauth_tokens
+      where connection_id = ${connectionId} and kind = 'refresh'`;
+    expect(token).toEqual({ rotated: false });
+    // Half a minute later the real client refreshes, as it would have anyway.
+    await main.server.sql`
+      update oauth_tokens set rotated_at = rotated_at - interval '31 seconds'
+      where connection_id = ${connectionId} and rotated_at is not null`;
+    const refreshed = await refresh(client, tokens.refresh_token as string);
+    expect(await toolNames(refreshed.access_token)).toHaveLength(7);
+    const [connection] = await main.server.sql<{ revoked: boolean }[]>`
+      select revoked_at is not null as revoked from oauth_connections where id = ${connectionId}`;
+    expect(connection).toEqual({ revoked: false });
   });
 
   it('refuses another client’s refresh token and an expired one', async () => {

@@ -43,17 +43,19 @@ export async function authorizeInForms(
   const html = await signedIn.text();
   if (signedIn.status !== 200) throw new Error(`sign-in answered ${signedIn.status}: ${html}`);
   const cookie = (signedIn.headers.get('set-cookie') ?? '').split(';')[0] as string;
+  // Signing in stores the request under an id of its own, carried by the pages that follow.
+  const storedId = hiddenRequestId(html);
   if (html.includes('action="workspace"')) {
     const chosen = await postForm(
       new URL('workspace', base).toString(),
-      { request: requestId, workspace: String(options.workspaceId ?? '') },
+      { request: storedId, workspace: String(options.workspaceId ?? '') },
       cookie,
     );
     if (chosen.status !== 200) throw new Error(`workspace answered ${chosen.status}`);
   }
   const decided = await postForm(
     new URL('consent', base).toString(),
-    { request: requestId, decision: options.decision ?? 'approve' },
+    { request: storedId, decision: options.decision ?? 'approve' },
     cookie,
   );
   if (decided.status !== 303) {

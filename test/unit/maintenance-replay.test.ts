@@ -1,9 +1,9 @@
 /**
- * The daily maintenance workflow gained a step (closing orphan campaigns) while its schedule was
- * running. A run recorded before the step (on a Temporal dev server, with the workflow code of
- * that time) must replay on today's code without a nondeterminism error: the step runs only in
- * runs that start after it existed (`patched`). The history is stored as @temporalio/proto's own
- * object form, which it reads back with `fromObject`.
+ * The daily maintenance workflow gains steps while its schedule is running. A run recorded before
+ * a step existed (on a Temporal dev server, with the workflow code of that time:
+ * scripts/record-maintenance-history.ts) must replay on today's code without a nondeterminism
+ * error: each step runs only in runs that start after it existed (`patched`). The histories are
+ * stored as @temporalio/proto's own object form, which it reads back with `fromObject`.
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -12,27 +12,52 @@ import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 
 const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
-const recorded = new URL(
-  '../fixtures/maintenance-before-orphan-step.history.json',
-  import.meta.url,
-);
 const { History } = proto.temporal.api.history.v1;
+
+async function recorded(name: string) {
+  const fixture = new URL(`../fixtures/${name}.history.json`, import.meta.url);
+  return History.fromObject(JSON.parse(await readFile(fixture, 'utf8')));
+}
+
+function scheduledActivities(history: proto.temporal.api.history.v1.History): string[] {
+  return history.events.flatMap(
+    (event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
+  );
+}
+
+const replay = (history: proto.temporal.api.history.v1.History) =>
+  Worker.runReplayHistory({ workflowsPath }, history, 'herald-daily-maintenance');
 
 describe('maintenanceWorkflow', () => {
   it('replays a run recorded before the orphan-campaign step', { timeout: 60_000 }, async () => {
-    const history = History.fromObject(JSON.parse(await readFile(recorded, 'utf8')));
-    const scheduled = history.events.flatMap(
-      (event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
-    );
-    expect(scheduled).toEqual([
+    const history = await recorded('maintenance-before-orphan-step');
+    expect(scheduledActivities(history)).toEqual([
       'purgeExpiredIdempotencyKeys',
       'failUnsentOtpRequests',
       'deleteAbandonedOAuthClients',
       'deleteOldWebhookEvents',
       'deleteIdleSendSlots',
     ]);
-    await expect(
-      Worker.runReplayHistory({ workflowsPath }, history, 'herald-daily-maintenance'),
-    ).resolves.toBeUndefined();
+    await expect(replay(history)).resolves.toBeUndefined();
+  });
+
+  it('replays a run recorded before the OAuth purge step', { timeout: 60_000 }, async () => {
+    const history = await recorded('maintenance-before-oauth-purge');
+    expect(scheduledActivities(history)).toEqual([
+      'closeOrphanCampaigns',
+      'purgeExpiredIdempotencyKeys',
+      'failUnsentOtpRequests',
+      'deleteAbandonedOAuthClients',
+      'deleteOldWebhookEvents',
+      'deleteIdleSendSlots',
+      'deleteStaleSubmissionLeases',
+    ]);
+    await expect(replay(history)).resolves.toBeUndefined();
+  });
+
+  it('replays a run that purged expired OAuth records last', { timeout: 60_000 }, async () => {
+    const history = await recorded('maintenance-with-oauth-purge');
+    expect(scheduledActivities(history).at(-1)).toBe('purgeExpiredOAuthRecords');
+    await expect(replay(history)).resolves.toBeUndefined();
   });
 });
