@@ -741,6 +741,42 @@ describe('PKCE', () => {
   );
 });
 
+describe('scope', () => {
+  it('refuses a request without mcp:use with invalid_scope, at the callback', async () => {
+    const client = await register();
+    const { challenge } = await pkce();
+    const state = oauth.generateRandomState();
+    for (const scope of ['openid', 'mcp:read', '']) {
+      const response = await fetch(
+        authorizationUrl(main, client, { code_challenge: challenge, state, scope }),
+        { redirect: 'manual' },
+      );
+      expect(response.status).toBe(303);
+      const callback = new URL(response.headers.get('location') as string);
+      expect(callbackError(main, client, callback, state)).toEqual({
+        error: 'invalid_scope',
+        error_description: 'scope must include mcp:use.',
+        state,
+        iss: main.server.baseUrl,
+      });
+    }
+  });
+
+  it('grants mcp:use when it is asked for among others, and when no scope is asked', async () => {
+    const user = await createMcpUser(main.server.admin);
+    const among = await connect(user, { scope: 'openid mcp:use offline_access' });
+    expect(among.tokens.scope).toBe(SCOPE);
+    const client = await register();
+    const { verifier, challenge } = await pkce();
+    const state = oauth.generateRandomState();
+    const url = authorizationUrl(main, client, { code_challenge: challenge, state, scope: null });
+    const callback = await authorizeInForms(url.href, user);
+    const params = oauth.validateAuthResponse(main.as, client, callback, state);
+    const tokens = await exchange({ client, verifier, state, callback, params });
+    expect(tokens.scope).toBe(SCOPE);
+  });
+});
+
 describe('authorization codes', () => {
   it('refuses a reused code and revokes the tokens its first use obtained', async () => {
     const user = await createMcpUser(main.server.admin);
@@ -1070,6 +1106,52 @@ describe('redirect URIs', () => {
       const tokens = await exchange(authorized, { target: restricted });
       expect(tokens.scope).toBe(SCOPE);
     });
+
+    it('sends errors to an HTTPS callback the operator allowed', async () => {
+      const client = await register({ redirect_uris: [HTTPS_CALLBACK] }, restricted);
+      const state = oauth.generateRandomState();
+      const response = await fetch(
+        authorizationUrl(restricted, client, { response_type: 'token', state }),
+        { redirect: 'manual' },
+      );
+      expect(response.status).toBe(303);
+      const callback = new URL(response.headers.get('location') as string);
+      expect(callback.origin + callback.pathname + callback.searchParams.get('tenant')).toBe(
+        'https://app.example.com/oauth/callback1',
+      );
+      expect(callbackError(restricted, client, callback, state)).toEqual({
+        error: 'unsupported_response_type',
+        error_description: 'response_type must be code.',
+        state,
+        iss: restricted.server.baseUrl,
+      });
+    });
+  });
+
+  describe('errors before the user saw the callback (RFC 9700 §4.11.2: no open redirector)', () => {
+    it.each([
+      ['an HTTPS callback anyone could register', 'https://attacker.example/landing'],
+      ['a private-use scheme', 'com.example.app:/oauth/callback'],
+    ])('shows an error page instead of redirecting to %s', async (_case, uri) => {
+      const client = await register({ client_name: 'Shady client', redirect_uris: [uri] });
+      const { challenge } = await pkce();
+      for (const [params, description] of [
+        [{ response_type: 'token' }, 'response_type must be code. (unsupported_response_type)'],
+        [{ scope: 'openid' }, 'scope must include mcp:use. (invalid_scope)'],
+        [{ code_challenge: null }, 'code_challenge is required (PKCE). (invalid_request)'],
+      ] as const) {
+        const url = authorizationUrl(main, client, { code_challenge: challenge, ...params });
+        const response = await fetch(url, {
+          redirect: 'manual',
+        });
+        expect(response.status).toBe(400);
+        expect(response.headers.get('location')).toBeNull();
+        expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+        expect(await response.text()).toContain(
+          `<h1>Authorization failed</h1><p>Shady client sent an authorization request that cannot be accepted: ${description} Return to the client and try again.</p>`,
+        );
+      }
+    });
   });
 
   describe('with MCP_ALLOW_DYNAMIC_CLIENTS=false and no allowlist', () => {
@@ -1180,6 +1262,138 @@ describe('client registration', () => {
     } finally {
       await clearRegistrationAttempts(address);
     }
+  });
+
+  it('ignores metadata members it does not use: neither stored nor echoed', async () => {
+    const client = await register({
+      client_uri: 'https://host.example',
+      software_id: 'host-app',
+      x_blob: 'a'.repeat(20_000),
+      jwks: { keys: [{ kty: 'oct', k: 'AAAA' }] },
+    });
+    expect(client).toMatchObject({ client_uri: 'https://host.example', software_id: 'host-app' });
+    expect(client).not.toHaveProperty('x_blob');
+    expect(client).not.toHaveProperty('jwks');
+    const [row] = await main.server.sql<{ metadata: Record<string, unknown> }[]>`
+      select metadata from oauth_clients where id = ${client.client_id}`;
+    expect(row?.metadata).toEqual({
+      client_uri: 'https://host.example',
+      software_id: 'host-app',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+    });
+  });
+
+  it.each([
+    [
+      'client_name',
+      { client_name: 'n'.repeat(201) },
+      'Too big: expected string to have <=200 characters',
+    ],
+    [
+      'client_uri',
+      { client_uri: `https://host.example/${'a'.repeat(2000)}` },
+      'Too big: expected string to have <=2000 characters',
+    ],
+    [
+      'redirect_uris.0',
+      { redirect_uris: [`http://127.0.0.1:9/${'a'.repeat(2000)}`] },
+      'Too big: expected string to have <=2000 characters',
+    ],
+    [
+      'contacts',
+      { contacts: Array(11).fill('ops@host.example') },
+      'Too big: expected array to have <=10 items',
+    ],
+    [
+      'grant_types',
+      { grant_types: Array(3).fill('refresh_token') },
+      'Too big: expected array to have <=2 items',
+    ],
+    ['scope', { scope: 's'.repeat(1001) }, 'Too big: expected string to have <=1000 characters'],
+    ['client_name', { client_name: 'line\nbreak' }, 'must not contain control characters'],
+  ])('refuses %s over its cap', async (field, metadata, problem) => {
+    const refused = await refusal(register(metadata as ClientMetadata));
+    expect(refused).toMatchObject({
+      status: 400,
+      body: {
+        error: field.startsWith('redirect_uris')
+          ? 'invalid_redirect_uri'
+          : 'invalid_client_metadata',
+        error_description: `${field}: ${problem}`,
+      },
+    });
+  });
+
+  it('refuses a registration body over 64 KiB with 413', async () => {
+    const response = await fetchFrom(source)(`${main.server.baseUrl}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [CALLBACK], client_uri: 'x'.repeat(70_000) }),
+      redirect: 'manual',
+    });
+    expect(response.status).toBe(413);
+    expect(await response.json()).toEqual({
+      error: 'invalid_request',
+      error_description: 'Request body is too large',
+    });
+  });
+});
+
+describe('TRUSTED_PROXIES', () => {
+  const registerVia = (target: Target, forwardedFor: string) =>
+    fetchFrom(source)(`${target.server.baseUrl}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor },
+      body: JSON.stringify({ redirect_uris: [CALLBACK] }),
+      redirect: 'manual',
+    });
+  const registeredFrom = async (response: Response) => {
+    const { client_id: id } = (await response.json()) as { client_id: string };
+    const [row] = await main.server.sql<{ from: string }[]>`
+      select host(registered_from) as from from oauth_clients where id = ${id}`;
+    return row?.from;
+  };
+
+  it('is off by default: X-Forwarded-For does not move a client out of its bucket', async () => {
+    const response = await registerVia(main, '198.51.100.77');
+    expect(response.status).toBe(201);
+    expect(await registeredFrom(response)).toBe(source);
+  });
+
+  describe('set to the load balancer', () => {
+    let behindProxy: Target;
+    beforeAll(async () => {
+      const server = await openMcpServer({ TRUSTED_PROXIES: `${source}, 127.0.0.1` });
+      behindProxy = { server, as: await discover(server) };
+    });
+    afterAll(() => behindProxy.server.close());
+
+    it('limits registrations per forwarded client address', async () => {
+      const [first, second] = ['203.0.113.41', '203.0.113.42'];
+      for (const address of [first, second]) await clearRegistrationAttempts(address);
+      try {
+        for (let attempt = 1; attempt <= 10; attempt += 1) {
+          const response = await registerVia(behindProxy, `${first}, ${source}`);
+          expect(response.status).toBe(201);
+          if (attempt === 1) expect(await registeredFrom(response)).toBe(first);
+        }
+        const refused = await registerVia(behindProxy, first);
+        expect(refused.status).toBe(429);
+        expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+        const other = await registerVia(behindProxy, second);
+        expect(other.status).toBe(201);
+        expect(await registeredFrom(other)).toBe(second);
+      } finally {
+        for (const address of [first, second]) await clearRegistrationAttempts(address);
+      }
+    });
+
+    it('counts a forwarded value that is no address against the proxy itself', async () => {
+      const response = await registerVia(behindProxy, 'not-an-address');
+      expect(response.status).toBe(201);
+      expect(await registeredFrom(response)).toBe(source);
+    });
   });
 });
 
