@@ -14,6 +14,7 @@ import {
 import type { Sql } from '../db/client.js';
 import { ensureOptOutLinks, optOut } from '../db/opt-outs.js';
 import { findFailoverRoute } from '../db/providers.js';
+import { campaignMessageReference } from '../domain/message-reference.js';
 import { OPT_OUT_PLACEHOLDER, renderOptOutLink } from '../domain/opt-out.js';
 import { serves } from '../domain/phone.js';
 import { resolveProviders } from '../providers/registry.js';
@@ -39,8 +40,6 @@ const BATCH_SIZE = 50;
 const LOOKUP_AGAIN_MS = 3_000;
 /** Well inside the workflow's 10 s heartbeat timeout. */
 const HEARTBEAT_INTERVAL_MS = 2_000;
-
-export const messageReference = (campaignId: number, seq: number) => `cmp-${campaignId}-${seq}`;
 
 /** One lease per chunk: the unit one activity attempt works. */
 const chunkLeaseKey = (campaignId: number, fromSeq: number) => `campaign/${campaignId}/${fromSeq}`;
@@ -154,7 +153,7 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
     body: string,
   ): Promise<SettledMessage> {
     const { seq } = message;
-    const reference = messageReference(campaign.id, seq);
+    const reference = campaignMessageReference(campaign.id, seq);
     const sent = (provider: string, providerMessageId: string): SettledMessage => ({
       seq,
       status: 'sent',

@@ -11,6 +11,7 @@ import {
   type OtpForSubmission,
   type OtpOutcome,
 } from '../db/otp-requests.js';
+import { otpMessageReference } from '../domain/message-reference.js';
 import { renderOtpMessage } from '../domain/otp.js';
 import { resolveProviders } from '../providers/registry.js';
 import type { SmsProvider } from '../providers/types.js';
@@ -35,8 +36,6 @@ export interface OtpActivityDeps {
  */
 const NOT_FOUND_GRACE_MS = 2 * RECORDING_GRACE_MS;
 
-export const otpReference = (requestId: string) => `otp-${requestId}`;
-
 /** A uniformly random code of `length` digits, leading zeroes included. */
 export function generateCode(length: number): string {
   return String(randomInt(0, 10 ** length)).padStart(length, '0');
@@ -54,7 +53,7 @@ export function createOtpActivities(deps: OtpActivityDeps) {
   async function reconcile(request: OtpForSubmission): Promise<OtpSubmission> {
     if (request.status !== 'pending') return { status: request.status };
     const provider = await providerFor(request);
-    const found = await provider?.lookup?.(otpReference(request.id)).catch(() => undefined);
+    const found = await provider?.lookup?.(otpMessageReference(request.id)).catch(() => undefined);
     if (found?.found) {
       await markOtpAccepted(deps.sql, request.id, found.providerMessageId);
       return { status: 'accepted' };
@@ -103,7 +102,7 @@ export function createOtpActivities(deps: OtpActivityDeps) {
           to: request.recipient,
           from: request.senderId,
           body: renderOtpMessage(request.bodyTemplate, code),
-          reference: otpReference(requestId),
+          reference: otpMessageReference(requestId),
           callbackUrl: new URL(`/webhooks/providers/${provider.slug}`, deps.publicUrl).toString(),
           // A code is worthless after it expires.
           validUntil: request.expiresAt,

@@ -2,35 +2,9 @@ import formbody from '@fastify/formbody';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { recordDelivery } from '../../db/campaign-messages.js';
-import { applyInboundReply } from '../../db/opt-outs.js';
-import { recordOtpDelivery } from '../../db/otp-requests.js';
-import { findReferenceWorkspace } from '../../db/providers.js';
-import { findWorkspaceBySlug } from '../../db/workspaces.js';
-import { inboundParserFor, receiptParserFor } from '../../providers/registry.js';
+import { recordReceipt, recordReply } from '../../commands/record-receipt.js';
 import type { ReceiptRequest } from '../../providers/types.js';
 import type { ApiDeps } from '../deps.js';
-
-/** Campaign ids are bigint, but every id Herald issues is a safe integer; seq is an integer. */
-const CAMPAIGN_REFERENCE = /^cmp-([1-9]\d{0,15})-([1-9]\d{0,9})$/;
-const MAX_SEQ = 2 ** 31 - 1;
-const OTP_REFERENCE = /^otp-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
-/** Workspace and provider slugs as the CLI makes them (cli/commands/admin.ts), a little wider. */
-const SLUG = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
-
-type Target = { campaignId: number; seq: number } | { otpRequestId: string };
-
-/** The message a reference names, or undefined when it cannot name one (malformed, out of range). */
-function targetOf(reference: string): Target | undefined {
-  const campaign = CAMPAIGN_REFERENCE.exec(reference);
-  if (campaign) {
-    const campaignId = Number(campaign[1]);
-    const seq = Number(campaign[2]);
-    return Number.isSafeInteger(campaignId) && seq <= MAX_SEQ ? { campaignId, seq } : undefined;
-  }
-  const otp = OTP_REFERENCE.exec(reference);
-  return otp ? { otpRequestId: otp[1] as string } : undefined;
-}
 
 /**
  * The message reference a receipt is about: in the callback URL's `ref` (set by adapters whose
@@ -81,37 +55,25 @@ export const providerWebhookRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = a
       },
     },
     async (request, reply) => {
-      const slug = request.params.provider;
-      if (!SLUG.test(slug)) return reply.code(404).send({ message: 'No such provider.' });
-      const reference = referenceOf(request.query, request.body);
-      const target = reference === null ? undefined : targetOf(reference);
-      if (!target)
-        return reply.code(400).send({ message: 'The receipt names no Herald message reference.' });
-      const workspaceId = await findReferenceWorkspace(deps.sql, target);
-      const parser =
-        workspaceId === undefined
-          ? undefined
-          : await receiptParserFor(deps.sql, deps.secret, workspaceId, slug);
-      if (!parser) return reply.code(204).send();
-
-      const parsed = parser.parseReceipt(asProviderRequest(request));
-      if (parsed.kind === 'forbidden' || parsed.kind === 'invalid') return refuse(reply, parsed);
-      if (parsed.kind === 'ignored') return reply.code(204).send();
-
-      const { receipt } = parsed;
-      // A body naming another message than the one the URL was issued for is not trusted.
-      if (receipt.reference !== null && receipt.reference !== reference)
-        return reply.code(204).send();
-      const delivery = {
-        provider: slug,
-        providerMessageId: receipt.providerMessageId,
-        status: receipt.status,
-        errorCode: receipt.errorCode,
-        at: receipt.at,
-      };
-      if ('campaignId' in target) await recordDelivery(deps.sql, { ...target, ...delivery });
-      else await recordOtpDelivery(deps.sql, { requestId: target.otpRequestId, ...delivery });
-      return reply.code(204).send();
+      const outcome = await recordReceipt(
+        deps,
+        request.params.provider,
+        referenceOf(request.query, request.body),
+        asProviderRequest(request),
+      );
+      switch (outcome.kind) {
+        case 'no_such_provider':
+          return reply.code(404).send({ message: 'No such provider.' });
+        case 'no_reference':
+          return reply
+            .code(400)
+            .send({ message: 'The receipt names no Herald message reference.' });
+        case 'forbidden':
+        case 'invalid':
+          return refuse(reply, outcome);
+        default:
+          return reply.code(204).send();
+      }
     },
   );
 
@@ -129,20 +91,11 @@ export const providerWebhookRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = a
       },
     },
     async (request, reply) => {
-      const { workspace: workspaceSlug, provider } = request.params;
-      const named = SLUG.test(workspaceSlug) && SLUG.test(provider);
-      const workspace = named ? await findWorkspaceBySlug(deps.sql, workspaceSlug) : undefined;
-      const parser =
-        workspace && (await inboundParserFor(deps.sql, deps.secret, workspace.id, provider));
-      if (!workspace || !parser)
+      const { workspace, provider } = request.params;
+      const outcome = await recordReply(deps, workspace, provider, asProviderRequest(request));
+      if (outcome.kind === 'no_such_provider')
         return reply.code(404).send({ message: 'No such workspace provider takes replies.' });
-      const parsed = parser.parseInbound(asProviderRequest(request));
-      if (parsed.kind !== 'inbound') return refuse(reply, parsed);
-      await applyInboundReply(deps.sql, {
-        workspaceId: workspace.id,
-        from: parsed.message.from,
-        body: parsed.message.body,
-      });
+      if (outcome.kind !== 'recorded') return refuse(reply, outcome);
       return reply.code(204).send();
     },
   );

@@ -67,6 +67,7 @@ const receipt = (reference: string | null, fields: Record<string, unknown> = {})
   ...fields,
 });
 
+// A NUL character anywhere is refused before these routes run: test/integration/hostile-input.test.ts.
 describe('receipt references and slugs', () => {
   it.each([
     ['a 20-digit campaign id', 'cmp-12345678901234567890-1'],
@@ -75,7 +76,6 @@ describe('receipt references and slugs', () => {
     ['a zero campaign id', 'cmp-0-1'],
     ['an OTP id of 36 dashes', `otp-${'-'.repeat(36)}`],
     ['an OTP id that is not a UUID', 'otp-0000000g-0000-0000-0000-000000000000'],
-    ['a NUL byte', 'cmp-1-1\u0000'],
     ['no Herald reference at all', 'order-7'],
   ])('answers 400 to a reference with %s, in the body or in ?ref', async (_case, reference) => {
     const inBody = await postReceipt('/webhooks/providers/own', receipt(reference));
@@ -109,8 +109,6 @@ describe('receipt references and slugs', () => {
   });
 
   it.each([
-    ['a NUL byte', '%00'],
-    ['a slug with a NUL byte inside', 'tw%00x'],
     ['64 characters', 'p'.repeat(64)],
     ['a dot', 'a.b'],
   ])('answers 404 to a provider slug with %s', async (_case, slug) => {

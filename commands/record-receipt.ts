@@ -1,0 +1,92 @@
+import { recordDelivery } from '../db/campaign-messages.js';
+import type { Sql } from '../db/client.js';
+import { applyInboundReply } from '../db/opt-outs.js';
+import { recordOtpDelivery } from '../db/otp-requests.js';
+import { findReferenceWorkspace } from '../db/providers.js';
+import { findWorkspaceBySlug } from '../db/workspaces.js';
+import { parseMessageReference } from '../domain/message-reference.js';
+import { inboundParserFor, receiptParserFor } from '../providers/registry.js';
+import type { ReceiptRequest } from '../providers/types.js';
+
+/** Workspace and provider slugs as the CLI makes them (cli/commands/admin.ts), a little wider. */
+const SLUG = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
+
+export type ReceiptOutcome =
+  | { kind: 'recorded' }
+  /** Well-formed, but about a message or provider Herald does not know, or not a final status: acknowledged so the provider stops retrying. */
+  | { kind: 'dropped' }
+  | { kind: 'no_such_provider' }
+  | { kind: 'no_reference' }
+  | { kind: 'forbidden' }
+  | { kind: 'invalid'; message: string };
+
+/**
+ * A provider's delivery receipt for the message `reference` names (from the callback URL's `ref`
+ * when the vendor does not echo one, e.g. Twilio, else from the body). The reference names the
+ * message and so the workspace; that workspace's provider `slug` verifies and parses the receipt.
+ */
+export async function recordReceipt(
+  deps: { sql: Sql; secret: string },
+  slug: string,
+  reference: string | null,
+  request: ReceiptRequest,
+): Promise<ReceiptOutcome> {
+  if (!SLUG.test(slug)) return { kind: 'no_such_provider' };
+  const target = reference === null ? undefined : parseMessageReference(reference);
+  if (!target) return { kind: 'no_reference' };
+  const workspaceId = await findReferenceWorkspace(deps.sql, target);
+  const parser =
+    workspaceId === undefined
+      ? undefined
+      : await receiptParserFor(deps.sql, deps.secret, workspaceId, slug);
+  if (!parser) return { kind: 'dropped' };
+
+  const parsed = parser.parseReceipt(request);
+  if (parsed.kind === 'forbidden' || parsed.kind === 'invalid') return parsed;
+  if (parsed.kind === 'ignored') return { kind: 'dropped' };
+  const { receipt } = parsed;
+  // A body naming another message than the one the URL was issued for is not trusted.
+  if (receipt.reference !== null && receipt.reference !== reference) return { kind: 'dropped' };
+  const delivery = {
+    provider: slug,
+    providerMessageId: receipt.providerMessageId,
+    status: receipt.status,
+    errorCode: receipt.errorCode,
+    at: receipt.at,
+  };
+  if ('campaignId' in target) await recordDelivery(deps.sql, { ...target, ...delivery });
+  else await recordOtpDelivery(deps.sql, { requestId: target.otpRequestId, ...delivery });
+  return { kind: 'recorded' };
+}
+
+export type ReplyOutcome =
+  | { kind: 'recorded' }
+  | { kind: 'no_such_provider' }
+  | { kind: 'forbidden' }
+  | { kind: 'invalid'; message: string };
+
+/**
+ * A recipient's reply, posted by a provider that forwards them (Twilio's "A message comes in"):
+ * STOP opts the sender out of the workspace's marketing messages, START opts them back in;
+ * other text is acknowledged.
+ */
+export async function recordReply(
+  deps: { sql: Sql; secret: string },
+  workspaceSlug: string,
+  providerSlug: string,
+  request: ReceiptRequest,
+): Promise<ReplyOutcome> {
+  const named = SLUG.test(workspaceSlug) && SLUG.test(providerSlug);
+  const workspace = named ? await findWorkspaceBySlug(deps.sql, workspaceSlug) : undefined;
+  const parser =
+    workspace && (await inboundParserFor(deps.sql, deps.secret, workspace.id, providerSlug));
+  if (!workspace || !parser) return { kind: 'no_such_provider' };
+  const parsed = parser.parseInbound(request);
+  if (parsed.kind !== 'inbound') return parsed;
+  await applyInboundReply(deps.sql, {
+    workspaceId: workspace.id,
+    from: parsed.message.from,
+    body: parsed.message.body,
+  });
+  return { kind: 'recorded' };
+}
