@@ -4,6 +4,7 @@ import fp from 'fastify-plugin';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { MAX_PARAM_LENGTH } from '../http-protocol.js';
+import { jsonWithoutNulSchema, NO_NUL } from '../schemas/common.js';
 
 /**
  * Kept out of the REST description: the health probe, and the MCP endpoint with its OAuth and
@@ -55,6 +56,27 @@ const WITH_PATH_PARAMETERS: Record<string, OpenAPIV3_1.ResponseObject> = {
   400: answer('The URL is malformed (an invalid percent-encoding)'),
 };
 
+/** api/input-guard.ts: NUL anywhere in a request, in the REST API's validation shape. */
+const NUL_REFUSED: OpenAPIV3_1.ResponseObject = {
+  description: 'A NUL character (U+0000) in the path or a query parameter',
+  content: {
+    'application/json': {
+      schema: {
+        type: 'object',
+        properties: {
+          message: { type: 'string' },
+          errors: {
+            type: 'object',
+            additionalProperties: { type: 'array', items: { type: 'string' } },
+          },
+        },
+        required: ['message', 'errors'],
+        additionalProperties: false,
+      },
+    },
+  },
+};
+
 const operationRef = (path: string, method: string) =>
   `#/paths/${path.replaceAll('~', '~0').replaceAll('/', '~1')}/${method}`;
 
@@ -86,8 +108,9 @@ const LINKS: Record<string, Record<string, Record<string, OpenAPIV3_1.LinkObject
 };
 
 /**
- * Adds to the generated document what every operation may answer at the HTTP level, the
- * Retry-After of 409, the length limit of path parameters, and the links between operations.
+ * Adds to the generated document what every operation may answer at the HTTP level (a 422 for
+ * NUL where the operation has none of its own), the Retry-After of 409, what path parameters
+ * may hold, and the links between operations.
  */
 function withHttpAnswers(document: OpenAPIV3_1.Document): OpenAPIV3_1.Document {
   for (const [path, item] of Object.entries(document.paths ?? {})) {
@@ -98,10 +121,15 @@ function withHttpAnswers(document: OpenAPIV3_1.Document): OpenAPIV3_1.Document {
       const parameters = (operation.parameters ?? []) as OpenAPIV3_1.ParameterObject[];
       const pathParameters = parameters.filter((parameter) => parameter.in === 'path');
       for (const parameter of pathParameters) {
-        parameter.schema = { maxLength: MAX_PARAM_LENGTH, ...parameter.schema };
+        parameter.schema = {
+          maxLength: MAX_PARAM_LENGTH,
+          pattern: NO_NUL.source,
+          ...parameter.schema,
+        };
       }
       const added = {
         ...EVERY_OPERATION,
+        422: NUL_REFUSED,
         ...(operation.requestBody ? WITH_A_BODY : {}),
         ...(pathParameters.length > 0 ? WITH_PATH_PARAMETERS : {}),
       };
@@ -130,6 +158,7 @@ export const openApi = fp(async (app: FastifyInstance) => {
       openapi: '3.1.0',
       info: { title: 'Herald API', version: '1.0.0' },
       components: {
+        schemas: { JsonWithoutNul: jsonWithoutNulSchema as OpenAPIV3_1.SchemaObject },
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key' },
         },

@@ -51,6 +51,7 @@ describe('OpenAPI description', () => {
       '403',
       '404',
       '414',
+      '422',
       '431',
       '503',
     ]);
@@ -96,7 +97,7 @@ describe('OpenAPI description', () => {
     for (const status of ['409', '503'])
       expect(responses[status].headers['Retry-After'].required, status).toBe(true);
     const campaign = doc.paths['/api/v1/messages/{campaign}'].get.parameters[0];
-    expect(campaign.schema.maxLength).toBe(100);
+    expect(campaign.schema).toMatchObject({ maxLength: 100, pattern: '^[^\\u0000]*$' });
   });
 
   it('carries the limits and patterns the server enforces on a send', () => {
@@ -149,6 +150,24 @@ describe('OpenAPI description', () => {
       );
       expect(pattern.test(text), JSON.stringify(text)).toBe(otpTemplateProblem(text, 6) === null);
     }
+  });
+
+  it('says that no string or key of a request may hold NUL, extra fields included', () => {
+    for (const path of ['/api/v1/messages', '/api/v1/otp/send', '/api/v1/otp/verify']) {
+      const schema = doc.paths[path].post.requestBody.content['application/json'].schema;
+      expect(schema.propertyNames, path).toEqual({ pattern: '^[^\\u0000]*$' });
+      expect(schema.additionalProperties, path).toEqual({
+        $ref: '#/components/schemas/JsonWithoutNul',
+      });
+    }
+    const send = doc.paths['/api/v1/messages'].post.requestBody.content['application/json'].schema;
+    const message = new RegExp(send.properties.message.pattern);
+    expect([' a ', 'a\u0000', ' \t\ufeff'].map((text) => message.test(text))).toEqual([
+      true,
+      false,
+      false,
+    ]);
+    expect(doc.components.schemas.JsonWithoutNul.anyOf).toHaveLength(4);
   });
 
   it('links a send to its lookup and an OTP to its verification', () => {
