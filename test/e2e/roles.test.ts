@@ -174,6 +174,7 @@ describe('herald api and herald worker as separate processes', { timeout: 120_00
       webhookEventsDeleted: expect.any(Number),
       idleSendSlotsDeleted: expect.any(Number),
       staleSubmissionLeasesDeleted: expect.any(Number),
+      expiredOAuthRecordsPurged: expect.any(Number),
     });
     expect(result.abandonedOAuthClientsDeleted).toBeGreaterThanOrEqual(1);
     const remaining = await sql<{ id: string }[]>`
