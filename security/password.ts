@@ -29,7 +29,8 @@ export class PasswordHashingBusyError extends Error {
 }
 
 export interface HashingGate {
-  run<T>(task: () => Promise<T>): Promise<T>;
+  /** `queueAnyway`: wait however many wait (an operator's command, not anonymous input). */
+  run<T>(task: () => Promise<T>, options?: { queueAnyway?: boolean }): Promise<T>;
 }
 
 /**
@@ -40,10 +41,11 @@ export function createHashingGate(concurrency: number, maxWaiting: number): Hash
   let running = 0;
   const waiting: (() => void)[] = [];
   return {
-    async run(task) {
+    async run(task, options = {}) {
       if (running < concurrency) running += 1;
-      else if (waiting.length >= maxWaiting) throw new PasswordHashingBusyError();
-      else await new Promise<void>((resolve) => waiting.push(resolve));
+      else if (waiting.length >= maxWaiting && !options.queueAnyway) {
+        throw new PasswordHashingBusyError();
+      } else await new Promise<void>((resolve) => waiting.push(resolve));
       try {
         return await task();
       } finally {
@@ -58,7 +60,8 @@ export function createHashingGate(concurrency: number, maxWaiting: number): Hash
 
 /**
  * scrypt runs on libuv's thread pool (4 threads) and takes 32 MiB each: unbounded, 16 sign-ins at
- * once held every thread (file reads and DNS lookups waited seconds behind them) and half a GiB.
+ * once held every thread (a file read waited 1.4-2.8 s behind them; DNS lookups share that pool)
+ * and up to 16 × 32 MiB.
  * Half the cores hash at once, leaving the event loop a core and the pool free threads; 32 more
  * wait (about 3 s of hashing on one core, inside the 4.5 s request deadline).
  */
@@ -66,8 +69,11 @@ const gate = createHashingGate(Math.max(1, Math.floor(availableParallelism() / 2
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const hash = await gate.run(() =>
-    scryptAsync(password, salt, KEY_LENGTH, { N: 2 ** LOG_N, r: R, p: P, maxmem: MAX_MEMORY }),
+  // Hashing a new password is an operator's or a signed-in user's act: it waits its turn.
+  const hash = await gate.run(
+    () =>
+      scryptAsync(password, salt, KEY_LENGTH, { N: 2 ** LOG_N, r: R, p: P, maxmem: MAX_MEMORY }),
+    { queueAnyway: true },
   );
   return `$scrypt$ln=${LOG_N},r=${R},p=${P}$${salt.toString('base64')}$${hash.toString('base64')}`;
 }

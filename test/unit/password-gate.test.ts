@@ -38,6 +38,18 @@ describe('the password hashing gate', () => {
     await expect(gate.run(async () => 'again')).resolves.toBe('again');
   });
 
+  it('queues a task that may not be refused however many wait (hashing a new password)', async () => {
+    const gate = createHashingGate(1, 0);
+    let release = () => {};
+    const first = gate.run(
+      () => new Promise<string>((resolve) => (release = () => resolve('first'))),
+    );
+    await expect(gate.run(async () => 'refused')).rejects.toBeInstanceOf(PasswordHashingBusyError);
+    const queued = gate.run(async () => 'queued', { queueAnyway: true });
+    release();
+    expect(await Promise.all([first, queued])).toEqual(['first', 'queued']);
+  });
+
   it('frees the slot of a task that failed', async () => {
     const gate = createHashingGate(1, 0);
     await expect(gate.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
