@@ -15,6 +15,7 @@ import { messageRoutes } from './routes/messages.js';
 import { optOutRoutes } from './routes/opt-out.js';
 import { otpRoutes } from './routes/otp.js';
 import { providerWebhookRoutes } from './routes/provider-webhooks.js';
+import { addSecurityHeaders } from './security-headers.js';
 
 export function buildApp(deps: ApiDeps, options: { logger?: boolean } = {}): FastifyInstance {
   const app = Fastify({
@@ -35,6 +36,7 @@ export function buildApp(deps: ApiDeps, options: { logger?: boolean } = {}): Fas
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app, deps.publicUrl);
   guardInput(app);
+  addSecurityHeaders(app);
   // Before every route: the OpenAPI document is collected through onRoute.
   app.register(openApi);
   app.register(healthRoutes, { deps });

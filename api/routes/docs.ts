@@ -74,6 +74,13 @@ fetch('openapi.json').then((r) => r.json()).then((doc) => {
 export async function docsRoutes(app: FastifyInstance) {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/docs', { schema: { hide: true } }, async (_request, reply) =>
-    reply.type('text/html; charset=utf-8').send(DOCS_PAGE),
+    reply
+      .type('text/html; charset=utf-8')
+      // Its one inline script reads openapi.json from this origin; nothing else is allowed.
+      .header(
+        'content-security-policy',
+        "default-src 'none'; script-src 'unsafe-inline'; connect-src 'self'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+      )
+      .send(DOCS_PAGE),
   );
 }
