@@ -7,7 +7,7 @@
  * an undocumented status or a response that breaks its schema among them, or on fewer requests
  * than --min-requests.
  *
- *   npm run fuzz -- [--examples N] [--seed N] [--min-requests N] [--keep] [--serve]
+ *   npm run fuzz -- [--examples N] [--seed N] [--min-requests N] [--continue] [--keep] [--serve]
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -24,6 +24,8 @@ const { values } = parseArgs({
     examples: { type: 'string', default: '600' },
     seed: { type: 'string' },
     'min-requests': { type: 'string', default: '5000' },
+    /** Go on testing an operation after its first failure (every failing case counted). */
+    continue: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
     /** Start the stack, print its address and key, and wait for Ctrl-C (for manual runs). */
     serve: { type: 'boolean', default: false },
@@ -70,6 +72,7 @@ try {
     reportDir,
     '--no-color',
     ...(values.seed ? ['--seed', values.seed] : []),
+    ...(values.continue ? ['--continue-on-failure'] : []),
   ];
   log(`schemathesis ${args.join(' ')}`);
   const started = Date.now();
