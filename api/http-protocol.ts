@@ -17,6 +17,8 @@ const json = (status: number, message: string) => {
   const body = JSON.stringify({ message });
   return (
     `HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    // The headers api/security-headers.ts puts on every other answer.
+    'X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n' +
     `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
   );
 };
@@ -52,7 +54,13 @@ function answerClientError(error: Error, socket: Socket) {
 }
 
 /** Errors fastify's router raises before routing: a bad percent-encoding, a parameter too long. */
-function answerFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  // These replies skip the onSend hooks: the headers every other answer gets, set here.
+  reply.headers({
+    'x-request-id': request.id,
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+  });
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')
     return reply.code(414).send({ message: 'The URL is too long.' });
   if (error.code === 'FST_ERR_BAD_URL')

@@ -226,6 +226,8 @@ async function rawRequest(
     socket.on('error', reject);
   });
   const [head = '', body = ''] = answer.split('\r\n\r\n');
+  // Every answer carries the headers of api/security-headers.ts, these written by hand too.
+  expect(head).toContain('\r\nX-Content-Type-Options: nosniff\r\n');
   return { status: Number(head.split(' ')[1]), body };
 }
 
@@ -244,6 +246,7 @@ describe('HTTP-level answers, in the {message} shape', () => {
       const response = await stack.app.inject({ method, url, headers });
       expect(response.statusCode).toBe(405);
       expect(response.headers.allow).toBe(allow);
+      expect(response.headers['x-content-type-options']).toBe('nosniff');
       expect(response.json()).toEqual({ message: `The ${method} method is not allowed here.` });
     }
   });
@@ -302,6 +305,7 @@ describe('HTTP-level answers, in the {message} shape', () => {
     });
     expect(long.statusCode).toBe(414);
     expect(long.json()).toEqual({ message: 'The URL is too long.' });
+    expect(long.headers['x-content-type-options']).toBe('nosniff');
     const malformed = await stack.app.inject({
       method: 'GET',
       url: '/api/v1/messages/%zz',
