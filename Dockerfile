@@ -5,10 +5,11 @@
 # TypeScript sources through tsx (README, "Supply chain").
 
 # Compile: every dependency (TypeScript included), the sources, `npm run build` -> /app/dist.
+# No install script runs here: tsc needs none.
 FROM node:20.19.5-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY . .
 RUN npm run build
 

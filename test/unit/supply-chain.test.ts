@@ -58,7 +58,7 @@ describe('production image', () => {
     const all = stages();
     const final = [...all.values()].at(-1) ?? [];
     const named = (name: string) => all.get(name) ?? [];
-    expect(named('build')).toContain('RUN npm ci --no-audit --no-fund');
+    expect(named('build')).toContain('RUN npm ci --ignore-scripts --no-audit --no-fund');
     expect(named('build')).toContain('RUN npm run build');
     expect(named('deps')).toContain(
       'RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force',
