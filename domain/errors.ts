@@ -7,6 +7,8 @@ export const ERROR_CATALOGUE = {
   forbidden: { status: 403, message: 'This action is unauthorized.' },
   not_found: { status: 404, message: 'Not found.' },
   validation_failed: { status: 422, message: 'The given data was invalid.' },
+  /** The request is well formed but the state forbids it: a taken slug, the last owner. */
+  conflict: { status: 409, message: 'The request conflicts with the current state.' },
   idempotency_in_progress: {
     status: 409,
     message:

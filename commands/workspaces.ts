@@ -1,0 +1,94 @@
+/** Workspaces: create one, rename it or switch its API off, and find one by its slug. */
+import {
+  findWorkspaceBySlug,
+  insertWorkspace,
+  updateWorkspace,
+  type Workspace,
+} from '../db/workspaces.js';
+import { characters } from '../domain/validation.js';
+import type { CommandDeps } from './deps.js';
+import {
+  conflict,
+  fieldsOf,
+  invalid,
+  isUniqueViolation,
+  listOf,
+  notFound,
+  optionalText,
+  requiredText,
+} from './input.js';
+
+type Deps = Pick<CommandDeps, 'sql'>;
+
+const MAX_NAME_LENGTH = 200;
+const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+function slugify(name: string): string {
+  return name
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 63)
+    .replace(/-+$/, '');
+}
+
+/** The workspace an action is in, by its slug (the `workspace` field of every scoped input). */
+export async function findWorkspace(deps: Deps, slug: string | undefined): Promise<Workspace> {
+  const given = requiredText(slug, { field: 'workspace' });
+  const workspace = await findWorkspaceBySlug(deps.sql, given);
+  if (!workspace) throw notFound`No workspace has the slug "${given}"`;
+  return workspace;
+}
+
+export interface CreateWorkspaceInput {
+  name?: string;
+  /** Derived from the name when not given. */
+  slug?: string;
+}
+
+export async function createWorkspace(deps: Deps, input: CreateWorkspaceInput): Promise<Workspace> {
+  const field = fieldsOf<CreateWorkspaceInput>();
+  const name = requiredText(input.name, field('name'));
+  if (name.length > MAX_NAME_LENGTH)
+    throw invalid`${field('name')} must be at most ${MAX_NAME_LENGTH} characters`;
+  const slug = optionalText(input.slug) ?? slugify(name);
+  if (!SLUG.test(slug)) {
+    throw invalid`${field('slug')} "${slug}" must be 1-63 lowercase letters, digits or hyphens, starting and ending with a letter or digit`;
+  }
+  try {
+    return await insertWorkspace(deps.sql, { slug, name });
+  } catch (error) {
+    if (isUniqueViolation(error))
+      throw conflict`A workspace with the slug "${slug}" already exists`;
+    throw error;
+  }
+}
+
+export interface UpdateWorkspaceInput {
+  /** The workspace to change. */
+  slug?: string;
+  name?: string;
+  /** Whether the workspace's API keys are accepted at all. */
+  apiEnabled?: boolean;
+}
+
+/** Renames the workspace and/or sets its API entitlement; what is not given keeps its value. */
+export async function updateWorkspaceSettings(
+  deps: Deps,
+  input: UpdateWorkspaceInput,
+): Promise<Workspace> {
+  const field = fieldsOf<UpdateWorkspaceInput>();
+  const slug = requiredText(input.slug, field('slug'));
+  const name = optionalText(input.name);
+  if (name !== undefined && characters(name) > MAX_NAME_LENGTH)
+    throw invalid`${field('name')} must be at most ${MAX_NAME_LENGTH} characters`;
+  if (name === undefined && input.apiEnabled === undefined)
+    throw invalid`Give at least one of ${listOf([field('name'), field('apiEnabled')])}`;
+  const workspace = await updateWorkspace(deps.sql, slug, {
+    ...(name === undefined ? {} : { name }),
+    ...(input.apiEnabled === undefined ? {} : { apiEnabled: input.apiEnabled }),
+  });
+  if (!workspace) throw notFound`No workspace has the slug "${slug}"`;
+  return workspace;
+}
