@@ -1,9 +1,153 @@
 /** A workspace's SMS providers: created with their settings and credentials, enabled, disabled. */
-import { findProvider } from '../db/providers.js';
+import type { Sql, TransactionSql } from '../db/client.js';
+import {
+  findProvider,
+  insertProvider,
+  lockSmscAccounts,
+  setProviderActive,
+} from '../db/providers.js';
 import type { Workspace } from '../db/workspaces.js';
 import { OWN_PROVIDER_SLUG } from '../providers/registry.js';
+import { encryptCredentials, providerCredentialsContext } from '../security/credentials.js';
 import type { CommandDeps } from './deps.js';
-import { type FieldRef, invalid } from './input.js';
+import {
+  conflict,
+  type FieldRef,
+  fieldsOf,
+  invalid,
+  isUniqueViolation,
+  notFound,
+  optionalText,
+  requiredText,
+  resourceSlug,
+} from './input.js';
+import {
+  CREATABLE_TYPES,
+  type CreatableType,
+  type ProviderConfig,
+  type ProviderSettingsInput,
+  providerConfig,
+} from './provider-settings.js';
+import { refuseSharedSmscAccount, smscAccountOfRecord } from './smsc-accounts.js';
+import { findWorkspace } from './workspaces.js';
+
+type Deps = Pick<CommandDeps, 'sql' | 'secret'>;
+
+const MAX_MESSAGES_PER_SECOND = 10_000;
+
+export interface CreateProviderInput extends ProviderSettingsInput {
+  workspace?: string;
+  slug?: string;
+  /** The slug when not given. */
+  name?: string;
+  type?: string;
+  requiresSenderId?: boolean;
+  /** The provider's throughput, shared by every worker; not given: the adapter's. */
+  messagesPerSecond?: number;
+}
+
+export async function createProvider(
+  deps: Deps,
+  input: CreateProviderInput,
+): Promise<{ id: number; slug: string; type: CreatableType; workspace: Workspace }> {
+  const field = fieldsOf<CreateProviderInput>();
+  const workspace = await findWorkspace(deps, input.workspace);
+  const slug = resourceSlug(requiredText(input.slug, field('slug')), field('slug'));
+  if (slug === OWN_PROVIDER_SLUG) throw invalid`"own" is the operator's provider and is reserved`;
+  const type = requiredText(input.type, field('type'));
+  if (!(CREATABLE_TYPES as readonly string[]).includes(type))
+    throw invalid`${field('type')} must be one of ${CREATABLE_TYPES.join(', ')}`;
+  const creatable = type as CreatableType;
+  const config = providerConfig(input, creatable);
+  const insert = (sql: Sql | TransactionSql) => {
+    const messagesPerSecond = input.messagesPerSecond;
+    if (
+      messagesPerSecond !== undefined &&
+      !(
+        Number.isInteger(messagesPerSecond) &&
+        messagesPerSecond >= 1 &&
+        messagesPerSecond <= MAX_MESSAGES_PER_SECOND
+      )
+    )
+      throw invalid`${field('messagesPerSecond')} must be a whole number from 1 to ${MAX_MESSAGES_PER_SECOND}`;
+    return insertProvider(sql, {
+      workspaceId: workspace.id,
+      slug,
+      name: optionalText(input.name) ?? slug,
+      type: creatable,
+      requiresSenderId: input.requiresSenderId === true,
+      messagesPerSecond: messagesPerSecond ?? null,
+      settings: config.settings,
+      credentials:
+        config.credentials &&
+        encryptCredentials(
+          deps.secret,
+          providerCredentialsContext(workspace.id, slug),
+          config.credentials,
+        ),
+    });
+  };
+  try {
+    const { id } =
+      creatable === 'smpp'
+        ? await deps.sql.begin(async (tx) => {
+            await lockSmscAccounts(tx);
+            await refuseSharedSmscAccount(deps.secret, tx, smscAccountOf(config));
+            return insert(tx);
+          })
+        : await insert(deps.sql);
+    return { id, slug, type: creatable, workspace };
+  } catch (error) {
+    if (isUniqueViolation(error))
+      throw conflict`${workspace.slug} already has a provider "${slug}"`;
+    throw error;
+  }
+}
+
+function smscAccountOf(config: ProviderConfig) {
+  return {
+    host: config.settings.host as string,
+    port: config.settings.port,
+    systemId: config.credentials?.system_id as string,
+  };
+}
+
+export interface ProviderInput {
+  workspace?: string;
+  slug?: string;
+}
+
+/** Enabling an SMPP provider gives it its SMSC account again: refused while another holds it. */
+export async function enableProvider(deps: Deps, input: ProviderInput) {
+  return setActive(deps, input, true);
+}
+
+/** Sends stop choosing the provider; its senders and routes stay. */
+export async function disableProvider(deps: Deps, input: ProviderInput) {
+  return setActive(deps, input, false);
+}
+
+async function setActive(
+  deps: Deps,
+  input: ProviderInput,
+  active: boolean,
+): Promise<{ slug: string; active: boolean }> {
+  const field = fieldsOf<ProviderInput>();
+  const workspace = await findWorkspace(deps, input.workspace);
+  const slug = resourceSlug(requiredText(input.slug, field('slug')), field('slug'));
+  const changed = active
+    ? await deps.sql.begin(async (tx) => {
+        await lockSmscAccounts(tx);
+        const provider = await findProvider(tx, workspace.id, slug);
+        const account = provider?.type === 'smpp' && smscAccountOfRecord(deps.secret, provider);
+        if (provider && account)
+          await refuseSharedSmscAccount(deps.secret, tx, account, provider.id);
+        return setProviderActive(tx, workspace.id, slug, true);
+      })
+    : await setProviderActive(deps.sql, workspace.id, slug, false);
+  if (!changed) throw notFound`${workspace.slug} has no provider "${slug}"`;
+  return { slug, active };
+}
 
 /**
  * `own` or a provider of the workspace, named by `field` of the caller's input: enabled, unless
