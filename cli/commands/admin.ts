@@ -17,7 +17,6 @@ import {
   list,
   type Options,
   optional,
-  required,
   run,
   text,
 } from './options.js';
@@ -126,16 +125,3 @@ export const checkFailoverRouteOption = (
   workspace: Workspace,
   slug: string,
 ) => run(checkFailoverRoute(context, workspace, slug, { field: 'failoverRoute' }));
-
-// TEMPORARY until providers.ts and otp-admin.ts call their use-cases.
-export { isUniqueViolation } from '../../commands/input.js';
-export const RESOURCE_SLUG = /^[a-z0-9][a-z0-9_-]{0,62}$/;
-export function slugOption(options: Options, name = 'slug'): string {
-  const slug = required(options, name);
-  if (!RESOURCE_SLUG.test(slug)) {
-    throw new UsageError(
-      `--${name} "${slug}" must be lowercase letters, digits, - or _ (at most 63)`,
-    );
-  }
-  return slug;
-}
