@@ -1,9 +1,7 @@
-/** MCP connections (SPEC §5.2.6): list them, revoke one with its access and refresh tokens. */
-import { listConnections, revokeConnection } from '../../db/oauth-connections.js';
-import { findUserByEmail } from '../../db/users.js';
+/** herald mcp connections list|revoke: options in, use-case, output. */
+import { listMcpConnections, revokeMcpConnection } from '../../commands/mcp-connections.js';
 import type { AdminContext } from '../context.js';
-import { UsageError } from '../output.js';
-import { type CommandResult, idOption, type Options, optional, workspaceBySlug } from './admin.js';
+import { type CommandResult, idOption, type Options, run, text } from './options.js';
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
 
@@ -12,17 +10,13 @@ export async function connectionsList(
   context: AdminContext,
   options: Options,
 ): Promise<CommandResult> {
-  const slug = optional(options, 'workspace');
-  const email = optional(options, 'user');
-  const workspace = slug === undefined ? undefined : await workspaceBySlug(context, slug);
-  const user = email === undefined ? undefined : await findUserByEmail(context.sql, email);
-  if (email !== undefined && !user) throw new UsageError(`No user has the email "${email}"`);
-  const connections = (
-    await listConnections(context.sql, {
-      ...(workspace && { workspaceId: workspace.id }),
-      ...(user && { userId: user.id }),
-    })
-  ).map((connection) => ({
+  const listed = await run(
+    listMcpConnections(context, {
+      workspace: text(options, 'workspace'),
+      user: text(options, 'user'),
+    }),
+  );
+  const connections = listed.map((connection) => ({
     id: connection.id,
     workspace: connection.workspace,
     user: connection.user,
@@ -55,10 +49,7 @@ export async function connectionsRevoke(
   options: Options,
 ): Promise<CommandResult> {
   const id = idOption(options, 'connection');
-  const outcome = await revokeConnection(context.sql, id);
-  if (outcome === 'not_found') throw new UsageError(`No MCP connection has the id ${id}`);
-  if (outcome === 'already_revoked')
-    throw new UsageError(`MCP connection ${id} is already revoked`);
+  await run(revokeMcpConnection(context, { id }));
   return {
     json: { revoked: true },
     human: `Revoked MCP connection ${id} and its access and refresh tokens`,

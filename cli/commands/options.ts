@@ -34,6 +34,11 @@ export function list(options: Options, name: string): string[] | undefined {
   return optional(options, name)?.split(',');
 }
 
+/** Like `list`, but `--permissions ""` is an empty list, not a missing option. */
+export function listOrEmpty(options: Options, name: string): string[] | undefined {
+  return text(options, name)?.split(',');
+}
+
 /** A whole-number option; NaN when it is not one, which the use-case's range refuses. */
 export function wholeNumber(options: Options, name: string): number | undefined {
   const value = optional(options, name);
