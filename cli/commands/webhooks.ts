@@ -1,82 +1,29 @@
-/** Customer webhook endpoints: create (secret shown once), list, enable, disable, delete, attempts. */
+/** herald webhook create|list|enable|disable|delete|attempts: options in, use-case, output. */
 import {
+  createWebhookEndpoint,
   deleteWebhookEndpoint,
-  findWebhookEndpoint,
-  insertWebhookEndpoint,
-  listWebhookAttempts,
-  listWebhookEndpoints,
-  reserveWebhookEndpointId,
-  setWebhookEndpointEnabled,
-  type WebhookEndpoint,
-} from '../../db/webhooks.js';
-import {
-  isWebhookEventType,
-  WEBHOOK_EVENT_TYPES,
-  type WebhookEventType,
-} from '../../domain/webhooks.js';
-import { encryptCredentials } from '../../security/credentials.js';
-import { type HostResolver, resolveWebhookTarget, UnsafeUrlError } from '../../security/ssrf.js';
-import { generateWebhookSecret, webhookSecretContext } from '../../security/webhook-signature.js';
+  disableWebhookEndpoint,
+  enableWebhookEndpoint,
+  listWebhookEndpointAttempts,
+  listWorkspaceWebhookEndpoints,
+} from '../../commands/webhooks.js';
+import type { WebhookEndpoint } from '../../db/webhooks.js';
+import type { HostResolver } from '../../security/ssrf.js';
 import type { AdminContext } from '../context.js';
-import { UsageError } from '../output.js';
 import {
   type CommandResult,
   idOption,
+  list,
   type Options,
-  optional,
-  required,
-  workspaceBySlug,
-} from './admin.js';
+  run,
+  text,
+  wholeNumber,
+} from './options.js';
 
 /** Tests substitute the resolver to simulate DNS answers. */
 type WebhookContext = AdminContext & { webhookResolver?: HostResolver };
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
-
-/** `--events a,b,...` or `all`: known event types, each once, in the catalogue's order. */
-export function parseEvents(raw: string): WebhookEventType[] {
-  const items = raw
-    .split(',')
-    .map((item) => item.trim())
-    .filter(Boolean);
-  if (items.length === 1 && items[0] === 'all') return [...WEBHOOK_EVENT_TYPES];
-  if (items.length === 0) throw new UsageError('--events must list at least one event');
-  const unknown = items.find((item) => !isWebhookEventType(item));
-  if (unknown !== undefined)
-    throw new UsageError(
-      `Unknown webhook event "${unknown}"; events are ${WEBHOOK_EVENT_TYPES.join(', ')}, or all`,
-    );
-  return WEBHOOK_EVENT_TYPES.filter((type) => items.includes(type));
-}
-
-/** An http(s) URL without credentials whose host is public (unless the operator allows private). */
-async function webhookUrl(context: WebhookContext, raw: string): Promise<string> {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new UsageError(`--url "${raw}" is not an http(s) URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new UsageError(`--url "${raw}" is not an http(s) URL`);
-  if (url.username !== '' || url.password !== '')
-    throw new UsageError('--url must not contain a user name or password');
-  if (url.href.length > 2048) throw new UsageError('--url must be at most 2048 characters');
-  try {
-    await resolveWebhookTarget(url, {
-      allowPrivate: context.env.WEBHOOK_ALLOW_PRIVATE_URLS,
-      resolver: context.webhookResolver,
-    });
-  } catch (error) {
-    if (!(error instanceof UnsafeUrlError)) throw error;
-    throw new UsageError(
-      error.nonPublic
-        ? `--url refused: ${error.message}; webhooks go only to public addresses (WEBHOOK_ALLOW_PRIVATE_URLS=true allows private ones)`
-        : `--url refused: ${error.message}`,
-    );
-  }
-  return url.href;
-}
 
 function presentEndpoint(endpoint: WebhookEndpoint) {
   return {
@@ -99,24 +46,14 @@ export async function webhookCreate(
   context: WebhookContext,
   options: Options,
 ): Promise<CommandResult> {
-  const workspace = await workspaceBySlug(context, required(options, 'workspace'));
-  const events = parseEvents(required(options, 'events'));
-  const description = optional(options, 'description') ?? null;
-  if (description !== null && description.length > 500)
-    throw new UsageError('--description must be at most 500 characters');
-  const url = await webhookUrl(context, required(options, 'url'));
-  const secret = generateWebhookSecret();
-  const endpoint = await context.sql.begin(async (tx) => {
-    const id = await reserveWebhookEndpointId(tx);
-    return insertWebhookEndpoint(tx, {
-      id,
-      workspaceId: workspace.id,
-      url,
-      description,
-      events,
-      secret: encryptCredentials(context.secret, webhookSecretContext(workspace.id, id), secret),
-    });
-  });
+  const { endpoint, secret, workspace } = await run(
+    createWebhookEndpoint(context, {
+      workspace: text(options, 'workspace'),
+      url: text(options, 'url'),
+      events: list(options, 'events'),
+      description: text(options, 'description'),
+    }),
+  );
   return {
     json: { id: endpoint.id, url: endpoint.url, events: endpoint.events, secret },
     human: [
@@ -129,10 +66,11 @@ export async function webhookCreate(
 
 /** herald webhook list --workspace <slug> → {"endpoints": [...]} (never the secrets) */
 export async function webhookList(context: AdminContext, options: Options): Promise<CommandResult> {
-  const workspace = await workspaceBySlug(context, required(options, 'workspace'));
-  const endpoints = (await listWebhookEndpoints(context.sql, workspace.id)).map(presentEndpoint);
+  const { endpoints, workspace } = await run(
+    listWorkspaceWebhookEndpoints(context, { workspace: text(options, 'workspace') }),
+  );
   return {
-    json: { endpoints },
+    json: { endpoints: endpoints.map(presentEndpoint) },
     human: endpoints.length
       ? endpoints
           .map(
@@ -140,7 +78,7 @@ export async function webhookList(context: AdminContext, options: Options): Prom
               `${endpoint.id}  ${endpoint.url}  ${endpoint.events.join(',')}  ` +
               (endpoint.enabled
                 ? 'enabled'
-                : `disabled ${endpoint.disabled_at}: ${endpoint.disabled_reason}`),
+                : `disabled ${iso(endpoint.disabledAt)}: ${endpoint.disabledReason}`),
           )
           .join('\n')
       : `${workspace.slug} has no webhook endpoints`,
@@ -149,13 +87,9 @@ export async function webhookList(context: AdminContext, options: Options): Prom
 
 async function webhookSetEnabled(context: AdminContext, options: Options, enabled: boolean) {
   const id = idOption(options, 'webhook endpoint');
-  const endpoint = await setWebhookEndpointEnabled(
-    context.sql,
-    id,
-    enabled,
-    enabled ? null : 'Disabled by an operator',
+  const endpoint = await run(
+    enabled ? enableWebhookEndpoint(context, { id }) : disableWebhookEndpoint(context, { id }),
   );
-  if (!endpoint) throw new UsageError(`No webhook endpoint has the id ${id}`);
   return {
     json: presentEndpoint(endpoint),
     human: `Webhook endpoint ${id} is now ${enabled ? 'enabled' : 'disabled'}`,
@@ -175,8 +109,7 @@ export async function webhookDelete(
   options: Options,
 ): Promise<CommandResult> {
   const id = idOption(options, 'webhook endpoint');
-  if (!(await deleteWebhookEndpoint(context.sql, id)))
-    throw new UsageError(`No webhook endpoint has the id ${id}`);
+  await run(deleteWebhookEndpoint(context, { id }));
   return { json: { deleted: true }, human: `Deleted webhook endpoint ${id}` };
 }
 
@@ -189,13 +122,10 @@ export async function webhookAttempts(
   options: Options,
 ): Promise<CommandResult> {
   const id = idOption(options, 'webhook endpoint');
-  const rawLimit = optional(options, 'limit') ?? '50';
-  const limit = Number(rawLimit);
-  if (!/^\d+$/.test(rawLimit) || limit < 1 || limit > 1000)
-    throw new UsageError('--limit must be a whole number from 1 to 1000');
-  const endpoint = await findWebhookEndpoint(context.sql, id);
-  if (!endpoint) throw new UsageError(`No webhook endpoint has the id ${id}`);
-  const attempts = (await listWebhookAttempts(context.sql, id, limit)).map((attempt) => ({
+  const { endpoint, attempts: listed } = await run(
+    listWebhookEndpointAttempts(context, { id, limit: wholeNumber(options, 'limit') }),
+  );
+  const attempts = listed.map((attempt) => ({
     event_id: attempt.eventId,
     type: attempt.type,
     attempt: attempt.attempt,

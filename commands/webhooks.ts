@@ -1,0 +1,167 @@
+/** Customer webhook endpoints: create (the signing secret given once), list, enable, disable, delete, attempts. */
+import {
+  deleteWebhookEndpoint as deleteWebhookEndpointRow,
+  findWebhookEndpoint,
+  insertWebhookEndpoint,
+  listWebhookAttempts,
+  listWebhookEndpoints,
+  reserveWebhookEndpointId,
+  setWebhookEndpointEnabled,
+  type WebhookAttempt,
+  type WebhookEndpoint,
+} from '../db/webhooks.js';
+import type { Workspace } from '../db/workspaces.js';
+import {
+  isWebhookEventType,
+  WEBHOOK_EVENT_TYPES,
+  type WebhookEventType,
+} from '../domain/webhooks.js';
+import { encryptCredentials } from '../security/credentials.js';
+import { type HostResolver, resolveWebhookTarget, UnsafeUrlError } from '../security/ssrf.js';
+import { generateWebhookSecret, webhookSecretContext } from '../security/webhook-signature.js';
+import type { CommandDeps } from './deps.js';
+import { fieldsOf, invalid, notFound, optionalText, requiredText } from './input.js';
+import { findWorkspace } from './workspaces.js';
+
+const MAX_DESCRIPTION_LENGTH = 500;
+const MAX_URL_LENGTH = 2048;
+const ATTEMPTS_LIMIT = { min: 1, max: 1000, default: 50 };
+
+export interface CreateWebhookEndpointInput {
+  workspace?: string;
+  /** An http(s) URL without credentials whose host is public (unless the operator allows private). */
+  url?: string;
+  /** Event types, each once, or `['all']`. */
+  events?: string[];
+  description?: string;
+}
+
+const field = fieldsOf<CreateWebhookEndpointInput>();
+
+/** Known event types, each once, in the catalogue's order. */
+function eventTypes(given: string[] | undefined): WebhookEventType[] {
+  if (given === undefined) throw invalid`${field('events')} is required`;
+  const items = given.map((item) => item.trim()).filter(Boolean);
+  if (items.length === 1 && items[0] === 'all') return [...WEBHOOK_EVENT_TYPES];
+  if (items.length === 0) throw invalid`${field('events')} must list at least one event`;
+  const unknown = items.find((item) => !isWebhookEventType(item));
+  if (unknown !== undefined)
+    throw invalid`Unknown webhook event "${unknown}"; events are ${WEBHOOK_EVENT_TYPES.join(', ')}, or all`;
+  return WEBHOOK_EVENT_TYPES.filter((type) => items.includes(type));
+}
+
+async function endpointUrl(deps: WebhookDeps, given: string | undefined): Promise<string> {
+  const raw = requiredText(given, field('url'));
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalid`${field('url')} "${raw}" is not an http(s) URL`;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw invalid`${field('url')} "${raw}" is not an http(s) URL`;
+  if (url.username !== '' || url.password !== '')
+    throw invalid`${field('url')} must not contain a user name or password`;
+  if (url.href.length > MAX_URL_LENGTH)
+    throw invalid`${field('url')} must be at most ${MAX_URL_LENGTH} characters`;
+  try {
+    await resolveWebhookTarget(url, {
+      allowPrivate: deps.env.WEBHOOK_ALLOW_PRIVATE_URLS,
+      resolver: deps.webhookResolver,
+    });
+  } catch (error) {
+    if (!(error instanceof UnsafeUrlError)) throw error;
+    throw error.nonPublic
+      ? invalid`${field('url')} refused: ${error.message}; webhooks go only to public addresses (WEBHOOK_ALLOW_PRIVATE_URLS=true allows private ones)`
+      : invalid`${field('url')} refused: ${error.message}`;
+  }
+  return url.href;
+}
+
+/** Tests substitute the resolver to simulate DNS answers. */
+export type WebhookDeps = Pick<CommandDeps, 'sql' | 'secret' | 'env'> & {
+  webhookResolver?: HostResolver;
+};
+
+export async function createWebhookEndpoint(
+  deps: WebhookDeps,
+  input: CreateWebhookEndpointInput,
+): Promise<{ endpoint: WebhookEndpoint; secret: string; workspace: Workspace }> {
+  const workspace = await findWorkspace(deps, input.workspace);
+  const events = eventTypes(input.events);
+  const description = optionalText(input.description) ?? null;
+  if (description !== null && description.length > MAX_DESCRIPTION_LENGTH)
+    throw invalid`${field('description')} must be at most ${MAX_DESCRIPTION_LENGTH} characters`;
+  const url = await endpointUrl(deps, input.url);
+  // Stored encrypted; the caller shows it this once.
+  const secret = generateWebhookSecret();
+  const endpoint = await deps.sql.begin(async (tx) => {
+    const id = await reserveWebhookEndpointId(tx);
+    return insertWebhookEndpoint(tx, {
+      id,
+      workspaceId: workspace.id,
+      url,
+      description,
+      events,
+      secret: encryptCredentials(deps.secret, webhookSecretContext(workspace.id, id), secret),
+    });
+  });
+  return { endpoint, secret, workspace };
+}
+
+/** The workspace's endpoints (never their secrets). */
+export async function listWorkspaceWebhookEndpoints(
+  deps: Pick<CommandDeps, 'sql'>,
+  input: { workspace?: string },
+): Promise<{ endpoints: WebhookEndpoint[]; workspace: Workspace }> {
+  const workspace = await findWorkspace(deps, input.workspace);
+  return { endpoints: await listWebhookEndpoints(deps.sql, workspace.id), workspace };
+}
+
+const noEndpoint = (id: number) => notFound`No webhook endpoint has the id ${id}`;
+
+/** Takes new events again (earlier ones are not replayed). */
+export async function enableWebhookEndpoint(
+  deps: Pick<CommandDeps, 'sql'>,
+  input: { id: number },
+): Promise<WebhookEndpoint> {
+  const endpoint = await setWebhookEndpointEnabled(deps.sql, input.id, true, null);
+  if (!endpoint) throw noEndpoint(input.id);
+  return endpoint;
+}
+
+/** No new events; deliveries in flight stop at their next attempt. */
+export async function disableWebhookEndpoint(
+  deps: Pick<CommandDeps, 'sql'>,
+  input: { id: number },
+): Promise<WebhookEndpoint> {
+  const endpoint = await setWebhookEndpointEnabled(
+    deps.sql,
+    input.id,
+    false,
+    'Disabled by an operator',
+  );
+  if (!endpoint) throw noEndpoint(input.id);
+  return endpoint;
+}
+
+/** Its attempts log goes with it. */
+export async function deleteWebhookEndpoint(
+  deps: Pick<CommandDeps, 'sql'>,
+  input: { id: number },
+): Promise<void> {
+  if (!(await deleteWebhookEndpointRow(deps.sql, input.id))) throw noEndpoint(input.id);
+}
+
+/** The endpoint's delivery log, newest first: `limit` (1 to 1000, 50 when not given) attempts. */
+export async function listWebhookEndpointAttempts(
+  deps: Pick<CommandDeps, 'sql'>,
+  input: { id: number; limit?: number },
+): Promise<{ endpoint: WebhookEndpoint; attempts: WebhookAttempt[] }> {
+  const limit = input.limit ?? ATTEMPTS_LIMIT.default;
+  if (!Number.isInteger(limit) || limit < ATTEMPTS_LIMIT.min || limit > ATTEMPTS_LIMIT.max)
+    throw invalid`${{ field: 'limit' }} must be a whole number from ${ATTEMPTS_LIMIT.min} to ${ATTEMPTS_LIMIT.max}`;
+  const endpoint = await findWebhookEndpoint(deps.sql, input.id);
+  if (!endpoint) throw noEndpoint(input.id);
+  return { endpoint, attempts: await listWebhookAttempts(deps.sql, input.id, limit) };
+}
