@@ -9,6 +9,7 @@ import { apiKeyAuth } from './plugins/auth.js';
 import { openApi } from './plugins/openapi.js';
 import { enforceRequestDeadline } from './request-deadline.js';
 import { requestIdOf } from './request-id.js';
+import { restValidation } from './request-validation.js';
 import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
@@ -47,6 +48,7 @@ export function buildApp(deps: ApiDeps, options: { logger?: boolean } = {}): Fas
     async (api) => {
       await api.register(jsonBodiesOnly);
       await api.register(apiKeyAuth, { deps });
+      await api.register(restValidation);
       await api.register(messageRoutes, { deps });
       await api.register(otpRoutes, { deps });
     },

@@ -5,11 +5,11 @@ import {
   markOtpVerified,
   recordFailedVerification,
 } from '../db/otp-requests.js';
-import { HeraldError, validationError } from '../domain/errors.js';
+import { HeraldError } from '../domain/errors.js';
 import {
   FAILED_VERIFICATION_WINDOW_MINUTES,
   MAX_FAILED_VERIFICATIONS,
-  validateOtpVerify,
+  type OtpVerifyRequest,
 } from '../domain/otp.js';
 import { matchesKeyedHash } from '../security/tokens.js';
 import type { CommandDeps } from './deps.js';
@@ -18,19 +18,15 @@ import type { CommandDeps } from './deps.js';
 const NO_HASH = Buffer.alloc(32);
 
 /**
- * POST /api/v1/otp/verify. One transaction, serialized per user and recipient, locks the request, compares in constant time and
+ * POST /api/v1/otp/verify, given a body its schema (domain/otp.ts) has read. One transaction, serialized per user and recipient, locks the request, compares in constant time and
  * either marks it verified or records a failure: two concurrent correct codes verify once, and
  * every failure takes the same path to the same answer.
  */
 export async function verifyOtp(
   deps: CommandDeps,
   principal: ApiKeyPrincipal,
-  rawBody: unknown,
+  request: OtpVerifyRequest,
 ): Promise<void> {
-  const validation = validateOtpVerify(rawBody);
-  if (!validation.ok) throw validationError(validation.errors);
-  const request = validation.value;
-
   const verified = await deps.sql.begin(async (tx) => {
     await lockVerificationSubject(tx, {
       workspaceId: principal.workspaceId,

@@ -1,10 +1,28 @@
 /**
- * OTP rules (SPEC §3, §4.3, §4.4, §8) and validation of the send and verify bodies, with
+ * OTP rules (SPEC §3, §4.3, §4.4, §8) and the schemas of the send and verify bodies, with
  * Laravel-style messages. Pure: whether a service, template, provider or sender exists is
  * checked later against the database.
  */
+import { z } from 'zod';
 import type { FieldErrors } from './errors.js';
 import { parseE164 } from './phone.js';
+import {
+  NOT_AN_OBJECT as BODY_NOT_AN_OBJECT,
+  FORMAT_INVALID,
+  given,
+  ifValidSoFar,
+  isOmitted as isAbsent,
+  maxCharacters,
+  optional,
+  otherFieldsWithoutNul,
+  phoneNumber,
+  REQUIRED,
+  reportAt,
+  requiredString,
+  text,
+  UUID,
+  whenAnObject,
+} from './request-schema.js';
 import { countSegments } from './segments.js';
 import {
   characters,
@@ -37,7 +55,6 @@ export const FAILED_VERIFICATION_WINDOW_MINUTES = 15;
 const MAX_SINGLE_SEGMENT_CHARACTERS = 160;
 const ONE_SEGMENT = 'must fit in one SMS segment with the code';
 const PURPOSE = /^[A-Za-z0-9._:-]+$/;
-const VERIFY_CODE = /^\d{4,8}$/;
 /** Any `{word}` placeholder; only `{code}` is allowed in an OTP message. */
 const PLACEHOLDER = /\{[^{}\s]*\}/g;
 
@@ -66,13 +83,6 @@ export interface OtpSendRequest {
   /** `direct` when given: the request's routing then replaces the key's. */
   routingType: 'direct' | null;
   providerSlug: string | null;
-}
-
-export interface OtpVerifyRequest {
-  recipient: string;
-  code: string;
-  requestId: string | null;
-  purpose: string | null;
 }
 
 export type Validation<T> = { ok: true; value: T } | { ok: false; errors: FieldErrors };
@@ -184,36 +194,74 @@ export function validateOtpSend(body: unknown): Validation<OtpSendRequest> {
   };
 }
 
-export function validateOtpVerify(body: unknown): Validation<OtpVerifyRequest> {
-  if (!isJsonObject(body)) return { ok: false, errors: NOT_AN_OBJECT };
-  const { errors, fail } = collector();
-  const recipient = checkRecipient(body.recipient, fail);
+/** A purpose: up to 100 letters, digits, `.`, `_`, `:` or `-`; `overLong` past 100. */
+const purposeText = (overLong: string) =>
+  maxCharacters(
+    MAX_PURPOSE_LENGTH,
+    overLong,
+  )(text().min(1, { error: FORMAT_INVALID })).regex(PURPOSE, {
+    error: FORMAT_INVALID,
+    ...ifValidSoFar,
+  });
 
-  let code: string | null = null;
-  if (isOmitted(body.code)) fail('code', required('code'));
-  else if (typeof body.code !== 'string') fail('code', mustBeString('code'));
-  else if (!VERIFY_CODE.test(body.code)) fail('code', 'The code field must be 4 to 8 digits.');
-  else code = body.code;
+/** SPEC §4.4 request body: the validation and the OpenAPI description. */
+export const otpVerifyRequestSchema = z
+  .object(
+    {
+      recipient: phoneNumber(
+        requiredString().refine((value) => value !== '', { error: REQUIRED }),
+      ).describe('E.164 phone number the code was sent to'),
+      code: requiredString()
+        .regex(/^[0-9]{4,8}$/, { error: 'The :attribute field must be 4 to 8 digits.' })
+        .describe('4 to 8 digits, as a string so leading zeroes are kept'),
+      request_id: optional(
+        text().regex(UUID, { error: 'The :attribute field must be a valid UUID.' }),
+        'The request_id returned by send; exactly one of request_id and purpose',
+      ),
+      purpose: optional(
+        purposeText(FORMAT_INVALID),
+        'The purpose given at send time; exactly one of request_id and purpose',
+      ),
+    },
+    { error: BODY_NOT_AN_OBJECT },
+  )
+  .superRefine((body, context) => {
+    if (isAbsent(body.request_id) && isAbsent(body.purpose)) {
+      reportAt(
+        context,
+        'request_id',
+        'The :attribute field is required when purpose is not present.',
+      );
+    } else if (!isAbsent(body.request_id) && !isAbsent(body.purpose)) {
+      reportAt(
+        context,
+        'request_id',
+        'The :attribute field is prohibited when purpose is present.',
+      );
+    }
+  }, whenAnObject)
+  .transform(({ recipient, code, request_id, purpose }) => ({
+    recipient,
+    code,
+    requestId: request_id?.toLowerCase() ?? null,
+    purpose: purpose ?? null,
+  }))
+  .meta({
+    ...otherFieldsWithoutNul,
+    examples: [{ recipient: '+61412345678', code: '123456', purpose: 'login' }],
+    oneOf: [
+      {
+        ...given('request_id', { type: 'string' }),
+        properties: { request_id: { type: 'string' }, purpose: { type: 'null' } },
+      },
+      {
+        ...given('purpose', { type: 'string' }),
+        properties: { purpose: { type: 'string' }, request_id: { type: 'null' } },
+      },
+    ],
+  } as Record<string, unknown>);
 
-  const requestId = checkUuid('request_id', body.request_id, fail);
-  const purpose = optionalString('purpose', body.purpose, fail);
-  if (isOmitted(body.request_id) && isOmitted(body.purpose)) {
-    fail('request_id', 'The request id field is required when purpose is not present.');
-  } else if (!isOmitted(body.request_id) && !isOmitted(body.purpose)) {
-    fail('request_id', 'The request id field is prohibited when purpose is present.');
-  } else if (
-    purpose !== null &&
-    (characters(purpose) > MAX_PURPOSE_LENGTH || !PURPOSE.test(purpose))
-  ) {
-    fail('purpose', 'The purpose field format is invalid.');
-  }
-
-  if (Object.keys(errors).length > 0) return { ok: false, errors };
-  return {
-    ok: true,
-    value: { recipient: recipient as string, code: code as string, requestId, purpose },
-  };
-}
+export type OtpVerifyRequest = z.output<typeof otpVerifyRequestSchema>;
 
 function checkRecipient(value: unknown, fail: Fail): string | null {
   const key = 'recipient';

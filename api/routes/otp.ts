@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { sendOtp } from '../../commands/send-otp.js';
 import { verifyOtp } from '../../commands/verify-otp.js';
+import { otpVerifyRequestSchema } from '../../domain/otp.js';
 import type { ApiDeps } from '../deps.js';
 import { parseIdempotencyKey, replyIdempotently } from '../idempotency-header.js';
 import { principalOf } from '../plugins/auth.js';
@@ -15,7 +16,6 @@ import {
 import {
   otpSendRequestSchema,
   otpSendResponseSchema,
-  otpVerifyRequestSchema,
   otpVerifyResponseSchema,
 } from '../schemas/otp.js';
 
@@ -71,7 +71,6 @@ export const otpRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (app, {
             ),
         },
       },
-      validatorCompiler: documentOnly,
     },
     async (request) => {
       await verifyOtp(deps, principalOf(request), request.body);

@@ -158,39 +158,4 @@ export const otpSendResponseSchema = z.object({
   data: otpRequestSchema,
 });
 
-export const otpVerifyRequestSchema = z
-  .object({
-    recipient: z.string().regex(E164).describe('E.164 phone number the code was sent to'),
-    code: z
-      .string()
-      .regex(/^[0-9]{4,8}$/)
-      .describe('4 to 8 digits, as a string so leading zeroes are kept'),
-    request_id: optional(
-      z.string().regex(UUID),
-      'The request_id returned by send; exactly one of request_id and purpose',
-    ),
-    purpose: optional(
-      z
-        .string()
-        .min(1)
-        .max(MAX_PURPOSE_LENGTH)
-        .regex(/^[A-Za-z0-9._:-]+$/),
-      'The purpose given at send time; exactly one of request_id and purpose',
-    ),
-  })
-  .meta({
-    ...otherFieldsWithoutNul,
-    examples: [{ recipient: '+61412345678', code: '123456', purpose: 'login' }],
-    oneOf: [
-      {
-        ...given('request_id', { type: 'string' }),
-        properties: { request_id: { type: 'string' }, purpose: { type: 'null' } },
-      },
-      {
-        ...given('purpose', { type: 'string' }),
-        properties: { purpose: { type: 'string' }, request_id: { type: 'null' } },
-      },
-    ],
-  } as Record<string, unknown>);
-
 export const otpVerifyResponseSchema = z.object({ message: z.string() });
