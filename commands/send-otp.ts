@@ -7,8 +7,8 @@ import {
   type OtpRequestView,
   type OtpStatus,
 } from '../db/otp-requests.js';
-import { HeraldError, validationError } from '../domain/errors.js';
-import { validateOtpSend } from '../domain/otp.js';
+import { HeraldError } from '../domain/errors.js';
+import type { OtpSendRequest } from '../domain/otp.js';
 import { startOtpWorkflow } from '../temporal/workflow-starts.js';
 import { otpWorkflowId } from '../workflows/definitions.js';
 import type { CommandDeps } from './deps.js';
@@ -79,21 +79,20 @@ async function createRequest(
 }
 
 /**
- * POST /api/v1/otp/send: validate, resolve settings, save and charge, submit through Temporal,
+ * POST /api/v1/otp/send, given the body as its schema (domain/otp.ts) read it and as received
+ * (what the Idempotency-Key's request hash covers): resolve settings, save and charge, submit through Temporal,
  * waiting for the provider's answer until `answerBy` (epoch ms) at the latest, then `pending`.
  */
 export async function sendOtp(
   deps: CommandDeps,
   principal: ApiKeyPrincipal,
-  rawBody: unknown,
+  body: { request: OtpSendRequest; received: unknown },
   key: string | null,
   answerBy = Number.POSITIVE_INFINITY,
 ): Promise<IdempotentResponse> {
-  const validation = validateOtpSend(rawBody);
-  if (!validation.ok) throw validationError(validation.errors);
   const scope = key ? { workspaceId: principal.workspaceId, endpoint: ENDPOINT, key } : null;
 
-  return idempotently(deps, scope, rawBody, async ({ resourceId, attach }) => {
+  return idempotently(deps, scope, body.received, async ({ resourceId, attach }) => {
     const requestId = resourceId ?? randomUUID();
     const view = async () =>
       (await findOtpRequestView(deps.sql, principal.workspaceId, requestId)) as OtpRequestView;
@@ -105,7 +104,7 @@ export async function sendOtp(
       purpose: current.purpose,
     };
     if (!started) {
-      const send = await resolveOtpSend(deps.sql, principal, validation.value);
+      const send = await resolveOtpSend(deps.sql, principal, body.request);
       if (!resourceId) await attach(requestId);
       const expiresAt = new Date(Date.now() + send.expiresInMinutes * 60_000);
       await createRequest(deps, principal, { ...send, expiresAt }, requestId, key);

@@ -4,43 +4,32 @@
  * checked later against the database.
  */
 import { z } from 'zod';
-import type { FieldErrors } from './errors.js';
-import { parseE164 } from './phone.js';
 import {
   NOT_AN_OBJECT as BODY_NOT_AN_OBJECT,
   FORMAT_INVALID,
   given,
   ifValidSoFar,
-  isOmitted as isAbsent,
+  isOmitted,
+  JS_WHITESPACE,
+  MUST_BE_STRING,
   maxCharacters,
+  NOT_BLANK,
+  NUL,
   optional,
   otherFieldsWithoutNul,
+  PROHIBITED,
   phoneNumber,
   REQUIRED,
   reportAt,
   requiredString,
+  SLUG,
   text,
   UUID,
+  when,
   whenAnObject,
 } from './request-schema.js';
 import { countSegments } from './segments.js';
-import {
-  characters,
-  checkIntegerBetween,
-  checkSlug,
-  checkUuid,
-  collector,
-  type Fail,
-  isJsonObject,
-  isOmitted,
-  label,
-  mustBeString,
-  NOT_AN_OBJECT,
-  optionalString,
-  prohibited,
-  required,
-  tooLong,
-} from './validation.js';
+import { characters } from './validation.js';
 
 export const CODE_PLACEHOLDER = '{code}';
 export const DEFAULT_OTP_TEMPLATE = `Your verification code is ${CODE_PLACEHOLDER}.`;
@@ -71,22 +60,6 @@ const SERVICE_FIELDS = [
   'failover_route_slug',
 ] as const;
 
-export interface OtpSendRequest {
-  recipient: string;
-  serviceSlug: string | null;
-  purpose: string | null;
-  templateSlug: string | null;
-  messageTemplate: string | null;
-  codeLength: number | null;
-  expiresInMinutes: number | null;
-  senderId: string | null;
-  /** `direct` when given: the request's routing then replaces the key's. */
-  routingType: 'direct' | null;
-  providerSlug: string | null;
-}
-
-export type Validation<T> = { ok: true; value: T } | { ok: false; errors: FieldErrors };
-
 /** Why an OTP message text is unusable, or null when it is fine. */
 export function otpTemplateProblem(template: string, codeLength: number): string | null {
   // No single segment holds more than 160 characters, and the code is never shorter than its
@@ -110,90 +83,6 @@ export function renderOtpMessage(template: string, code: string): string {
   return template.replace(CODE_PLACEHOLDER, code);
 }
 
-export function validateOtpSend(body: unknown): Validation<OtpSendRequest> {
-  if (!isJsonObject(body)) return { ok: false, errors: NOT_AN_OBJECT };
-  const { errors, fail } = collector();
-  const recipient = checkRecipient(body.recipient, fail);
-  const serviceSlug = checkUuid('service_slug', body.service_slug, fail);
-
-  if (!isOmitted(body.code)) fail('code', prohibited('code'));
-  if (serviceSlug !== null) {
-    for (const field of SERVICE_FIELDS) {
-      if (!isOmitted(body[field]))
-        fail(field, `The ${label(field)} field is prohibited when service slug is present.`);
-    }
-  } else if (!isOmitted(body.failover_route_slug)) {
-    fail('failover_route_slug', prohibited('failover_route_slug'));
-  }
-  const usesService = serviceSlug !== null || !isOmitted(body.service_slug);
-
-  let purpose: string | null = null;
-  if (!usesService) {
-    purpose = optionalString('purpose', body.purpose, fail);
-    if (purpose === null && isOmitted(body.purpose)) {
-      fail('purpose', 'The purpose field is required when service slug is not present.');
-    } else if (purpose !== null) {
-      if (characters(purpose) > MAX_PURPOSE_LENGTH)
-        fail('purpose', tooLong('purpose', MAX_PURPOSE_LENGTH));
-      else if (!PURPOSE.test(purpose)) fail('purpose', 'The purpose field format is invalid.');
-    }
-  }
-
-  const codeLength = checkIntegerBetween(
-    'code_length',
-    body.code_length,
-    CODE_LENGTH.min,
-    CODE_LENGTH.max,
-    fail,
-  );
-  const expiresInMinutes = checkIntegerBetween(
-    'expires_in_minutes',
-    body.expires_in_minutes,
-    EXPIRES_IN_MINUTES.min,
-    EXPIRES_IN_MINUTES.max,
-    fail,
-  );
-  const templateSlug = checkSlug('template_slug', body.template_slug, fail);
-  let messageTemplate = optionalString('message_template', body.message_template, fail);
-  if (messageTemplate !== null && !isOmitted(body.template_slug)) {
-    fail(
-      'message_template',
-      'The message template field is prohibited when template slug is present.',
-    );
-    messageTemplate = null;
-  } else if (messageTemplate !== null) {
-    const problem = otpTemplateProblem(messageTemplate, codeLength ?? CODE_LENGTH.default);
-    if (problem) fail('message_template', `The message template field ${problem}.`);
-  }
-
-  const senderId = optionalString('sender_id', body.sender_id, fail);
-  if (senderId?.trim() === '') fail('sender_id', 'The sender id field must have a value.');
-  else if (senderId !== null && characters(senderId) > MAX_OTP_SENDER_ID_LENGTH)
-    fail('sender_id', tooLong('sender_id', MAX_OTP_SENDER_ID_LENGTH));
-  const routingType = optionalString('routing_type', body.routing_type, fail);
-  if (routingType !== null && routingType !== 'direct') {
-    fail('routing_type', 'The selected routing type is invalid. OTP supports direct routing only.');
-  }
-  const providerSlug = checkSlug('provider_slug', body.provider_slug, fail);
-
-  if (Object.keys(errors).length > 0) return { ok: false, errors };
-  return {
-    ok: true,
-    value: {
-      recipient: recipient as string,
-      serviceSlug,
-      purpose,
-      templateSlug,
-      messageTemplate,
-      codeLength,
-      expiresInMinutes,
-      senderId,
-      routingType: routingType === 'direct' ? 'direct' : null,
-      providerSlug,
-    },
-  };
-}
-
 /** A purpose: up to 100 letters, digits, `.`, `_`, `:` or `-`; `overLong` past 100. */
 const purposeText = (overLong: string) =>
   maxCharacters(
@@ -204,13 +93,200 @@ const purposeText = (overLong: string) =>
     ...ifValidSoFar,
   });
 
+/** The one phone number of an OTP; an empty string counts as missing. */
+const recipientNumber = (description: string) =>
+  phoneNumber(requiredString().refine((value) => value !== '', { error: REQUIRED })).describe(
+    description,
+  );
+
+const integerBetween = ({ min, max }: { min: number; max: number }, description: string) => {
+  const between = `The :attribute field must be between ${min} and ${max}.`;
+  return optional(
+    z
+      .int({ error: 'The :attribute field must be an integer.' })
+      .min(min, { error: between })
+      .max(max, { error: between }),
+    description,
+  );
+};
+
+const WITHOUT_SERVICE = 'Without service_slug only.';
+
+/** A placeholder is `{`, then no brace or whitespace, then `}` (PLACEHOLDER above). */
+const PLACEHOLDER_BODY = `[^{}${NUL}${JS_WHITESPACE}]*`;
+/** Text with no placeholder: every `{` is followed by whitespace, another `{`, or the end. */
+const NO_PLACEHOLDER = `(?:[^{${NUL}]|(?:\\{${PLACEHOLDER_BODY})+[${JS_WHITESPACE}])*(?:\\{${PLACEHOLDER_BODY})*`;
+/**
+ * Exactly one {code} and no other placeholder: the document's rendering of otpTemplateProblem's
+ * placeholder rules (test/integration/openapi.test.ts holds the two together).
+ */
+const OTP_TEMPLATE = new RegExp(`^${NO_PLACEHOLDER}\\{code\\}${NO_PLACEHOLDER}$`);
+const ONE_SEGMENT_MESSAGE = `The :attribute field ${ONE_SEGMENT}.`;
+
+/**
+ * SPEC §4.3 request body: the validation and the OpenAPI description. What the workspace's
+ * services, templates, providers and senders allow, and whether the own provider takes the
+ * number, need the database: commands/otp-settings.ts checks them.
+ */
+export const otpSendRequestSchema = z
+  .object(
+    {
+      recipient: recipientNumber(
+        'E.164 phone number valid in its plan; the own provider takes Australian mobile numbers',
+      ),
+      service_slug: optional(
+        text().regex(UUID, { error: 'The :attribute field must be a valid UUID.' }),
+        'UUID slug of a saved OTP service; loads its current settings. Exclusive with every field below but recipient',
+      ),
+      code: z
+        .null({ error: PROHIBITED })
+        .optional()
+        .describe('Not accepted: Herald makes the code'),
+      purpose: optional(
+        purposeText(
+          `The :attribute field must not be greater than ${MAX_PURPOSE_LENGTH} characters.`,
+        ),
+        `Required without service_slug: up to ${MAX_PURPOSE_LENGTH} letters, digits, ".", "_", ":" or "-"`,
+      ),
+      code_length: integerBetween(
+        CODE_LENGTH,
+        `${CODE_LENGTH.min} to ${CODE_LENGTH.max}; default ${CODE_LENGTH.default}. ${WITHOUT_SERVICE}`,
+      ),
+      expires_in_minutes: integerBetween(
+        EXPIRES_IN_MINUTES,
+        `${EXPIRES_IN_MINUTES.min} to ${EXPIRES_IN_MINUTES.max}; default ${EXPIRES_IN_MINUTES.default}. ${WITHOUT_SERVICE}`,
+      ),
+      template_slug: optional(
+        text().regex(SLUG, { error: FORMAT_INVALID }),
+        `An enabled transactional template readable by the key's user; exclusive with message_template. ${WITHOUT_SERVICE}`,
+      ),
+      // Past one segment's 160 characters it cannot fit, whatever it holds: refused before the
+      // placeholder and segment rules (below, with code_length) read it.
+      message_template: optional(
+        text()
+          .max(MAX_SINGLE_SEGMENT_CHARACTERS, { error: ONE_SEGMENT_MESSAGE })
+          .meta({ pattern: OTP_TEMPLATE.source }),
+        `Exactly one ${CODE_PLACEHOLDER}, no other {placeholder}, one SMS segment once rendered. Default "${DEFAULT_OTP_TEMPLATE}" ${WITHOUT_SERVICE}`,
+      ),
+      sender_id: optional(
+        maxCharacters(MAX_OTP_SENDER_ID_LENGTH)(
+          text().regex(NOT_BLANK, { error: 'The :attribute field must have a value.' }),
+        ),
+        `Up to ${MAX_OTP_SENDER_ID_LENGTH} characters, not blank: an approved sender of this workspace and provider; omit for the provider default. ${WITHOUT_SERVICE}`,
+      ),
+      routing_type: optional(
+        z.enum(['direct'], {
+          error: (issue) =>
+            typeof issue.input === 'string'
+              ? 'The selected :attribute is invalid. OTP supports direct routing only.'
+              : MUST_BE_STRING,
+        }),
+        `Only direct. ${WITHOUT_SERVICE}`,
+      ),
+      provider_slug: optional(
+        text().regex(SLUG, { error: FORMAT_INVALID }),
+        `Active provider; else the key's direct provider, else the own provider. ${WITHOUT_SERVICE}`,
+      ),
+      // Refused with or without a service, in words that depend on which: a rule between fields.
+      failover_route_slug: z
+        .unknown()
+        .optional()
+        .meta({ type: 'null' })
+        .describe('Not accepted: OTP routing is direct only'),
+    },
+    { error: BODY_NOT_AN_OBJECT },
+  )
+  .superRefine((body, context) => {
+    const serviceGiven = !isOmitted(body.service_slug);
+    if (typeof body.service_slug === 'string' && UUID.test(body.service_slug)) {
+      for (const field of SERVICE_FIELDS) {
+        if (!isOmitted(body[field]))
+          reportAt(
+            context,
+            field,
+            'The :attribute field is prohibited when service slug is present.',
+          );
+      }
+    } else if (!isOmitted(body.failover_route_slug)) {
+      reportAt(context, 'failover_route_slug', PROHIBITED);
+    }
+    if (!serviceGiven && isOmitted(body.purpose)) {
+      reportAt(
+        context,
+        'purpose',
+        'The :attribute field is required when service slug is not present.',
+      );
+    }
+    const template = body.message_template;
+    if (typeof template !== 'string') return;
+    if (!isOmitted(body.template_slug)) {
+      reportAt(
+        context,
+        'message_template',
+        'The :attribute field is prohibited when template slug is present.',
+      );
+    } else if (template.length <= MAX_SINGLE_SEGMENT_CHARACTERS) {
+      const { min, max } = CODE_LENGTH;
+      const length = body.code_length;
+      const codeLength =
+        Number.isInteger(length) && (length as number) >= min && (length as number) <= max
+          ? (length as number)
+          : CODE_LENGTH.default;
+      const problem = otpTemplateProblem(template, codeLength);
+      if (problem) reportAt(context, 'message_template', `The :attribute field ${problem}.`);
+    }
+  }, whenAnObject)
+  .meta({
+    ...otherFieldsWithoutNul,
+    examples: [
+      { recipient: '+61412345678', purpose: 'login' },
+      {
+        recipient: '+61412345678',
+        purpose: 'login',
+        code_length: 8,
+        message_template: 'Code: {code}',
+      },
+    ],
+    allOf: [
+      // A service supplies every setting; without one, purpose is required.
+      when(
+        given('service_slug', { type: 'string' }),
+        {
+          properties: Object.fromEntries(
+            SERVICE_FIELDS.filter((field) => field !== 'failover_route_slug').map((field) => [
+              field,
+              { type: 'null' },
+            ]),
+          ),
+        },
+        given('purpose', { type: 'string' }),
+      ),
+      when(given('template_slug', { type: 'string' }), {
+        properties: { message_template: { type: 'null' } },
+      }),
+    ],
+  } as Record<string, unknown>)
+  .transform((body) => ({
+    recipient: body.recipient,
+    serviceSlug: body.service_slug?.toLowerCase() ?? null,
+    purpose: body.purpose ?? null,
+    templateSlug: body.template_slug ?? null,
+    messageTemplate: body.message_template ?? null,
+    codeLength: body.code_length ?? null,
+    expiresInMinutes: body.expires_in_minutes ?? null,
+    senderId: body.sender_id ?? null,
+    /** `direct` when given: the request's routing then replaces the key's. */
+    routingType: body.routing_type ?? null,
+    providerSlug: body.provider_slug ?? null,
+  }));
+
+export type OtpSendRequest = z.output<typeof otpSendRequestSchema>;
+
 /** SPEC §4.4 request body: the validation and the OpenAPI description. */
 export const otpVerifyRequestSchema = z
   .object(
     {
-      recipient: phoneNumber(
-        requiredString().refine((value) => value !== '', { error: REQUIRED }),
-      ).describe('E.164 phone number the code was sent to'),
+      recipient: recipientNumber('E.164 phone number the code was sent to'),
       code: requiredString()
         .regex(/^[0-9]{4,8}$/, { error: 'The :attribute field must be 4 to 8 digits.' })
         .describe('4 to 8 digits, as a string so leading zeroes are kept'),
@@ -226,13 +302,13 @@ export const otpVerifyRequestSchema = z
     { error: BODY_NOT_AN_OBJECT },
   )
   .superRefine((body, context) => {
-    if (isAbsent(body.request_id) && isAbsent(body.purpose)) {
+    if (isOmitted(body.request_id) && isOmitted(body.purpose)) {
       reportAt(
         context,
         'request_id',
         'The :attribute field is required when purpose is not present.',
       );
-    } else if (!isAbsent(body.request_id) && !isAbsent(body.purpose)) {
+    } else if (!isOmitted(body.request_id) && !isOmitted(body.purpose)) {
       reportAt(
         context,
         'request_id',
@@ -240,12 +316,6 @@ export const otpVerifyRequestSchema = z
       );
     }
   }, whenAnObject)
-  .transform(({ recipient, code, request_id, purpose }) => ({
-    recipient,
-    code,
-    requestId: request_id?.toLowerCase() ?? null,
-    purpose: purpose ?? null,
-  }))
   .meta({
     ...otherFieldsWithoutNul,
     examples: [{ recipient: '+61412345678', code: '123456', purpose: 'login' }],
@@ -259,21 +329,12 @@ export const otpVerifyRequestSchema = z
         properties: { purpose: { type: 'string' }, request_id: { type: 'null' } },
       },
     ],
-  } as Record<string, unknown>);
+  } as Record<string, unknown>)
+  .transform(({ recipient, code, request_id, purpose }) => ({
+    recipient,
+    code,
+    requestId: request_id?.toLowerCase() ?? null,
+    purpose: purpose ?? null,
+  }));
 
 export type OtpVerifyRequest = z.output<typeof otpVerifyRequestSchema>;
-
-function checkRecipient(value: unknown, fail: Fail): string | null {
-  const key = 'recipient';
-  if (isOmitted(value) || value === '') {
-    fail(key, required(key));
-    return null;
-  }
-  if (typeof value !== 'string') {
-    fail(key, mustBeString(key));
-    return null;
-  }
-  const number = parseE164(value);
-  if (number === undefined) fail(key, `The ${key} field must be a valid E.164 phone number.`);
-  return number ?? null;
-}
