@@ -8,7 +8,7 @@ import { parseMessageReference } from '../domain/message-reference.js';
 import { inboundParserFor, receiptParserFor } from '../providers/registry.js';
 import type { ReceiptRequest } from '../providers/types.js';
 
-/** Workspace and provider slugs as the CLI makes them (cli/commands/admin.ts), a little wider. */
+/** Workspace and provider slugs as they are made (commands/workspaces.ts, commands/input.ts), a little wider. */
 const SLUG = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
 
 export type ReceiptOutcome =

@@ -7,7 +7,10 @@ import type { TransactionSql } from '../db/client.js';
 import { findSmscAccountHolders, type ProviderRecord } from '../db/providers.js';
 import { smppCredentials } from '../providers/smpp/config.js';
 import { decryptCredentials, providerCredentialsContext } from '../security/credentials.js';
-import { conflict } from './input.js';
+import { conflict, fieldsOf } from './input.js';
+import type { ProviderSettingsInput } from './provider-settings.js';
+
+const field = fieldsOf<ProviderSettingsInput>();
 
 /** The host (any case), the port and the system id: another port is another SMSC endpoint. */
 export interface SmscAccount {
@@ -52,7 +55,6 @@ export async function refuseSharedSmscAccount(
     const held = smscAccountOfRecord(secret, holder);
     if (held?.host.toLowerCase() !== account.host.toLowerCase()) continue;
     if (held.port !== account.port || held.systemId !== account.systemId) continue;
-    const field = (name: string) => ({ field: name });
     throw conflict`Provider "${holder.slug}" of workspace ${holder.workspaceSlug} already uses this SMSC account (the same ${field('host')}, ${field('port')} and ${field('systemId')}). One SMSC account serves one workspace provider, because receipts and replies are assigned by the bind they arrive on; disable that provider first to move the account.`;
   }
 }

@@ -153,14 +153,21 @@ export async function deleteWebhookEndpoint(
   if (!(await deleteWebhookEndpointRow(deps.sql, input.id))) throw noEndpoint(input.id);
 }
 
-/** The endpoint's delivery log, newest first: `limit` (1 to 1000, 50 when not given) attempts. */
+export interface WebhookAttemptsInput {
+  /** The endpoint's. */
+  id: number;
+  /** 1 to 1000; 50 when not given. */
+  limit?: number;
+}
+
+/** The endpoint's delivery log, newest first. */
 export async function listWebhookEndpointAttempts(
   deps: Pick<CommandDeps, 'sql'>,
-  input: { id: number; limit?: number },
+  input: WebhookAttemptsInput,
 ): Promise<{ endpoint: WebhookEndpoint; attempts: WebhookAttempt[] }> {
   const limit = input.limit ?? ATTEMPTS_LIMIT.default;
   if (!Number.isInteger(limit) || limit < ATTEMPTS_LIMIT.min || limit > ATTEMPTS_LIMIT.max)
-    throw invalid`${{ field: 'limit' }} must be a whole number from ${ATTEMPTS_LIMIT.min} to ${ATTEMPTS_LIMIT.max}`;
+    throw invalid`${fieldsOf<WebhookAttemptsInput>()('limit')} must be a whole number from ${ATTEMPTS_LIMIT.min} to ${ATTEMPTS_LIMIT.max}`;
   const endpoint = await findWebhookEndpoint(deps.sql, input.id);
   if (!endpoint) throw noEndpoint(input.id);
   return { endpoint, attempts: await listWebhookAttempts(deps.sql, input.id, limit) };
