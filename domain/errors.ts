@@ -1,6 +1,6 @@
 /**
  * The error catalogue: stable codes, the HTTP status each maps to, and the public message.
- * The api error handler and (later) the MCP tool-error mapper are the only consumers.
+ * Use-cases throw these; the api's error handler maps them to responses.
  */
 export const ERROR_CATALOGUE = {
   unauthenticated: { status: 401, message: 'Unauthenticated.' },
