@@ -1,8 +1,7 @@
 import type { ApiKeyPrincipal } from '../db/api-keys.js';
 import { findCampaignView, insertCampaign } from '../db/campaigns.js';
-import { validationError } from '../domain/errors.js';
 import { campaignSegments } from '../domain/segments.js';
-import { validateSendRequest } from '../domain/send-request.js';
+import type { SendRequest } from '../domain/send-request.js';
 import { campaignWorkflowId } from '../workflows/definitions.js';
 import type { CommandDeps } from './deps.js';
 import { DISPATCH_CONFIRM_MS, dispatchCampaign } from './dispatch-campaign.js';
@@ -61,22 +60,20 @@ async function respond(
 }
 
 /**
- * POST /api/v1/messages: validate, claim the key, save the campaign, dispatch it. The dispatch
+ * POST /api/v1/messages, given the body as its schema (domain/send-request.ts) read it and as
+ * received (what the Idempotency-Key's request hash covers): claim the key, save the campaign, dispatch it. The dispatch
  * waits for Temporal until `answerBy` (epoch ms) at the latest, then answers `paused`.
  */
 export async function sendCampaign(
   deps: CommandDeps,
   principal: ApiKeyPrincipal,
-  rawBody: unknown,
+  { request, received }: { request: SendRequest; received: unknown },
   key: string | null,
   answerBy = Number.POSITIVE_INFINITY,
 ): Promise<IdempotentResponse> {
-  const validation = validateSendRequest(rawBody);
-  if (!validation.ok) throw validationError(validation.errors);
-  const request = validation.value;
   const scope = key ? { workspaceId: principal.workspaceId, endpoint: ENDPOINT, key } : null;
 
-  return idempotently(deps, scope, rawBody, async ({ resourceId, attach }) => {
+  return idempotently(deps, scope, received, async ({ resourceId, attach }) => {
     let campaignId = resourceId === null ? null : Number(resourceId);
     if (campaignId === null) {
       const routing = await resolveRouting(deps.sql, principal, request);

@@ -1,26 +1,34 @@
 /**
- * Validation of the send-SMS request body (SPEC §4.1, §8), with Laravel-style messages keyed by
- * request field (dot paths for recipients). Pure: whether a provider or route exists, or needs a
- * sender id, is checked later against the database.
+ * The send-SMS request body (SPEC §4.1, §8): one zod schema that validates it, with Laravel-style
+ * messages keyed by request field (dot paths for recipients), and describes it in the OpenAPI
+ * document. Pure: whether a provider or route exists, or needs a sender id, needs the database
+ * (commands/routing.ts checks it).
  */
-import type { FieldErrors } from './errors.js';
-import { parseE164 } from './phone.js';
+import { z } from 'zod';
 import {
-  characters,
-  checkEnum,
-  checkSlug,
-  collector,
-  type Fail,
-  isJsonObject,
+  NOT_AN_OBJECT as BODY_NOT_AN_OBJECT,
+  FORMAT_INVALID,
+  given,
+  INVALID_SELECTION,
+  ifValidSoFar,
   isOmitted,
-  isOneOf,
-  label,
-  mustBeString,
-  NOT_AN_OBJECT,
-  optionalString,
-  required,
-  tooLong,
-} from './validation.js';
+  MUST_BE_STRING,
+  maxCharacters,
+  NO_NUL,
+  NOT_BLANK,
+  optional,
+  otherFieldsWithoutNul,
+  parseRequest,
+  phoneNumber,
+  REQUIRED,
+  reportAt,
+  requiredString,
+  SLUG,
+  text,
+  type Validation,
+  when,
+  whenAnObject,
+} from './request-schema.js';
 
 export const MESSAGE_PURPOSES = ['transactional', 'marketing'] as const;
 export type MessagePurpose = (typeof MESSAGE_PURPOSES)[number];
@@ -34,161 +42,217 @@ export const MAX_SENDER_ID_LENGTH = 11;
 export const MAX_REFERENCE_LENGTH = 100;
 export const OPT_OUT_PLACEHOLDER = '{opt_out_url}';
 
-const SENDER_ID_CHARS = /^[A-Za-z0-9 ]*$/;
+/** Letters, digits and spaces, not blank (blank has its own message). */
+const SENDER_ID = /^ *[A-Za-z0-9][A-Za-z0-9 ]*$/;
+/** `{opt_out_url}`, escaped for a pattern. */
+const PLACEHOLDER = OPT_OUT_PLACEHOLDER.replace(/[{}]/g, '\\$&');
 
-export interface SendRequest {
-  /** Normalized E.164, distinct, in request order. */
-  recipients: string[];
-  message: string;
-  messagePurpose: MessagePurpose;
-  senderId: string | null;
-  /** Null when no routing field was given: the API key's routing applies. */
-  routingType: RoutingType | null;
-  providerSlug: string | null;
-  failoverRouteSlug: string | null;
-  reference: string | null;
-}
+/** One of `values`; another string is an invalid selection. */
+const selection = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, {
+    error: (issue) => (typeof issue.input === 'string' ? INVALID_SELECTION : MUST_BE_STRING),
+  });
 
-export type SendRequestValidation =
-  | { ok: true; value: SendRequest }
-  | { ok: false; errors: FieldErrors };
+const recipient = phoneNumber(text()).describe('E.164 phone number: +, then 8 to 15 digits');
 
-export function validateSendRequest(body: unknown): SendRequestValidation {
-  if (!isJsonObject(body)) return { ok: false, errors: NOT_AN_OBJECT };
-  const input = body;
-  const { errors, fail } = collector();
-
-  const recipients = checkRecipients(input.recipients, fail);
-  const purposeGiven = isOmitted(input.message_purpose) ? 'transactional' : input.message_purpose;
-  const knownPurpose = isOneOf(purposeGiven, MESSAGE_PURPOSES) ? purposeGiven : undefined;
-  const message = checkMessage(input.message, knownPurpose, fail);
-  const messagePurpose = checkEnum(
-    'message_purpose',
-    input.message_purpose,
-    MESSAGE_PURPOSES,
-    fail,
-  );
-  const senderId = checkSenderId(input.sender_id, fail);
-  const routing = checkRouting(input, fail);
-  const reference = optionalString('reference', input.reference, fail);
-  if (reference !== null && characters(reference) > MAX_REFERENCE_LENGTH) {
-    fail('reference', tooLong('reference', MAX_REFERENCE_LENGTH));
-  }
-
-  if (Object.keys(errors).length > 0) return { ok: false, errors };
-  return {
-    ok: true,
-    value: {
-      recipients,
-      message,
-      messagePurpose: messagePurpose ?? 'transactional',
-      senderId,
-      ...routing,
-      reference,
-    },
-  };
-}
-
-function checkRecipients(value: unknown, fail: Fail): string[] {
-  const key = 'recipients';
-  const numbers: string[] = [];
-  // Laravel's `required` also rejects an empty array, before any size rule runs.
-  if (isOmitted(value) || (Array.isArray(value) && value.length === 0)) fail(key, required(key));
-  else if (!Array.isArray(value)) fail(key, `The ${key} field must be an array.`);
-  else if (value.length > MAX_RECIPIENTS) {
-    fail(key, `The ${key} field must have between 1 and ${MAX_RECIPIENTS} items.`);
-  } else {
+/** Compared after normalization (+610412… is +61412…): the first stands, later ones are reported. */
+const distinctRecipients = z.array(recipient).superRefine(
+  (numbers, context) => {
+    const refused = new Set(context.issues.map((issue) => issue.path?.[0]));
     const seen = new Set<string>();
-    for (const [index, item] of value.entries()) {
-      const itemKey = `${key}.${index}`;
-      const number = parseE164(item);
-      if (typeof item !== 'string') fail(itemKey, mustBeString(itemKey));
-      else if (number === undefined) {
-        fail(itemKey, `The ${itemKey} field must be a valid E.164 phone number.`);
-      } else if (seen.has(number)) {
-        // Compared after normalization; the first occurrence stands, later ones are reported.
-        fail(itemKey, `The ${itemKey} field has a duplicate value.`);
-      } else {
-        seen.add(number);
-        numbers.push(number);
+    for (const [index, number] of numbers.entries()) {
+      if (refused.has(index)) continue;
+      if (seen.has(number)) {
+        context.addIssue({
+          code: 'custom',
+          path: [index],
+          message: 'The :attribute field has a duplicate value.',
+        });
       }
+      seen.add(number);
     }
-  }
-  return numbers;
+  },
+  { when: (payload) => Array.isArray(payload.value) },
+);
+
+/**
+ * The count is checked before any number is read: past 1,000 the only answer is the count.
+ * Laravel's `required` also refuses an empty array. Piped, not transformed, so the document
+ * shows this side, with the items as `recipient` describes them.
+ */
+const recipientList = z
+  .array(z.unknown(), {
+    error: (issue) =>
+      isOmitted(issue.input) ? REQUIRED : 'The :attribute field must be an array.',
+  })
+  .min(1, { error: REQUIRED })
+  .max(MAX_RECIPIENTS, {
+    error: `The :attribute field must have between 1 and ${MAX_RECIPIENTS} items.`,
+  })
+  .meta({ items: itemsDocument() })
+  .pipe(distinctRecipients)
+  .describe(
+    `1 to ${MAX_RECIPIENTS.toLocaleString('en')} distinct phone numbers in E.164 format, valid in their country's numbering plan`,
+  );
+
+function itemsDocument(): Record<string, unknown> {
+  const { $schema: _, ...document } = z.toJSONSchema(recipient, { unrepresentable: 'any' });
+  return document;
 }
 
-/** `purpose` is undefined when message_purpose itself is invalid (reported there). */
-function checkMessage(value: unknown, purpose: MessagePurpose | undefined, fail: Fail): string {
-  const key = 'message';
-  if (typeof value !== 'string') {
-    fail(key, isOmitted(value) ? required(key) : mustBeString(key));
-    return '';
+export const sendRequestSchema = z
+  .object(
+    {
+      recipients: recipientList,
+      message: maxCharacters(MAX_MESSAGE_LENGTH)(
+        requiredString()
+          // Laravel's `required` fails on a blank string too.
+          .min(1, { error: REQUIRED })
+          .regex(NOT_BLANK, { error: REQUIRED, ...ifValidSoFar }),
+      ).describe(
+        `1 to ${MAX_MESSAGE_LENGTH.toLocaleString('en')} characters (Unicode code points), not blank; ${OPT_OUT_PLACEHOLDER} only in a marketing message, at most once`,
+      ),
+      message_purpose: optional(selection(MESSAGE_PURPOSES), 'Default transactional'),
+      sender_id: optional(
+        maxCharacters(MAX_SENDER_ID_LENGTH)(
+          text().refine((value) => value.trim() !== '', {
+            error: 'The :attribute field must have a value.',
+          }),
+        )
+          // Reported beside a length error; blank is reported once, as above.
+          .refine((value) => value.trim() === '' || SENDER_ID.test(value), {
+            error: 'The :attribute field must only contain letters, numbers, and spaces.',
+          })
+          .meta({ pattern: SENDER_ID.source }),
+        `Up to ${MAX_SENDER_ID_LENGTH} letters, digits or spaces, not blank; required when the provider requires one`,
+      ),
+      routing_type: optional(
+        selection(ROUTING_TYPES),
+        'direct (one provider) or failover (an enabled route); failover requires failover_route_slug',
+      ),
+      provider_slug: optional(
+        text().regex(SLUG, { error: FORMAT_INVALID }),
+        "An active provider's slug; direct routing without one uses the own provider. Not with failover",
+      ),
+      failover_route_slug: optional(
+        text().regex(SLUG, { error: FORMAT_INVALID }),
+        'An enabled failover route; requires routing_type failover',
+      ),
+      reference: optional(
+        maxCharacters(MAX_REFERENCE_LENGTH)(text()).regex(NO_NUL, {
+          error: 'The :attribute field must not contain a NUL character.',
+        }),
+        `Up to ${MAX_REFERENCE_LENGTH} characters; stored with the campaign`,
+      ),
+    },
+    { error: BODY_NOT_AN_OBJECT },
+  )
+  .superRefine((body, context) => {
+    checkRouting(body, context);
+    checkOptOutLink(body, context);
+  }, whenAnObject)
+  .meta({
+    ...otherFieldsWithoutNul,
+    examples: [
+      { recipients: ['+61412345678', '+61412345679'], message: 'Your parcel arrives today.' },
+      {
+        recipients: ['+61412345678'],
+        message: 'Sale ends Sunday. {opt_out_url}',
+        message_purpose: 'marketing',
+        reference: 'spring-sale',
+      },
+    ],
+    // The rules of checkRouting and checkOptOutLink, as JSON Schema.
+    allOf: [
+      // A route needs routing_type failover; failover needs a route and no provider.
+      when(
+        given('failover_route_slug', { type: 'string' }),
+        given('routing_type', { const: 'failover' }),
+      ),
+      when(given('routing_type', { const: 'failover' }), {
+        required: ['failover_route_slug'],
+        properties: { failover_route_slug: { type: 'string' }, provider_slug: { type: 'null' } },
+      }),
+      // The opt-out link only in a marketing message, and at most once.
+      when(
+        { not: given('message_purpose', { const: 'marketing' }) },
+        { properties: { message: { not: { pattern: PLACEHOLDER } } } },
+      ),
+      { properties: { message: { not: { pattern: `${PLACEHOLDER}[\\s\\S]*${PLACEHOLDER}` } } } },
+    ],
+  } as Record<string, unknown>)
+  .transform((body) => ({
+    /** Normalized E.164, distinct, in request order. */
+    recipients: body.recipients,
+    message: body.message,
+    messagePurpose: body.message_purpose ?? 'transactional',
+    senderId: body.sender_id ?? null,
+    /** Null when no routing field was given: the API key's routing applies. */
+    // A provider slug on its own means direct routing to that provider.
+    routingType: body.routing_type ?? (body.provider_slug ? ('direct' as const) : null),
+    providerSlug: body.provider_slug ?? null,
+    failoverRouteSlug: body.failover_route_slug ?? null,
+    reference: body.reference ?? null,
+  }));
+
+export type SendRequest = z.output<typeof sendRequestSchema>;
+
+/** What the rules between fields see: any field may still have the wrong type. */
+type Unchecked = Record<string, unknown>;
+
+function checkRouting(body: Unchecked, context: z.RefinementCtx): void {
+  const { routing_type: type, provider_slug: provider, failover_route_slug: route } = body;
+  if (isOmitted(type) && !isOmitted(route)) {
+    reportAt(
+      context,
+      'routing_type',
+      'The :attribute field is required when failover route slug is present.',
+    );
   }
-  // Laravel's `required` fails on a blank string too.
-  if (value.trim() === '') {
-    fail(key, required(key));
-    return value;
+  if (!isOmitted(provider) && type === 'failover') {
+    reportAt(
+      context,
+      'provider_slug',
+      'The :attribute field is prohibited when routing type is failover.',
+    );
   }
-  if (characters(value) > MAX_MESSAGE_LENGTH) fail(key, tooLong(key, MAX_MESSAGE_LENGTH));
-  const placeholders = value.split(OPT_OUT_PLACEHOLDER).length - 1;
+  if (isOmitted(route) && type === 'failover') {
+    reportAt(
+      context,
+      'failover_route_slug',
+      'The :attribute field is required when routing type is failover.',
+    );
+  } else if (!isOmitted(route) && type === 'direct') {
+    reportAt(
+      context,
+      'failover_route_slug',
+      'The :attribute field is prohibited when routing type is direct.',
+    );
+  }
+}
+
+function checkOptOutLink(body: Unchecked, context: z.RefinementCtx): void {
+  const { message, message_purpose: given } = body;
+  if (typeof message !== 'string' || message.trim() === '') return;
+  // An invalid message_purpose is reported there; only the count rule applies then.
+  const purpose = isOmitted(given) ? 'transactional' : given;
+  const placeholders = message.split(OPT_OUT_PLACEHOLDER).length - 1;
   if (placeholders > 0 && purpose === 'transactional') {
-    fail(
-      key,
-      `The ${key} field may only contain ${OPT_OUT_PLACEHOLDER} when the message purpose is marketing.`,
+    reportAt(
+      context,
+      'message',
+      `The :attribute field may only contain ${OPT_OUT_PLACEHOLDER} when the message purpose is marketing.`,
     );
   } else if (placeholders > 1) {
-    fail(key, `The ${key} field must not contain ${OPT_OUT_PLACEHOLDER} more than once.`);
+    reportAt(
+      context,
+      'message',
+      `The :attribute field must not contain ${OPT_OUT_PLACEHOLDER} more than once.`,
+    );
   }
-  return value;
 }
 
-function checkSenderId(value: unknown, fail: Fail): string | null {
-  const key = 'sender_id';
-  const senderId = optionalString(key, value, fail);
-  if (senderId === null) return null;
-  if (senderId.trim() === '') {
-    fail(key, `The ${label(key)} field must have a value.`);
-    return null;
-  }
-  if (characters(senderId) > MAX_SENDER_ID_LENGTH) fail(key, tooLong(key, MAX_SENDER_ID_LENGTH));
-  if (!SENDER_ID_CHARS.test(senderId)) {
-    fail(key, `The ${label(key)} field must only contain letters, numbers, and spaces.`);
-  }
-  return senderId;
-}
-
-type Routing = Pick<SendRequest, 'routingType' | 'providerSlug' | 'failoverRouteSlug'>;
-
-function checkRouting(input: Record<string, unknown>, fail: Fail): Routing {
-  const {
-    routing_type: rawType,
-    provider_slug: rawProvider,
-    failover_route_slug: rawRoute,
-  } = input;
-  let routingType = checkEnum('routing_type', rawType, ROUTING_TYPES, fail);
-  if (isOmitted(rawType) && !isOmitted(rawRoute)) {
-    fail('routing_type', 'The routing type field is required when failover route slug is present.');
-  }
-
-  let providerSlug: string | null = null;
-  if (!isOmitted(rawProvider) && routingType === 'failover') {
-    fail('provider_slug', 'The provider slug field is prohibited when routing type is failover.');
-  } else providerSlug = checkSlug('provider_slug', rawProvider, fail);
-
-  let failoverRouteSlug: string | null = null;
-  if (isOmitted(rawRoute) && routingType === 'failover') {
-    fail(
-      'failover_route_slug',
-      'The failover route slug field is required when routing type is failover.',
-    );
-  } else if (!isOmitted(rawRoute) && routingType === 'direct') {
-    fail(
-      'failover_route_slug',
-      'The failover route slug field is prohibited when routing type is direct.',
-    );
-  } else failoverRouteSlug = checkSlug('failover_route_slug', rawRoute, fail);
-
-  // A provider slug on its own means direct routing to that provider.
-  if (isOmitted(rawType) && providerSlug !== null) routingType = 'direct';
-  return { routingType, providerSlug, failoverRouteSlug };
+/** Reads a send body by its schema: for front ends that are not fastify routes (the CLI). */
+export function validateSendRequest(body: unknown): Validation<SendRequest> {
+  return parseRequest(sendRequestSchema, body);
 }

@@ -4,6 +4,7 @@ import { presentCampaign } from '../../commands/presenters.js';
 import { sendCampaign } from '../../commands/send-campaign.js';
 import { findCampaignView } from '../../db/campaigns.js';
 import { HeraldError } from '../../domain/errors.js';
+import { sendRequestSchema } from '../../domain/send-request.js';
 import type { ApiDeps } from '../deps.js';
 import { parseIdempotencyKey, replyIdempotently } from '../idempotency-header.js';
 import { principalOf } from '../plugins/auth.js';
@@ -15,11 +16,7 @@ import {
   notFoundSchema,
   validationErrorSchema,
 } from '../schemas/common.js';
-import {
-  campaignLookupResponseSchema,
-  sendRequestSchema,
-  sendResponseSchema,
-} from '../schemas/messages.js';
+import { campaignLookupResponseSchema, sendResponseSchema } from '../schemas/messages.js';
 
 const CAMPAIGN_ID = /^[1-9]\d{0,15}$/;
 
@@ -32,7 +29,6 @@ export const messageRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (ap
         summary: 'Send an SMS to 1–1,000 recipients',
         tags: ['Messages'],
         headers: idempotencyKeyHeaderSchema,
-        // Validated in the handler so every rule answers in the Laravel 422 shape.
         body: sendRequestSchema,
         response: {
           202: sendResponseSchema,
@@ -43,14 +39,18 @@ export const messageRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (ap
           422: validationErrorSchema,
         },
       },
-      // The documented schema is for OpenAPI; the handler does the validating.
-      validatorCompiler: () => (data) => ({ value: data }),
     },
     async (request, reply) => {
       const key = parseIdempotencyKey(request.headers['idempotency-key']);
       return replyIdempotently(
         reply,
-        await sendCampaign(deps, principalOf(request), request.body, key, answerBy(request)),
+        await sendCampaign(
+          deps,
+          principalOf(request),
+          { request: request.body, received: request.receivedBody },
+          key,
+          answerBy(request),
+        ),
       );
     },
   );
