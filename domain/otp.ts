@@ -6,7 +6,9 @@
 import { z } from 'zod';
 import {
   NOT_AN_OBJECT as BODY_NOT_AN_OBJECT,
+  disregard,
   FORMAT_INVALID,
+  fitsCharacters,
   given,
   ifValidSoFar,
   isOmitted,
@@ -29,7 +31,6 @@ import {
   whenAnObject,
 } from './request-schema.js';
 import { countSegments } from './segments.js';
-import { characters } from './validation.js';
 
 export const CODE_PLACEHOLDER = '{code}';
 export const DEFAULT_OTP_TEMPLATE = `Your verification code is ${CODE_PLACEHOLDER}.`;
@@ -76,7 +77,7 @@ export function otpTemplateProblem(template: string, codeLength: number): string
 
 /** Whether a purpose is usable (SPEC §8): up to 100 letters, digits, `.`, `_`, `:` or `-`. */
 export function isOtpPurpose(purpose: string): boolean {
-  return characters(purpose) <= MAX_PURPOSE_LENGTH && PURPOSE.test(purpose);
+  return fitsCharacters(purpose, MAX_PURPOSE_LENGTH) && PURPOSE.test(purpose);
 }
 
 export function renderOtpMessage(template: string, code: string): string {
@@ -101,11 +102,15 @@ const recipientNumber = (description: string) =>
 
 const integerBetween = ({ min, max }: { min: number; max: number }, description: string) => {
   const between = `The :attribute field must be between ${min} and ${max}.`;
+  const integer = 'The :attribute field must be an integer.';
+  // Not z.int(): its refusal of 6.5 stops the rules between fields too (an explicit abort).
   return optional(
     z
-      .int({ error: 'The :attribute field must be an integer.' })
-      .min(min, { error: between })
-      .max(max, { error: between }),
+      .number({ error: integer })
+      .refine(Number.isInteger, { error: integer })
+      .min(min, { error: between, ...ifValidSoFar })
+      .max(max, { error: between, ...ifValidSoFar })
+      .meta({ type: 'integer' }),
     description,
   );
 };
@@ -142,6 +147,12 @@ export const otpSendRequestSchema = z
         .null({ error: PROHIBITED })
         .optional()
         .describe('Not accepted: Herald makes the code'),
+      // Refused with or without a service, in words that depend on which: a rule between fields.
+      failover_route_slug: z
+        .unknown()
+        .optional()
+        .meta({ type: 'null' })
+        .describe('Not accepted: OTP routing is direct only'),
       purpose: optional(
         purposeText(
           `The :attribute field must not be greater than ${MAX_PURPOSE_LENGTH} characters.`,
@@ -187,29 +198,28 @@ export const otpSendRequestSchema = z
         text().regex(SLUG, { error: FORMAT_INVALID }),
         `Active provider; else the key's direct provider, else the own provider. ${WITHOUT_SERVICE}`,
       ),
-      // Refused with or without a service, in words that depend on which: a rule between fields.
-      failover_route_slug: z
-        .unknown()
-        .optional()
-        .meta({ type: 'null' })
-        .describe('Not accepted: OTP routing is direct only'),
     },
     { error: BODY_NOT_AN_OBJECT },
   )
   .superRefine((body, context) => {
     const serviceGiven = !isOmitted(body.service_slug);
-    if (typeof body.service_slug === 'string' && UUID.test(body.service_slug)) {
+    const usesService = typeof body.service_slug === 'string' && UUID.test(body.service_slug);
+    if (usesService) {
       for (const field of SERVICE_FIELDS) {
         if (!isOmitted(body[field]))
           reportAt(
             context,
             field,
             'The :attribute field is prohibited when service slug is present.',
+            // The old rule: a service's purpose is not read; other settings are checked too.
+            field === 'purpose' ? 'only' : 'first',
           );
       }
     } else if (!isOmitted(body.failover_route_slug)) {
       reportAt(context, 'failover_route_slug', PROHIBITED);
     }
+    // A service_slug, even one refused, stands in for the purpose, which is not read then.
+    if (serviceGiven && !usesService) disregard(context, 'purpose');
     if (!serviceGiven && isOmitted(body.purpose)) {
       reportAt(
         context,
@@ -224,6 +234,7 @@ export const otpSendRequestSchema = z
         context,
         'message_template',
         'The :attribute field is prohibited when template slug is present.',
+        'only',
       );
     } else if (template.length <= MAX_SINGLE_SEGMENT_CHARACTERS) {
       const { min, max } = CODE_LENGTH;
@@ -294,8 +305,9 @@ export const otpVerifyRequestSchema = z
         text().regex(UUID, { error: 'The :attribute field must be a valid UUID.' }),
         'The request_id returned by send; exactly one of request_id and purpose',
       ),
+      // Read only when it is the one given (below).
       purpose: optional(
-        purposeText(FORMAT_INVALID),
+        text().meta({ minLength: 1, maxLength: MAX_PURPOSE_LENGTH, pattern: PURPOSE.source }),
         'The purpose given at send time; exactly one of request_id and purpose',
       ),
     },
@@ -314,6 +326,8 @@ export const otpVerifyRequestSchema = z
         'request_id',
         'The :attribute field is prohibited when purpose is present.',
       );
+    } else if (typeof body.purpose === 'string' && !isOtpPurpose(body.purpose)) {
+      reportAt(context, 'purpose', FORMAT_INVALID);
     }
   }, whenAnObject)
   .meta({

@@ -150,10 +150,42 @@ export const phoneNumber = (schema: z.ZodString) =>
 /** The body is an object; a rule between its fields runs even when some field has the wrong type. */
 export const whenAnObject = { when: (payload: { value: unknown }) => isJsonObject(payload.value) };
 
+/**
+ * How a rule between fields stands beside the field's own messages: `only`, the field's one
+ * message (a field that may not be given at all needs no other correction); `first`, before them.
+ */
+type Standing = 'only' | 'first';
+
 /** Reports a broken rule between fields at `field`. */
-export function reportAt(context: z.RefinementCtx, field: string, message: string): void {
-  context.addIssue({ code: 'custom', path: [field], message });
+export function reportAt(
+  context: z.RefinementCtx,
+  field: string,
+  message: string,
+  standing?: Standing,
+): void {
+  context.addIssue({
+    code: 'custom',
+    path: [field],
+    message,
+    ...(standing && { params: { standing } }),
+  });
 }
+
+/**
+ * `field` is not read in this request (another field made it moot): its own messages are
+ * dropped. Only where the field has one, so a body is never refused for this alone.
+ */
+export function disregard(context: z.RefinementCtx, field: string): void {
+  if (context.issues.some((issue) => issue.path?.[0] === field))
+    context.addIssue({ code: 'custom', path: [field], message: '', params: { disregard: true } });
+}
+
+const standingOf = (issue: z.core.$ZodIssue): Standing | 'disregard' | undefined =>
+  issue.code === 'custom'
+    ? issue.params?.disregard
+      ? 'disregard'
+      : (issue.params?.standing as Standing | undefined)
+    : undefined;
 
 /** The names of an object schema's fields, in order, through any refinement or transform. */
 function fieldOrderOf(schema: z.ZodType): readonly string[] {
@@ -166,7 +198,7 @@ function fieldOrderOf(schema: z.ZodType): readonly string[] {
  * The one mapping from zod issues to the Laravel-style `errors` object: keyed by dot path (the
  * body itself is `body`), messages with `:attribute` filled in, fields in the schema's order
  * (a rule between fields, checked last, reports at its field's place), each field's messages in
- * the order found.
+ * the order found unless the rule says how it stands beside them.
  */
 export function fieldErrorsOf(
   issues: readonly z.core.$ZodIssue[],
@@ -178,9 +210,17 @@ export function fieldErrorsOf(
     const index = order.indexOf(String(issue.path[0]));
     return index === -1 ? order.length : index;
   };
+  const pathOf = (issue: z.core.$ZodIssue) =>
+    keyOf(issue.path.length === 0 ? 'body' : issue.path.join('.'));
+  const dropped = new Set(issues.filter((issue) => standingOf(issue) === 'disregard').map(pathOf));
+  const alone = new Set(issues.filter((issue) => standingOf(issue) === 'only').map(pathOf));
+  const rank = (issue: z.core.$ZodIssue) => (standingOf(issue) === 'first' ? 0 : 1);
+  const sorted = [...issues].sort((a, b) => place(a) - place(b) || rank(a) - rank(b));
   const errors: FieldErrors = {};
-  for (const issue of [...issues].sort((a, b) => place(a) - place(b))) {
-    const key = keyOf(issue.path.length === 0 ? 'body' : issue.path.join('.'));
+  for (const issue of sorted) {
+    const key = pathOf(issue);
+    // `only` sets aside the field's own checks, not another rule's message.
+    if (dropped.has(key) || (alone.has(key) && standingOf(issue) === undefined)) continue;
     errors[key] ??= [];
     errors[key].push(issue.message.replaceAll(':attribute', label(key)));
   }

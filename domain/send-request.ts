@@ -214,6 +214,7 @@ function checkRouting(body: Unchecked, context: z.RefinementCtx): void {
       context,
       'provider_slug',
       'The :attribute field is prohibited when routing type is failover.',
+      'only',
     );
   }
   if (isOmitted(route) && type === 'failover') {
@@ -227,6 +228,7 @@ function checkRouting(body: Unchecked, context: z.RefinementCtx): void {
       context,
       'failover_route_slug',
       'The :attribute field is prohibited when routing type is direct.',
+      'only',
     );
   }
 }
