@@ -2,8 +2,9 @@
  * The vocabulary of request schemas: zod schemas that both validate a request body, with
  * Laravel-style messages, and describe it in the OpenAPI document. A message names its field as
  * `:attribute`; `fieldErrorsOf` fills it in with the field's dot path (`recipients.3`) and keys
- * the messages by that path. Here, not in api/, so the use-cases and the CLI read a body by the
- * same schema; pure (zod and domain only), and no workflow imports it.
+ * the messages by that path. In domain/, not api/: the REST routes (api/request-validation.ts)
+ * and the CLI read a body by the same schema, and the use-cases in commands/ take its z.infer
+ * type. Pure (zod and domain only); no workflow imports it.
  */
 import { z } from 'zod';
 import type { FieldErrors } from './errors.js';
@@ -16,8 +17,7 @@ export const FORMAT_INVALID = 'The :attribute field format is invalid.';
 export const INVALID_SELECTION = 'The selected :attribute is invalid.';
 export const PROHIBITED = 'The :attribute field is prohibited.';
 export const NOT_AN_OBJECT = 'The request body must be a JSON object.';
-export const tooLong = (max: number) =>
-  `The :attribute field must not be greater than ${max} characters.`;
+const tooLong = (max: number) => `The :attribute field must not be greater than ${max} characters.`;
 
 /*
  * Patterns written so that JSON Schema (the OpenAPI document) refuses what the server refuses.
@@ -82,7 +82,7 @@ export function when(condition: object, consequence: object, otherwise?: object)
 export const isOmitted = (value: unknown): value is null | undefined =>
   value === undefined || value === null;
 
-export const isJsonObject = (body: unknown): body is Record<string, unknown> =>
+const isJsonObject = (body: unknown): body is Record<string, unknown> =>
   typeof body === 'object' && body !== null && !Array.isArray(body);
 
 /** A type error: `required` when the value is missing or null, else `otherwise`. */
@@ -131,7 +131,7 @@ export const maxCharacters =
       .refine((value) => fitsCharacters(value, max), { error: message, ...ifValidSoFar })
       .meta({ maxLength: max });
 
-export const NOT_E164 = 'The :attribute field must be a valid E.164 phone number.';
+const NOT_E164 = 'The :attribute field must be a valid E.164 phone number.';
 
 /**
  * A phone number in strict E.164 form that exists in its plan, read in its normalized form

@@ -1,19 +1,8 @@
 import { z } from 'zod';
-
 import { ifValidSoFar } from '../../domain/request-schema.js';
 
-/** The patterns and JSON Schema helpers of the request schemas, for the document's own parts. */
-export {
-  E164,
-  given,
-  JSON_WITHOUT_NUL,
-  jsonWithoutNulSchema,
-  NO_NUL,
-  NOT_BLANK,
-  otherFieldsWithoutNul,
-  SLUG,
-  when,
-} from '../../domain/request-schema.js';
+/** For the document's own parts (api/plugins/openapi.ts); the request schemas live in domain/. */
+export { jsonWithoutNulSchema, NO_NUL } from '../../domain/request-schema.js';
 
 const KEY_REFUSED = 'The Idempotency-Key header must be 1 to 255 printable ASCII characters.';
 
