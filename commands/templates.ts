@@ -1,6 +1,7 @@
 /** Message templates a workspace's OTP services and sends may name by slug. */
 import { insertMessageTemplate } from '../db/otp-settings.js';
 import type { Workspace } from '../db/workspaces.js';
+import { MAX_MESSAGE_LENGTH, MESSAGE_PURPOSES } from '../domain/send-request.js';
 import { characters } from '../domain/validation.js';
 import type { CommandDeps } from './deps.js';
 import {
@@ -14,9 +15,7 @@ import {
 } from './input.js';
 import { findWorkspace } from './workspaces.js';
 
-const MAX_BODY_LENGTH = 1600;
 const MAX_NAME_LENGTH = 200;
-const PURPOSES = ['transactional', 'marketing'] as const;
 
 export interface CreateTemplateInput {
   workspace?: string;
@@ -38,21 +37,21 @@ export async function createTemplate(
   const workspace = await findWorkspace(deps, input.workspace);
   const slug = resourceSlug(requiredText(input.slug, field('slug')), field('slug'));
   const body = requiredText(input.body, field('body'));
-  if (characters(body) > MAX_BODY_LENGTH)
-    throw invalid`${field('body')} must be at most ${MAX_BODY_LENGTH} characters`;
+  if (characters(body) > MAX_MESSAGE_LENGTH)
+    throw invalid`${field('body')} must be at most ${MAX_MESSAGE_LENGTH} characters`;
   const name = optionalText(input.name) ?? slug;
   if (characters(name) > MAX_NAME_LENGTH)
     throw invalid`${field('name')} must be at most ${MAX_NAME_LENGTH} characters`;
   const purpose = optionalText(input.purpose) ?? 'transactional';
-  if (!(PURPOSES as readonly string[]).includes(purpose))
-    throw invalid`${field('purpose')} must be one of ${PURPOSES.join(', ')}`;
+  if (!(MESSAGE_PURPOSES as readonly string[]).includes(purpose))
+    throw invalid`${field('purpose')} must be one of ${MESSAGE_PURPOSES.join(', ')}`;
   try {
     const { id } = await insertMessageTemplate(deps.sql, {
       workspaceId: workspace.id,
       slug,
       name,
       body,
-      purpose: purpose as (typeof PURPOSES)[number],
+      purpose: purpose as (typeof MESSAGE_PURPOSES)[number],
       enabled: input.enabled !== false,
     });
     return { id, slug, purpose, workspace };
