@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app.js';
 import { type Env, ownProviderUrlOf, parseEnv, publicUrlOf } from '../../config/env.js';
@@ -123,7 +122,7 @@ async function startParts(
       registerStop: (stop) => lifecycle.add('Postgres', stop),
     });
     databaseUrl = postgres.url;
-    lines.push(`Postgres     embedded in ${resolve(env.HERALD_DATA_DIR, 'postgres')}`);
+    lines.push(`Postgres     embedded in ${postgres.clusterDir}`);
   }
 
   let temporalAddress = env.TEMPORAL_ADDRESS;

@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, chown, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, chown, cp, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { arch, platform, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import postgres from 'postgres';
 import { freePort, isPortFree } from './ports.js';
 import { run } from './processes.js';
@@ -28,6 +28,8 @@ interface ClusterState {
 
 export interface EmbeddedPostgres {
   url: string;
+  /** The cluster's folder: under the data folder, or under SHARED_ROOT when that is closed to Postgres. */
+  clusterDir: string;
   /** Stops the server if this handle owns it; a cluster found running is left alone unless adopted. */
   stop(): Promise<void>;
 }
@@ -45,17 +47,25 @@ export async function startEmbeddedPostgres(options: {
   /** Receives the stop before the server starts, so an interrupt while it boots stops it. */
   registerStop?: (stop: () => Promise<void>) => void;
 }): Promise<EmbeddedPostgres> {
-  const dataDir = resolve(options.dataDir);
-  const clusterDir = join(dataDir, CLUSTER_DIR);
-  const stateFile = join(dataDir, 'postgres.json');
-  const binaries = await loadBinaries();
   const owner = await serverOwner();
+  // cwd '/': the server's user may not be able to enter the launcher's working directory.
+  const asOwner = {
+    uid: owner.uid,
+    gid: owner.gid,
+    cwd: '/',
+    env: { ...process.env, LC_ALL: 'C' },
+  };
+  let dataDir = resolve(options.dataDir);
+  let binaries = await loadBinaries();
   await mkdir(dataDir, { recursive: true });
   if (owner.uid !== process.getuid?.()) {
     // The server's own user must be able to pass through the data directory to its cluster.
     await chmod(dataDir, (await stat(dataDir)).mode | 0o011);
+    binaries = await binariesReachableBy(asOwner, binaries, options.log);
+    dataDir = await dataDirReachableBy(asOwner, dataDir, options.log);
   }
-  const asOwner = { uid: owner.uid, gid: owner.gid, env: { ...process.env, LC_ALL: 'C' } };
+  const clusterDir = join(dataDir, CLUSTER_DIR);
+  const stateFile = join(dataDir, 'postgres.json');
 
   let state: ClusterState;
   if (existsSync(join(clusterDir, 'PG_VERSION'))) {
@@ -105,7 +115,7 @@ export async function startEmbeddedPostgres(options: {
     `postgres://${state.user}:${state.password}@127.0.0.1:${state.port}/${database}`;
   await ensureDatabase(serverUrl('postgres'));
 
-  return { url: serverUrl(DATABASE), stop };
+  return { url: serverUrl(DATABASE), clusterDir, stop };
 }
 
 function startServer(binaries: Binaries, clusterDir: string, port: number, asOwner: object) {
@@ -137,6 +147,57 @@ async function loadBinaries(): Promise<Binaries> {
         'Run `npm ci` (its install script must be allowed), or set DATABASE_URL to use your own Postgres.',
     );
   }
+}
+
+/**
+ * Where a root launcher keeps what the `postgres` user must reach when the checkout itself is
+ * closed to it (a clone in /root, mode 700): the binaries, and clusters of closed data folders.
+ */
+const SHARED_ROOT = '/var/lib/herald';
+
+async function reachableBy(asOwner: object, path: string): Promise<boolean> {
+  const probe = await run('test', ['-x', path], asOwner).catch(() => undefined);
+  return probe?.code === 0;
+}
+
+/** The package's binaries, or a copy of them under SHARED_ROOT the server's user can execute. */
+async function binariesReachableBy(
+  asOwner: object,
+  binaries: Binaries,
+  log?: (line: string) => void,
+): Promise<Binaries> {
+  if (await reachableBy(asOwner, binaries.pg_ctl)) return binaries;
+  const native = resolve(dirname(binaries.pg_ctl), '..');
+  const version = (await run(binaries.pg_ctl, ['--version'])).stdout.trim().split(' ').at(-1);
+  const copy = join(SHARED_ROOT, `postgres-${version}-${platform()}-${arch()}`);
+  if (!existsSync(join(copy, 'bin', 'pg_ctl'))) {
+    log?.(`The postgres user cannot reach ${native}: copying the Postgres binaries to ${copy}`);
+    const partial = `${copy}.partial-${process.pid}`;
+    await rm(partial, { recursive: true, force: true });
+    await mkdir(SHARED_ROOT, { recursive: true, mode: 0o755 });
+    await cp(native, partial, { recursive: true, verbatimSymlinks: true });
+    await chmod(partial, 0o755);
+    // Renamed into place whole: a copy interrupted half-way is never used.
+    await rename(partial, copy).catch(async (error) => {
+      if (!existsSync(join(copy, 'bin', 'pg_ctl'))) throw error;
+      await rm(partial, { recursive: true, force: true });
+    });
+  }
+  return { initdb: join(copy, 'bin', 'initdb'), pg_ctl: join(copy, 'bin', 'pg_ctl') };
+}
+
+/** The data folder, or one under SHARED_ROOT named after it when the server's user cannot enter it. */
+async function dataDirReachableBy(
+  asOwner: object,
+  dataDir: string,
+  log?: (line: string) => void,
+): Promise<string> {
+  if (await reachableBy(asOwner, dataDir)) return dataDir;
+  const id = createHash('sha256').update(dataDir).digest('hex').slice(0, 12);
+  const shared = join(SHARED_ROOT, 'data', `${basename(dirname(dataDir))}-${id}`);
+  await mkdir(shared, { recursive: true, mode: 0o711 });
+  log?.(`The postgres user cannot enter ${dataDir}: the Postgres cluster lives in ${shared}`);
+  return shared;
 }
 
 /** Postgres refuses to run as root: as root, run it as a `postgres` system user (created if absent). */
