@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
@@ -51,4 +51,35 @@ describe('embedded Postgres', { timeout: 120_000 }, () => {
     // Nothing half made is left beside the cluster.
     expect((await readdir(dir)).sort()).toEqual(['postgres', 'postgres.json']);
   });
+
+  // Postgres runs as the `postgres` user when Herald runs as root, as in a container or a clone
+  // in /root (mode 700): that user cannot enter the checkout, so the cluster must live elsewhere.
+  it.skipIf(process.getuid?.() !== 0)(
+    'runs as root from a data folder the postgres user cannot enter',
+    async () => {
+      const closed = await mkdtemp(join(tmpdir(), 'herald-closed-'));
+      await chmod(closed, 0o700);
+      const checkoutData = join(closed, 'checkout', '.data');
+      await mkdir(checkoutData, { recursive: true });
+      const closedServer = await startEmbeddedPostgres({
+        dataDir: checkoutData,
+        adoptRunning: false,
+      });
+      try {
+        expect(closedServer.clusterDir).toMatch(
+          /^\/var\/lib\/herald\/data\/checkout-[0-9a-f]{12}\/postgres$/,
+        );
+        const sql = postgres(closedServer.url, { max: 1 });
+        try {
+          expect(await sql`select current_user as name`).toEqual([{ name: 'herald' }]);
+        } finally {
+          await sql.end();
+        }
+      } finally {
+        await closedServer.stop();
+        await rm(join(closedServer.clusterDir, '..'), { recursive: true, force: true });
+        await rm(closed, { recursive: true, force: true });
+      }
+    },
+  );
 });
