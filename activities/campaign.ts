@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApplicationFailure, activityInfo, Context, heartbeat } from '@temporalio/activity';
+import { activityInfo, Context, heartbeat } from '@temporalio/activity';
 import {
   type CampaignForSubmission,
   completeCampaign,
@@ -14,6 +14,7 @@ import {
 import type { Sql } from '../db/client.js';
 import { ensureOptOutLinks, optOut } from '../db/opt-outs.js';
 import { findFailoverRoute } from '../db/providers.js';
+import { activityFailure } from '../domain/errors.js';
 import { campaignMessageReference } from '../domain/message-reference.js';
 import { OPT_OUT_PLACEHOLDER, renderOptOutLink } from '../domain/opt-out.js';
 import { serves } from '../domain/phone.js';
@@ -97,9 +98,9 @@ async function lookUp(
     return (await provider.lookup?.(reference)) ?? { found: false };
   } catch (error) {
     if (!validUntil || Date.now() >= validUntil.getTime()) return { found: false };
-    throw ApplicationFailure.retryable(
-      `${provider.slug} could not look ${reference} up: ${(error as Error).message}`,
+    throw activityFailure(
       'LookupUnanswered',
+      `${provider.slug} could not look ${reference} up: ${(error as Error).message}`,
     );
   }
 }
@@ -266,10 +267,7 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
       try {
         const campaign = await findCampaignForSubmission(deps.sql, input.campaignId);
         if (!campaign)
-          throw ApplicationFailure.nonRetryable(
-            `campaign ${input.campaignId} not found`,
-            'CampaignNotFound',
-          );
+          throw activityFailure('CampaignNotFound', `campaign ${input.campaignId} not found`);
         lease = await SubmissionLease.acquire(
           deps.sql,
           chunkLeaseKey(campaign.id, input.fromSeq),
@@ -304,8 +302,7 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
           heartbeat(resumeFrom);
         }
       } catch (error) {
-        if (error instanceof LeaseLost)
-          throw ApplicationFailure.retryable(error.message, 'SubmissionLeaseLost');
+        if (error instanceof LeaseLost) throw activityFailure('SubmissionLeaseLost', error.message);
         throw error;
       } finally {
         clearInterval(beating);
@@ -316,7 +313,7 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
 
     async completeCampaign(input: { campaignId: number }): Promise<void> {
       if (!(await completeCampaign(deps.sql, input.campaignId))) {
-        throw ApplicationFailure.retryable('messages are still queued', 'CampaignIncomplete');
+        throw activityFailure('CampaignIncomplete', 'messages are still queued');
       }
     },
   };

@@ -1,6 +1,10 @@
+import { ApplicationFailure } from '@temporalio/common';
+
 /**
  * The error catalogue: stable codes, the HTTP status each maps to, and the public message.
- * Use-cases throw these; the api's error handler maps them to responses.
+ * Use-cases and MCP tools throw these; the api's error handler (api/error-handler.ts) maps them to
+ * responses, the MCP server's `toolErrorResult` (mcp/server.ts) to tool errors. Activity failures
+ * are catalogued below.
  */
 export const ERROR_CATALOGUE = {
   unauthenticated: { status: 401, message: 'Unauthenticated.' },
@@ -61,5 +65,39 @@ export function validationError(fieldErrors: FieldErrors): HeraldError {
   return new HeraldError('validation_failed', {
     message: validationMessage(fieldErrors),
     fieldErrors,
+  });
+}
+
+/*
+ * The activity failures: the `ApplicationFailure` types activities throw, each stated once as
+ * retryable (Temporal tries the activity again under its retry policy: the condition passes) or
+ * not (retrying cannot help, so the workflow sees the failure at once). Workflows' retry policies
+ * take their `nonRetryableErrorTypes` from here, so a permanent failure stays permanent even where
+ * it is thrown as a plain ApplicationFailure.
+ */
+export const ACTIVITY_FAILURES = {
+  /** The campaign row is gone: no attempt will find it. */
+  CampaignNotFound: { retryable: false },
+  /** A provider could not say now whether it has a submission; ask again, never resend. */
+  LookupUnanswered: { retryable: true },
+  /** Another attempt holds the submission lease (DESIGN "fenced"): retry once it has lapsed. */
+  SubmissionLeaseLost: { retryable: true },
+  /** Messages of the campaign are still queued: completion waits for their chunks' retries. */
+  CampaignIncomplete: { retryable: true },
+} as const satisfies Record<string, { retryable: boolean }>;
+
+export type ActivityFailureType = keyof typeof ACTIVITY_FAILURES;
+
+/** The types no retry policy retries. */
+export const NON_RETRYABLE_ACTIVITY_FAILURES: readonly ActivityFailureType[] = (
+  Object.keys(ACTIVITY_FAILURES) as ActivityFailureType[]
+).filter((type) => !ACTIVITY_FAILURES[type].retryable);
+
+/** An ApplicationFailure of a catalogued type, retryable as the catalogue says. */
+export function activityFailure(type: ActivityFailureType, message: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type,
+    message,
+    nonRetryable: !ACTIVITY_FAILURES[type].retryable,
   });
 }

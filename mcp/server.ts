@@ -1,6 +1,8 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
+import { isDatabaseUnavailable } from '../db/client.js';
+import { ERROR_CATALOGUE, HeraldError } from '../domain/errors.js';
 import { accessProblem } from './access.js';
 import { tools } from './tools/index.js';
 import { type ToolContext, ToolRefusal } from './tools/tool.js';
@@ -16,13 +18,21 @@ function toolError(message: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: message }] };
 }
 
-/** The one mapping from a failure inside a tool to what the AI client sees. */
+/**
+ * The one mapping from a failure inside a tool to what the AI client sees, by the error catalogue
+ * (domain/errors.ts), as the api's error handler reads it: a refusal (a 4xx code) is shown as it
+ * is; Postgres away is service_unavailable, anything else internal, and those show only the
+ * catalogue's public message, never internals.
+ */
 export function toolErrorResult(error: unknown, log: FastifyBaseLogger): CallToolResult {
-  if (error instanceof ToolRefusal) return toolError(error.message);
-  log.error({ err: error }, 'MCP tool failed');
-  return toolError(
-    'The report could not be produced because of a server error. Try again shortly.',
-  );
+  if (error instanceof HeraldError && error.status < 500) return toolError(error.message);
+  const unavailable =
+    isDatabaseUnavailable(error) ||
+    (error instanceof HeraldError && error.code === 'service_unavailable');
+  if (unavailable) log.warn({ reason: (error as Error).message }, 'MCP tool: service unavailable');
+  else log.error({ err: error }, 'MCP tool failed');
+  const { message } = ERROR_CATALOGUE[unavailable ? 'service_unavailable' : 'internal'];
+  return toolError(`${message} The report could not be produced; try again shortly.`);
 }
 
 /** An MCP server for one authenticated request: the seven read-only reporting tools. */
@@ -46,7 +56,7 @@ export function createMcpServer(context: ToolContext, log: FastifyBaseLogger): M
       },
       async (input: Record<string, unknown>): Promise<CallToolResult> => {
         const problem = await accessProblem(context.sql, context.caller, tool.permissions);
-        if (problem) return toolError(problem);
+        if (problem) return toolErrorResult(new ToolRefusal('forbidden', problem), log);
         try {
           const result = await tool.run(context, input as never);
           return {

@@ -1,6 +1,7 @@
-import { proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { searchAttributes } from './definitions.js';
+import { retryUnlessPermanent } from './retry-policies.js';
+import { setRunStatus } from './run-status.js';
 
 export interface CampaignWorkflowInput {
   campaignId: number;
@@ -10,17 +11,29 @@ export interface CampaignWorkflowInput {
 export const CHUNK_SIZE = 100;
 const CHUNKS_IN_FLIGHT = 4;
 
+/** Planning or completing a campaign is a few queries; taking longer means Postgres is away. */
+const BOOKKEEPING_QUERIES_TIMEOUT = '30 seconds';
+/**
+ * A chunk is paced to its provider's throughput, which other campaigns share: behind a backlog it
+ * can take long. A lost worker is noticed by the heartbeat timeout, not this one.
+ */
+const CHUNK_PACED_BEHIND_OTHER_CAMPAIGNS_TIMEOUT = '2 hours';
+/** submitChunk beats every 2 s: a worker silent this long is lost, and the chunk resumes elsewhere. */
+const LOST_WORKER_NOTICED_WITHIN = '10 seconds';
+
 const { planCampaign, completeCampaign } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+  startToCloseTimeout: BOOKKEEPING_QUERIES_TIMEOUT,
+  retry: retryUnlessPermanent({ initialInterval: '1 second', maximumInterval: '30 seconds' }),
 });
 
 const { submitChunk } = proxyActivities<Activities>({
-  // A chunk paced to a slow provider shared by many campaigns can take long; a lost worker is
-  // noticed by the heartbeat timeout, not this one.
-  startToCloseTimeout: '2 hours',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  startToCloseTimeout: CHUNK_PACED_BEHIND_OTHER_CAMPAIGNS_TIMEOUT,
+  heartbeatTimeout: LOST_WORKER_NOTICED_WITHIN,
+  retry: retryUnlessPermanent({
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+  }),
 });
 
 /** Submits every message of a campaign in chunks, then marks the campaign completed. */
@@ -37,5 +50,5 @@ export async function campaignWorkflow({ campaignId }: CampaignWorkflowInput): P
   });
   await Promise.all(lanes);
   await completeCampaign({ campaignId });
-  upsertSearchAttributes({ [searchAttributes.status.name]: ['completed'] });
+  setRunStatus('completed');
 }

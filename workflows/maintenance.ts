@@ -1,6 +1,15 @@
-import { patched, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { searchAttributes } from './definitions.js';
+import { retryUnlessPermanent } from './retry-policies.js';
+import { setRunStatus } from './run-status.js';
+
+/** One batch deletes or updates at most BATCH_SIZE rows; taking longer means Postgres is away. */
+const ONE_BATCH_TIMEOUT = '1 minute';
+/**
+ * Then the run gives up (a failed run, visible in the UI): tomorrow's run does the same work, so an
+ * outage longer than these retries costs nothing but a day's delay.
+ */
+const ATTEMPTS_BEFORE_LEAVING_IT_TO_TOMORROW = 10;
 
 const {
   closeOrphanCampaigns,
@@ -12,8 +21,8 @@ const {
   deleteStaleSubmissionLeases,
   purgeExpiredOAuthRecords,
 } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: 10 },
+  startToCloseTimeout: ONE_BATCH_TIMEOUT,
+  retry: retryUnlessPermanent({ maximumAttempts: ATTEMPTS_BEFORE_LEAVING_IT_TO_TOMORROW }),
 });
 
 export interface MaintenanceResult {
@@ -80,7 +89,7 @@ export async function maintenanceWorkflow(): Promise<MaintenanceResult> {
   const expiredOAuthRecordsPurged = patched(PURGE_EXPIRED_OAUTH_RECORDS)
     ? await inBatches(purgeExpiredOAuthRecords)
     : undefined;
-  upsertSearchAttributes({ [searchAttributes.status.name]: ['completed'] });
+  setRunStatus('completed');
   return {
     ...(orphanCampaignsClosed !== undefined && { orphanCampaignsClosed }),
     idempotencyKeysPurged,

@@ -4,10 +4,10 @@ import {
   proxyLocalActivities,
   setHandler,
   sleep,
-  upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { searchAttributes } from './definitions.js';
+import { retryUnlessPermanent } from './retry-policies.js';
+import { setRunStatus } from './run-status.js';
 
 export interface OtpWorkflowInput {
   requestId: string;
@@ -27,17 +27,22 @@ export const submissionUpdate = defineUpdate<OtpSubmission>('submission');
 
 /** How often an uncertain submission is looked up at the provider again. */
 const RECONCILE_INTERVAL = '5 seconds';
+/**
+ * Each step is one provider call or a few queries, and the submission is the latency of the send
+ * request waiting on it: a step this slow is retried rather than waited on.
+ */
+const ONE_CALL_TIMEOUT = '15 seconds';
 
 // Local activities: each is a short database or provider call, and the submission is the send
 // request's latency, so none is worth an extra task round trip. The code is generated inside
 // submitOtp and never enters workflow history.
 const { submitOtp, reconcileOtp, finishOtp } = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds' },
+  startToCloseTimeout: ONE_CALL_TIMEOUT,
+  retry: retryUnlessPermanent({
+    initialInterval: '200 milliseconds',
+    maximumInterval: '5 seconds',
+  }),
 });
-
-const setStatus = (status: string) =>
-  upsertSearchAttributes({ [searchAttributes.status.name]: [status] });
 
 /**
  * One OTP request: submit the code, hold the request open on a durable timer until its expiry,
@@ -61,10 +66,10 @@ export async function otpWorkflow({
     await sleep(RECONCILE_INTERVAL);
     submission = await reconcileOtp({ requestId });
   }
-  setStatus(submission.status);
+  setRunStatus(submission.status);
 
   if (submission.status === 'accepted') await sleep(Math.max(0, expiresAt - Date.now()));
   const outcome = await finishOtp({ requestId });
-  setStatus(outcome);
+  setRunStatus(outcome);
   return outcome;
 }

@@ -1,7 +1,8 @@
-import { proxyActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
+import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { formatDelay, WEBHOOK_RETRY_DELAYS_MS } from '../domain/webhooks.js';
-import { searchAttributes } from './definitions.js';
+import { retryUnlessPermanent } from './retry-policies.js';
+import { setRunStatus } from './run-status.js';
 
 export interface WebhookWorkflowInput {
   workspaceId: number;
@@ -12,16 +13,22 @@ export interface WebhookWorkflowInput {
 
 export type WebhookWorkflowResult = 'delivered' | 'failed' | 'skipped';
 
-// One attempt is one POST of at most WEBHOOK_ATTEMPT_TIMEOUT_MS plus a DNS lookup and two
-// queries. HTTP failures come back as results; only infrastructure errors (Postgres down, a
-// worker lost) are retried here, and such a retry logs over its attempt's row.
-const { deliverWebhook, disableWebhookEndpoint } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2 },
-});
+/**
+ * One attempt is one POST of at most WEBHOOK_ATTEMPT_TIMEOUT_MS (15 s) plus a DNS lookup and two
+ * queries: a minute means the worker or Postgres is in trouble, not the endpoint.
+ */
+const ONE_ATTEMPT_TIMEOUT = '1 minute';
 
-const setStatus = (status: string) =>
-  upsertSearchAttributes({ [searchAttributes.status.name]: [status] });
+// HTTP failures come back as results; only infrastructure errors (Postgres down, a worker lost)
+// are retried here, and such a retry logs over its attempt's row.
+const { deliverWebhook, disableWebhookEndpoint } = proxyActivities<Activities>({
+  startToCloseTimeout: ONE_ATTEMPT_TIMEOUT,
+  retry: retryUnlessPermanent({
+    initialInterval: '1 second',
+    maximumInterval: '1 minute',
+    backoffCoefficient: 2,
+  }),
+});
 
 /**
  * Delivers one event to one endpoint: an attempt at once, then one after each wait of
@@ -40,16 +47,16 @@ export async function webhookWorkflow(input: WebhookWorkflowInput): Promise<Webh
       retryInMs,
     });
     if (result.outcome === 'delivered') {
-      setStatus('delivered');
+      setRunStatus('delivered');
       return 'delivered';
     }
     if (result.outcome === 'skipped') {
-      setStatus('skipped');
+      setRunStatus('skipped');
       return 'skipped';
     }
     lastError = result.error;
     if (retryInMs === null) break;
-    setStatus('retrying');
+    setRunStatus('retrying');
     await sleep(retryInMs);
   }
   await disableWebhookEndpoint({
@@ -59,6 +66,6 @@ export async function webhookWorkflow(input: WebhookWorkflowInput): Promise<Webh
       `(retry schedule of ${formatDelay(delays.reduce((sum, delay) => sum + delay, 0))} spent); ` +
       `last error: ${lastError}`,
   });
-  setStatus('failed');
+  setRunStatus('failed');
   return 'failed';
 }

@@ -161,10 +161,12 @@ export async function loadBatch(
 ): Promise<ReportBatch> {
   const batch = await findBatch(context.sql, context.caller.workspaceId, id);
   // Another workspace's batch reads as missing: ids must not reveal other tenants.
-  if (!batch) throw new ToolRefusal(`No ${KINDS[wanted].label} ${id} in this workspace.`);
+  if (!batch)
+    throw new ToolRefusal('not_found', `No ${KINDS[wanted].label} ${id} in this workspace.`);
   if (batch.kind !== wanted) {
     const actual = KINDS[batch.kind];
     throw new ToolRefusal(
+      'validation_failed',
       `Batch ${id} is ${actual.article}, not ${KINDS[wanted].article}; use ${actual.reportTool}.`,
     );
   }

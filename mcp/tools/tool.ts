@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Sql } from '../../db/client.js';
 import type { Permission } from '../../domain/access.js';
+import { type ErrorCode, HeraldError } from '../../domain/errors.js';
 import type { DeliverySummaryCache } from '../delivery-summary-cache.js';
 
 /** Who is calling: resolved from the access token, re-checked against Postgres on every call. */
@@ -36,9 +37,19 @@ export interface HeraldTool<Input extends z.ZodRawShape, Output extends z.ZodRaw
   ): Promise<z.infer<z.ZodObject<Output>>>;
 }
 
-/** A refusal the caller can act on; its message is shown to the AI client as the tool error. */
-export class ToolRefusal extends Error {
+/** The catalogued codes a tool refuses with: the caller's own to act on, never a server fault. */
+export type ToolRefusalCode = Extract<ErrorCode, 'forbidden' | 'not_found' | 'validation_failed'>;
+
+/**
+ * A refusal the caller can act on, under its code from the error catalogue (domain/errors.ts);
+ * its message is shown to the AI client as the tool error.
+ */
+export class ToolRefusal extends HeraldError {
   override name = 'ToolRefusal';
+
+  constructor(code: ToolRefusalCode, message: string) {
+    super(code, { message });
+  }
 }
 
 export function defineTool<Input extends z.ZodRawShape, Output extends z.ZodRawShape>(
