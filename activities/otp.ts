@@ -12,11 +12,10 @@ import {
   type OtpOutcome,
 } from '../db/otp-requests.js';
 import { otpMessageReference } from '../domain/message-reference.js';
-import { renderOtpMessage } from '../domain/otp.js';
+import { type OtpSubmission, renderOtpMessage } from '../domain/otp.js';
 import { resolveProviders } from '../providers/registry.js';
 import type { SmsProvider } from '../providers/types.js';
 import { keyedHash } from '../security/tokens.js';
-import type { OtpSubmission } from '../workflows/otp.js';
 import { fixedFence, LeaseLost, RECORDING_GRACE_MS, SUBMISSION_LEASE_MS } from './lease.js';
 import { submitWithRetries } from './submission.js';
 import { createPacer } from './throughput.js';

@@ -80,6 +80,14 @@ export function isOtpPurpose(purpose: string): boolean {
   return fitsCharacters(purpose, MAX_PURPOSE_LENGTH) && PURPOSE.test(purpose);
 }
 
+/**
+ * The provider outcome of an OTP request's submission, as its workflow answers the send request
+ * that waits on it; `pending` while acceptance is uncertain.
+ */
+export interface OtpSubmission {
+  status: 'pending' | 'accepted' | 'failed';
+}
+
 export function renderOtpMessage(template: string, code: string): string {
   return template.replace(CODE_PLACEHOLDER, code);
 }

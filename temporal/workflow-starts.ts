@@ -7,6 +7,7 @@ import type { SearchAttributePair } from '@temporalio/common';
 import type { campaignWorkflow } from '../workflows/campaign.js';
 import {
   campaignWorkflowId,
+  OTP_SUBMISSION_UPDATE,
   OTP_TASK_QUEUE,
   otpWorkflowId,
   searchAttributes,
@@ -16,7 +17,7 @@ import {
   webhookWorkflowId,
   workspacePriority,
 } from '../workflows/definitions.js';
-import { type otpWorkflow, submissionUpdate } from '../workflows/otp.js';
+import type { otpWorkflow } from '../workflows/otp.js';
 import type { webhookWorkflow } from '../workflows/webhook.js';
 import { withinDeadline } from './deadline.js';
 
@@ -129,7 +130,9 @@ export async function startOtpWorkflow(
   });
   try {
     await withinDeadline(temporal, answerBy, () =>
-      temporal.workflow.executeUpdateWithStart(submissionUpdate, { startWorkflowOperation: start }),
+      temporal.workflow.executeUpdateWithStart(OTP_SUBMISSION_UPDATE, {
+        startWorkflowOperation: start,
+      }),
     );
   } catch {
     // Read from the database by the caller.

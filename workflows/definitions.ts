@@ -50,6 +50,12 @@ export function webhookWorkflowId(workspaceId: number, eventId: string, endpoint
   return `webhook/${workspaceId}/${eventId}/${endpointId}`;
 }
 
+/**
+ * The OTP run's update that answers the send request with the submission's outcome (an
+ * OtpSubmission). Named here so that the start side need not load the workflow code.
+ */
+export const OTP_SUBMISSION_UPDATE = 'submission';
+
 /** The HeraldKind search attribute: what a run is. */
 export type WorkflowKind = 'campaign' | 'otp' | 'cleanup' | 'webhook';
 

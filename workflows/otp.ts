@@ -6,6 +6,8 @@ import {
   sleep,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
+import type { OtpSubmission } from '../domain/otp.js';
+import { OTP_SUBMISSION_UPDATE } from './definitions.js';
 import { retryUnlessPermanent } from './retry-policies.js';
 import { setRunStatus } from './run-status.js';
 
@@ -17,13 +19,8 @@ export interface OtpWorkflowInput {
   expiresAt: number;
 }
 
-/** The provider outcome of the submission; `pending` while acceptance is uncertain. */
-export interface OtpSubmission {
-  status: 'pending' | 'accepted' | 'failed';
-}
-
 /** Answered once the submission's outcome is known: the send request waits on it. */
-export const submissionUpdate = defineUpdate<OtpSubmission>('submission');
+export const submissionUpdate = defineUpdate<OtpSubmission>(OTP_SUBMISSION_UPDATE);
 
 /** How often an uncertain submission is looked up at the provider again. */
 const RECONCILE_INTERVAL = '5 seconds';
