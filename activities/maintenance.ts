@@ -4,10 +4,10 @@ import { deleteAbandonedClients, deleteOldRegistrationAttempts } from '../db/oau
 import { deleteExpiredGrants } from '../db/oauth-grants.js';
 import { closeOrphanCampaigns } from '../db/orphan-campaigns.js';
 import { failUnsentExpiredOtpRequests } from '../db/otp-requests.js';
+import { deleteIdleSendSlots } from '../db/send-slots.js';
 import { deleteOldSignInFailures } from '../db/sign-in-failures.js';
 import { deleteStaleLeases } from '../db/submission-leases.js';
 import { deleteOldWebhookEvents } from '../db/webhooks.js';
-import { deleteIdleSendSlots } from './throughput.js';
 
 /** SPEC §5.2 item 7: a registration whose consent never completed expires after 30 days. */
 const ABANDONED_REGISTRATION_DAYS = 30;

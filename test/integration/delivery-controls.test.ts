@@ -4,8 +4,9 @@
  * replies, provider throughput limits shared by every campaign, and the validity period.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createPacer, reserveSlots } from '../../activities/throughput.js';
+import { createPacer } from '../../activities/throughput.js';
 import { providerCreate, routeCreate } from '../../cli/commands/providers.js';
+import { reserveSlots } from '../../db/send-slots.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
 import { startSimulator } from '../../providers/simulator/server.js';
 import {
