@@ -1,6 +1,6 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
-import type { ApiDeps } from '../api/deps.js';
+import type { CommandDeps } from '../commands/deps.js';
 import { createDeliverySummaryCache } from './delivery-summary-cache.js';
 import { guardMcpRequest } from './guard.js';
 import type { OAuthDeps } from './oauth/deps.js';
@@ -16,7 +16,7 @@ import { createMcpServer } from './server.js';
  * The MCP feature: discovery documents, the authorization server (under `/oauth` and
  * `/mcp/oauth`) and the Streamable HTTP endpoint. Registered only when MCP_ENABLED.
  */
-export async function mcpRoutes(app: FastifyInstance, { deps }: { deps: ApiDeps }) {
+export async function mcpRoutes(app: FastifyInstance, { deps }: { deps: CommandDeps }) {
   const urls = oauthUrls(deps.publicUrl);
   const oauth: OAuthDeps = {
     sql: deps.sql,

@@ -2,8 +2,8 @@ import formbody from '@fastify/formbody';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { findOptOutLink, isOptedOut, optOut } from '../../db/opt-outs.js';
+import { escapeHtml, page } from '../../domain/html.js';
 import type { ApiDeps } from '../deps.js';
-import { escapeHtml, page } from '../html.js';
 
 /** `+61412345678` → `•••• 5678`: enough for the recipient to recognise, nothing for anyone else. */
 const maskNumber = (recipient: string) => `•••• ${recipient.slice(-4)}`;

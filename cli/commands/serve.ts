@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../api/app.js';
 import { type Env, ownProviderUrlOf, parseEnv, publicUrlOf } from '../../config/env.js';
 import { resolveSecret } from '../../config/secret.js';
 import { createSql, isDatabaseUnavailable, recoverFromClosedSocketWrite } from '../../db/client.js';
 import { migrate } from '../../db/migrate.js';
 import { startSimulator } from '../../providers/simulator/server.js';
+import { buildApp } from '../../server/app.js';
 import { connectTemporalClient } from '../../temporal/client.js';
 import { ensureMaintenanceSchedule } from '../../temporal/schedules.js';
 import { ensureSearchAttributes } from '../../temporal/search-attributes.js';

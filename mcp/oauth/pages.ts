@@ -1,6 +1,6 @@
 /** The sign-in, workspace and consent pages of the authorization flow: plain HTML forms. */
 
-import { escapeHtml, page } from '../../api/html.js';
+import { escapeHtml, page } from '../../domain/html.js';
 
 const hidden = (requestId: string) =>
   `<input type="hidden" name="request" value="${escapeHtml(requestId)}">`;

@@ -8,11 +8,11 @@ import { connect } from 'node:net';
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildApp } from '../../api/app.js';
 import { OUTAGE_RETRY_AFTER_S } from '../../api/error-handler.js';
 import { REQUEST_DEADLINE_MS } from '../../api/request-deadline.js';
 import { parseEnv } from '../../config/env.js';
 import { createSql, type Sql } from '../../db/client.js';
+import { buildApp } from '../../server/app.js';
 import { connectTemporalClient } from '../../temporal/client.js';
 import { freePorts } from '../support/processes.js';
 

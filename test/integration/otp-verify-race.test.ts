@@ -4,10 +4,10 @@
  * api instances with their own pools, as two api processes would be.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildApp } from '../../api/app.js';
 import { parseEnv } from '../../config/env.js';
 import { createSql, type Sql } from '../../db/client.js';
 import { addCredits } from '../../db/credits.js';
+import { buildApp } from '../../server/app.js';
 import { createTenant, openStack, PUBLIC_URL, type Stack, type Tenant } from '../support/stack.js';
 
 const simulatorUrl = inject('simulatorUrl');

@@ -1,10 +1,10 @@
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createMaintenanceActivities } from '../../activities/maintenance.js';
-import { buildApp } from '../../api/app.js';
 import { parseEnv } from '../../config/env.js';
 import { addCredits, creditBalance } from '../../db/credits.js';
 import { deleteOtpService, insertOtpService } from '../../db/otp-settings.js';
+import { buildApp } from '../../server/app.js';
 import { otpWorkflowId } from '../../workflows/definitions.js';
 import { receiptSignature } from '../support/receipts.js';
 import { simulatorProvider } from '../support/send.js';

@@ -6,12 +6,12 @@
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildApp } from '../../api/app.js';
 import { parseEnv } from '../../config/env.js';
 import { insertCampaign } from '../../db/campaigns.js';
 import { findProvider } from '../../db/providers.js';
 import { adapterFor } from '../../providers/registry.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
+import { buildApp } from '../../server/app.js';
 import { receiptSignature } from '../support/receipts.js';
 import { markInterrupted, messageRows, numbers, simulatorProvider } from '../support/send.js';
 import { createTenant, openStack, PUBLIC_URL, type Stack, type Tenant } from '../support/stack.js';

@@ -9,9 +9,9 @@
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildApp } from '../../api/app.js';
 import { parseEnv } from '../../config/env.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
+import { buildApp } from '../../server/app.js';
 import { receiptSignature } from '../support/receipts.js';
 import {
   inbox,

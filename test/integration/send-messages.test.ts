@@ -1,9 +1,9 @@
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildApp } from '../../api/app.js';
 import { parseEnv } from '../../config/env.js';
 import { insertFailoverRoute, insertProvider } from '../../db/providers.js';
 import { type RunningSimulator, startSimulator } from '../../providers/simulator/server.js';
+import { buildApp } from '../../server/app.js';
 import { createTenant, openStack, PUBLIC_URL, type Stack, type Tenant } from '../support/stack.js';
 
 let stack: Stack;

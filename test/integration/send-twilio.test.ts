@@ -13,11 +13,11 @@
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildApp } from '../../api/app.js';
 import { providerCreate, routeCreate } from '../../cli/commands/providers.js';
 import { parseEnv } from '../../config/env.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
 import { decryptCredentials, providerCredentialsContext } from '../../security/credentials.js';
+import { buildApp } from '../../server/app.js';
 import { heraldEnv, runHeraldJson } from '../support/processes.js';
 import {
   dispatchPrepared,

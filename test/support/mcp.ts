@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
-import { buildApp } from '../../api/app.js';
 import { userCreate, workspaceCreate } from '../../cli/commands/admin.js';
 import type { AdminContext } from '../../cli/context.js';
 import { parseEnv } from '../../config/env.js';
 import { createSql, type Sql } from '../../db/client.js';
 import type { Permission, Role } from '../../domain/access.js';
+import { buildApp } from '../../server/app.js';
 import { connectTemporalClient } from '../../temporal/client.js';
 import { freePorts } from './processes.js';
 

@@ -3,12 +3,12 @@ import type { Client } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
 import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
-import { buildApp } from '../../api/app.js';
 import { keyCreate, userCreate, workspaceCreate } from '../../cli/commands/admin.js';
 import type { AdminContext } from '../../cli/context.js';
 import { parseEnv } from '../../config/env.js';
 import { createSql, type Sql } from '../../db/client.js';
 import type { Ability } from '../../domain/access.js';
+import { buildApp } from '../../server/app.js';
 import { connectTemporalClient } from '../../temporal/client.js';
 import { ensureSearchAttributes } from '../../temporal/search-attributes.js';
 

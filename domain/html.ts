@@ -1,4 +1,7 @@
-/** Plain HTML for the pages people open: OAuth sign-in and consent, opt-out confirmation. */
+/**
+ * Plain HTML for the pages people open outside the console: OAuth sign-in and consent (mcp/),
+ * the opt-out confirmation (api/). Pure string formatting, shared by the front ends.
+ */
 
 const ESCAPES: Record<string, string> = {
   '&': '&amp;',

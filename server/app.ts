@@ -1,24 +1,39 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { ApiDeps } from '../api/deps.js';
+import { registerErrorHandling } from '../api/error-handler.js';
+import {
+  answerUndeclaredMethods,
+  httpProtocolOptions,
+  jsonBodiesOnly,
+} from '../api/http-protocol.js';
+import { guardInput } from '../api/input-guard.js';
+import { apiKeyAuth } from '../api/plugins/auth.js';
+import { openApi } from '../api/plugins/openapi.js';
+import { enforceRequestDeadline } from '../api/request-deadline.js';
+import { requestIdOf } from '../api/request-id.js';
+import { restValidation } from '../api/request-validation.js';
+import { docsRoutes } from '../api/routes/docs.js';
+import { healthRoutes } from '../api/routes/health.js';
+import { messageRoutes } from '../api/routes/messages.js';
+import { optOutRoutes } from '../api/routes/opt-out.js';
+import { otpRoutes } from '../api/routes/otp.js';
+import { providerWebhookRoutes } from '../api/routes/provider-webhooks.js';
+import { addSecurityHeaders } from '../api/security-headers.js';
 import { mcpRoutes } from '../mcp/routes.js';
-import type { ApiDeps } from './deps.js';
-import { registerErrorHandling } from './error-handler.js';
-import { answerUndeclaredMethods, httpProtocolOptions, jsonBodiesOnly } from './http-protocol.js';
-import { guardInput } from './input-guard.js';
-import { apiKeyAuth } from './plugins/auth.js';
-import { openApi } from './plugins/openapi.js';
-import { enforceRequestDeadline } from './request-deadline.js';
-import { requestIdOf } from './request-id.js';
-import { restValidation } from './request-validation.js';
-import { docsRoutes } from './routes/docs.js';
-import { healthRoutes } from './routes/health.js';
-import { messageRoutes } from './routes/messages.js';
-import { optOutRoutes } from './routes/opt-out.js';
-import { otpRoutes } from './routes/otp.js';
-import { providerWebhookRoutes } from './routes/provider-webhooks.js';
-import { addSecurityHeaders } from './security-headers.js';
+import { withProviderTypes } from './provider-types.js';
 
-export function buildApp(deps: ApiDeps, options: { logger?: boolean } = {}): FastifyInstance {
+/**
+ * The api process's HTTP app: the REST API (api/) and the MCP server with its OAuth
+ * authorization server (mcp/) side by side, under one set of protocol rules, error shapes and
+ * security headers. The front ends never import each other; this module composes them.
+ */
+
+export function buildApp(
+  given: Omit<ApiDeps, 'providerTypes'> & Partial<Pick<ApiDeps, 'providerTypes'>>,
+  options: { logger?: boolean } = {},
+): FastifyInstance {
+  const deps: ApiDeps = withProviderTypes(given);
   const app = Fastify({
     logger: options.logger === false ? false : { level: deps.env.LOG_LEVEL },
     // The client's x-request-id is read, and checked, by requestIdOf.
