@@ -13,6 +13,8 @@ export interface ReportBatch {
   /** Quick Send only: `quick_send` (dashboard) or `api`; null when not recorded. */
   source: 'quick_send' | 'api' | null;
   name: string | null;
+  /** The send's own reference (from its campaign row). */
+  reference: string | null;
   status: 'paused' | 'queued' | 'completed';
   purpose: 'transactional' | 'marketing';
   routingType: 'direct' | 'failover';
@@ -29,10 +31,12 @@ export interface ReportBatch {
   deliveryFailed: number;
 }
 
+/** A batch with its campaign's reference: `from report_batches r join campaigns c`. */
 const batchColumns = (sql: Sql) => sql`
-  campaign_id as id, kind, source, name, status, purpose, routing_type, provider_slug,
-  provider_name, failover_route_slug, failover_route_name, created_at, completed_at,
-  recipients, sent, failed_to_send, delivered, delivery_failed`;
+  r.campaign_id as id, r.kind, r.source, r.name, c.reference, r.status, r.purpose,
+  r.routing_type, r.provider_slug, r.provider_name, r.failover_route_slug, r.failover_route_name,
+  r.created_at, r.completed_at, r.recipients, r.sent, r.failed_to_send, r.delivered,
+  r.delivery_failed`;
 
 /** The workspace's latest batches of one kind, newest first. */
 export async function listRecentBatches(
@@ -42,9 +46,9 @@ export async function listRecentBatches(
   limit: number,
 ): Promise<ReportBatch[]> {
   return sql<ReportBatch[]>`
-    select ${batchColumns(sql)} from report_batches
-    where workspace_id = ${workspaceId} and kind = ${kind}
-    order by campaign_id desc
+    select ${batchColumns(sql)} from report_batches r join campaigns c on c.id = r.campaign_id
+    where r.workspace_id = ${workspaceId} and r.kind = ${kind}
+    order by r.campaign_id desc
     limit ${limit}`;
 }
 
@@ -55,8 +59,8 @@ export async function findBatch(
   batchId: number,
 ): Promise<ReportBatch | undefined> {
   const [batch] = await sql<ReportBatch[]>`
-    select ${batchColumns(sql)} from report_batches
-    where campaign_id = ${batchId} and workspace_id = ${workspaceId}`;
+    select ${batchColumns(sql)} from report_batches r join campaigns c on c.id = r.campaign_id
+    where r.campaign_id = ${batchId} and r.workspace_id = ${workspaceId}`;
   return batch;
 }
 

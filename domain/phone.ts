@@ -5,11 +5,17 @@
  */
 import { type PhoneNumber, parsePhoneNumberFromString } from 'libphonenumber-js/max';
 
-/** Strict E.164: `+`, then 8 to 15 digits, the first not 0; no spaces or punctuation. */
-const E164_SHAPE = /^\+[1-9]\d{7,14}$/;
+/**
+ * Strict E.164, the one definition every layer uses: `+`, then 8 to 15 digits, the first not 0;
+ * no spaces or punctuation. Whether the number exists in its plan is `parseE164`'s question.
+ */
+const DIGITS = '[1-9][0-9]{7,14}';
+export const E164 = new RegExp(`^\\+${DIGITS}$`);
+/** The digits of an E.164 number without its `+`, as an SMSC writes an international address. */
+export const E164_DIGITS = new RegExp(`^${DIGITS}$`);
 
 function parseStrict(value: unknown): PhoneNumber | undefined {
-  if (typeof value !== 'string' || !E164_SHAPE.test(value)) return undefined;
+  if (typeof value !== 'string' || !E164.test(value)) return undefined;
   const parsed = parsePhoneNumberFromString(value, { extract: false });
   return parsed?.isValid() ? parsed : undefined;
 }

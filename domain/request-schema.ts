@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import type { FieldErrors } from './errors.js';
-import { parseE164 } from './phone.js';
+import { E164, parseE164 } from './phone.js';
 import { label } from './validation.js';
 
 export const REQUIRED = 'The :attribute field is required.';
@@ -33,8 +33,6 @@ export const NUL = '\\u0000';
 export const NO_NUL = new RegExp(`^[^${NUL}]*$`);
 /** Text without NUL with at least one character that is not whitespace. */
 export const NOT_BLANK = new RegExp(`^[^${NUL}]*[^${NUL}${JS_WHITESPACE}][^${NUL}]*$`);
-/** Strict E.164 as domain/phone.ts reads it; whether the number exists in its plan is checked too. */
-export const E164 = /^\+[1-9][0-9]{7,14}$/;
 export const SLUG = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 export const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 

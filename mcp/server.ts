@@ -35,7 +35,7 @@ export function toolErrorResult(error: unknown, log: FastifyBaseLogger): CallToo
   return toolError(`${message} The report could not be produced; try again shortly.`);
 }
 
-/** An MCP server for one authenticated request: the seven read-only reporting tools. */
+/** An MCP server for one authenticated request: the read-only reporting tools of SPEC §4.5. */
 export function createMcpServer(context: ToolContext, log: FastifyBaseLogger): McpServer {
   const server = new McpServer(
     { name: 'herald-reporting', title: 'Herald reporting', version: '1.0.0' },

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { type BatchKind, findBatch, type ReportBatch } from '../../db/reporting.js';
+import { batchName } from '../../domain/batch-name.js';
 import { type ToolContext, ToolRefusal } from './tool.js';
 
 export const timestamp = (what: string) => z.string().describe(`${what} (ISO 8601, UTC).`);
@@ -81,9 +82,8 @@ export const quickSendSource = z
     'How the batch was sent: quick_send (dashboard), api (REST API), or unknown (older records without source metadata).',
   );
 
-/** Quick Sends from the dashboard may carry a name; API sends have none. */
 export const QUICK_SEND_NAME =
-  'Name given in the dashboard; null when the batch has none (API sends never do).';
+  'Name given in the dashboard, else the API send\'s reference, else "API send #<id>" ("Quick Send #<id>" for an unnamed dashboard batch).';
 
 export function sourceOf(row: ReportBatch): z.infer<typeof quickSendSource> {
   return row.source ?? 'unknown';
@@ -93,7 +93,7 @@ export function sourceOf(row: ReportBatch): z.infer<typeof quickSendSource> {
 export function batchSummaryFields(nameDescription: string) {
   return {
     id: z.number().int().describe('Batch id.'),
-    name: z.string().nullable().describe(nameDescription),
+    name: z.string().describe(nameDescription),
     status: batchStatus,
     purpose: batchPurpose,
     created_at: timestamp('When the batch was created'),
@@ -127,7 +127,7 @@ export const routingFields = {
 export function summaryOf(row: ReportBatch) {
   return {
     id: row.id,
-    name: row.name,
+    name: batchName({ ...row, source: row.kind === 'campaign' ? 'campaign' : row.source }),
     status: row.status,
     purpose: row.purpose,
     created_at: row.createdAt.toISOString(),

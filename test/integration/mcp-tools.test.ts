@@ -88,6 +88,7 @@ interface BatchSeed {
   recipients: number;
   source?: 'api' | 'quick_send' | 'campaign';
   name?: string;
+  reference?: string;
   purpose?: 'transactional' | 'marketing';
   provider?: string;
   failoverRoute?: string;
@@ -102,7 +103,7 @@ async function batch(workspaceId: number, seed: BatchSeed): Promise<number> {
     apiKeyId: null,
     source: seed.source ?? 'api',
     name: seed.name ?? null,
-    reference: null,
+    reference: seed.reference ?? null,
     purpose: seed.purpose ?? 'transactional',
     body: BODY,
     senderId: null,
@@ -289,7 +290,7 @@ describe('campaign and Quick Send tools (SPEC §2.5, §4.5 rule 1)', () => {
     const legacy = {
       id: legacySend,
       source: 'unknown',
-      name: null,
+      name: `Batch #${legacySend}`,
       status: 'completed',
       purpose: 'transactional',
       ...(await timesOf(legacySend)),
@@ -307,7 +308,7 @@ describe('campaign and Quick Send tools (SPEC §2.5, §4.5 rule 1)', () => {
     const api = {
       id: apiSend,
       source: 'api',
-      name: null,
+      name: `API send #${apiSend}`,
       status: 'completed',
       purpose: 'transactional',
       ...(await timesOf(apiSend)),
@@ -344,7 +345,7 @@ describe('campaign and Quick Send tools (SPEC §2.5, §4.5 rule 1)', () => {
       quick_send: {
         id: apiSend,
         source: 'api',
-        name: null,
+        name: `API send #${apiSend}`,
         status: 'completed',
         purpose: 'transactional',
         routing_type: 'failover',
@@ -353,6 +354,18 @@ describe('campaign and Quick Send tools (SPEC §2.5, §4.5 rule 1)', () => {
         ...(await timesOf(apiSend)),
         ...counts(2, 2, 0, 2, 0, 100),
       },
+    });
+  });
+
+  it('get_quick_send_report names an API send after its reference', async () => {
+    const ownWorkspace = await workspace();
+    const referenced = await batch(ownWorkspace, { recipients: 1, reference: 'invoice-reminders' });
+    const { quick_send } = (await call(getQuickSendReport, contextFor(ownWorkspace, now), {
+      quick_send_id: referenced,
+    })) as { quick_send: { name: string; source: string } };
+    expect({ name: quick_send.name, source: quick_send.source }).toEqual({
+      name: 'invoice-reminders',
+      source: 'api',
     });
   });
 
