@@ -80,3 +80,8 @@ export function createSql(url: string, options: SqlOptions = {}): Sql {
     { connectionWaitMs: CONNECTION_WAIT_MS, log: options.log },
   );
 }
+
+/** One round trip to Postgres, for health checks. */
+export function ping(sql: Sql): Promise<unknown> {
+  return sql`select 1`.execute();
+}

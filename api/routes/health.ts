@@ -1,5 +1,6 @@
 import proto from '@temporalio/proto';
 import type { FastifyInstance } from 'fastify';
+import { ping } from '../../db/client.js';
 import { TASK_QUEUE } from '../../workflows/definitions.js';
 import type { ApiDeps } from '../deps.js';
 
@@ -20,7 +21,7 @@ function withTimeout<T>(promise: Promise<T>): Promise<T> {
 
 async function postgresCheck(deps: ApiDeps): Promise<Check> {
   try {
-    await withTimeout(deps.sql`select 1`.execute());
+    await withTimeout(ping(deps.sql));
     return 'up';
   } catch {
     return 'down';
