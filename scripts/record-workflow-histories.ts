@@ -1,0 +1,251 @@
+/**
+ * Records histories of Herald's workflows, as the workflow code in this checkout runs them, for
+ * the replay test (test/unit/workflow-replay.test.ts). Each scenario is started the way Herald
+ * starts it (temporal/workflow-starts.ts: ids, task queues, search attributes, memo) on a Temporal
+ * dev server of its own, and runs the real workflow against scripted activities: the replay checks
+ * workflow code only, so what matters is the sequence of commands, not what an activity did.
+ *
+ *   npx tsx scripts/record-workflow-histories.ts                      lists the scenarios
+ *   npx tsx scripts/record-workflow-histories.ts all                  records every scenario
+ *   npx tsx scripts/record-workflow-histories.ts otp-reconciled ...   records these
+ *   npx tsx scripts/record-workflow-histories.ts otp-reconciled=otp-reconciled-v2
+ *
+ * Each lands in test/fixtures/<scenario or the name after =>.history.json. An existing fixture is
+ * kept unless --replace is given: it stands for runs of an older version that may still be open
+ * (README, "Changing a workflow safely").
+ */
+import { execFile } from 'node:child_process';
+import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+} from '@temporalio/worker';
+import type { Activities } from '../activities/index.js';
+import { freePort } from '../cli/embedded/ports.js';
+import { findTemporalCli, startTemporalDevServer } from '../cli/embedded/temporal.js';
+import {
+  startCampaignWorkflow,
+  startOtpWorkflow,
+  startWebhookWorkflow,
+} from '../temporal/workflow-starts.js';
+import {
+  campaignWorkflowId,
+  OTP_TASK_QUEUE,
+  otpWorkflowId,
+  searchAttributes,
+  TASK_QUEUE,
+  WEBHOOK_TASK_QUEUE,
+  webhookWorkflowId,
+} from '../workflows/definitions.js';
+
+const FIXTURES = fileURLToPath(new URL('../test/fixtures/', import.meta.url));
+const WORKSPACE_ID = 1;
+
+/** Per-run scripts, keyed by what the workflow passes its activities. */
+const campaignTotals = new Map<number, number>();
+const otpScripts = new Map<
+  string,
+  { submit: 'pending' | 'accepted' | 'failed'; reconcile: ('pending' | 'accepted')[]; end: string }
+>();
+const webhookScripts = new Map<string, ('delivered' | 'failed' | 'skipped')[]>();
+
+const answerZero = async () => 0;
+const activities: Partial<Activities> = {
+  planCampaign: async ({ campaignId }) => ({ total: campaignTotals.get(campaignId) ?? 0 }),
+  // Uneven durations, so that lanes take chunks in an order other than their own.
+  submitChunk: async ({ toSeq }) => sleep((toSeq % 3) * 150),
+  completeCampaign: async () => {},
+  submitOtp: async ({ requestId }) => ({ status: otpScripts.get(requestId)?.submit ?? 'failed' }),
+  reconcileOtp: async ({ requestId }) => ({
+    status: otpScripts.get(requestId)?.reconcile.shift() ?? 'pending',
+  }),
+  finishOtp: async ({ requestId }) => otpScripts.get(requestId)?.end as never,
+  deliverWebhook: async ({ eventId, attempt }) => {
+    const outcome = webhookScripts.get(eventId)?.[attempt - 1] ?? 'skipped';
+    return outcome === 'failed'
+      ? { outcome, error: 'HTTP 500' }
+      : ({ outcome } as Awaited<ReturnType<Activities['deliverWebhook']>>);
+  },
+  disableWebhookEndpoint: async () => true,
+  closeOrphanCampaigns: answerZero,
+  purgeExpiredIdempotencyKeys: answerZero,
+  failUnsentOtpRequests: answerZero,
+  deleteAbandonedOAuthClients: answerZero,
+  deleteOldWebhookEvents: answerZero,
+  deleteIdleSendSlots: answerZero,
+  deleteStaleSubmissionLeases: answerZero,
+  purgeExpiredOAuthRecords: answerZero,
+};
+
+/** A scenario starts its run and returns its workflow id once the run is over. */
+type Scenario = (client: Client) => Promise<string>;
+
+async function finished(client: Client, workflowId: string): Promise<string> {
+  const result = await client.workflow.getHandle(workflowId).result();
+  process.stderr.write(`${workflowId}: ${JSON.stringify(result)}\n`);
+  return workflowId;
+}
+
+function otpScenario(
+  requestId: string,
+  script: { submit: 'pending' | 'accepted' | 'failed'; reconcile: ('pending' | 'accepted')[] },
+  end: string,
+  expiresInMs: number,
+): Scenario {
+  return async (client) => {
+    otpScripts.set(requestId, { ...script, end });
+    const expiresAt = new Date(Date.now() + expiresInMs);
+    const request = { workspaceId: WORKSPACE_ID, requestId, key: null, codeLength: 6, expiresAt };
+    await startOtpWorkflow(client, { ...request, purpose: 'login' }, Date.now() + 20_000);
+    return finished(client, otpWorkflowId(WORKSPACE_ID, null, requestId));
+  };
+}
+
+function webhookScenario(
+  eventId: string,
+  outcomes: ('delivered' | 'failed' | 'skipped')[],
+): Scenario {
+  return async (client) => {
+    webhookScripts.set(eventId, outcomes);
+    const event = { workspaceId: WORKSPACE_ID, eventId, type: 'campaign.completed' };
+    await startWebhookWorkflow(client, event, 7);
+    return finished(client, webhookWorkflowId(WORKSPACE_ID, eventId, 7));
+  };
+}
+
+const scenarios: Record<string, Scenario> = {
+  /** 550 recipients: six chunks in four lanes, the last chunk short. */
+  'campaign-in-lanes': async (client) => {
+    const campaignId = 101;
+    campaignTotals.set(campaignId, 550);
+    const campaign = {
+      workspaceId: WORKSPACE_ID,
+      campaignId,
+      key: 'fixture-lanes',
+      reference: 'fixture',
+      purpose: 'transactional',
+      requestedRecipients: 550,
+    };
+    if (!(await startCampaignWorkflow(client, campaign, Date.now() + 20_000)))
+      throw new Error('the campaign run did not start');
+    return finished(client, campaignWorkflowId(WORKSPACE_ID, campaign.key, campaignId));
+  },
+  /** Accepted at once, held until expiry, then verified. */
+  'otp-accepted': otpScenario(
+    'otp-accepted',
+    { submit: 'accepted', reconcile: [] },
+    'verified',
+    2_000,
+  ),
+  /** Outcome uncertain: looked up twice (5 s apart) before accepted, then expired unverified. */
+  'otp-reconciled': otpScenario(
+    'otp-reconciled',
+    { submit: 'pending', reconcile: ['pending', 'accepted'] },
+    'expired',
+    12_000,
+  ),
+  /** Refused by the provider: no hold. */
+  'otp-failed': otpScenario('otp-failed', { submit: 'failed', reconcile: [] }, 'failed', 60_000),
+  /** A 500, the first retry delay (5 s), then delivered. */
+  'webhook-retried': webhookScenario('msg_fixture_retried', ['failed', 'delivered']),
+  /** The endpoint was disabled before the first attempt. */
+  'webhook-skipped': webhookScenario('msg_fixture_skipped', ['skipped']),
+  /** Today's daily run, started as the schedule starts it, with nothing to clean. */
+  'maintenance-daily': async (client) => {
+    const workflowId = 'herald-daily-maintenance';
+    await client.workflow.start('maintenanceWorkflow', {
+      workflowId,
+      taskQueue: TASK_QUEUE,
+      typedSearchAttributes: [{ key: searchAttributes.kind, value: 'cleanup' }],
+    });
+    return finished(client, workflowId);
+  },
+};
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function main(argv: string[]): Promise<void> {
+  const replace = argv.includes('--replace');
+  const wanted = argv.filter((arg) => arg !== '--replace');
+  const chosen = (wanted.includes('all') ? Object.keys(scenarios) : wanted).map((arg) => {
+    const [scenario = '', name = scenario] = arg.split('=');
+    if (!scenarios[scenario]) throw new Error(`unknown scenario ${scenario}`);
+    return { scenario, out: `${FIXTURES}${name}.history.json` };
+  });
+  if (chosen.length === 0) {
+    process.stdout.write(`scenarios: ${Object.keys(scenarios).join(', ')}\n`);
+    return;
+  }
+  for (const { out } of chosen) {
+    if (!replace && (await exists(out))) throw new Error(`${out} exists (--replace to overwrite)`);
+  }
+
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const dataDir = await mkdtemp(join(tmpdir(), 'herald-record-'));
+  const server = await startTemporalDevServer({
+    cli: await findTemporalCli((line) => process.stderr.write(`${line}\n`)),
+    dataDir,
+    port: await freePort(),
+    namespace: 'default',
+    persistent: false,
+  });
+  try {
+    const workerConnection = await NativeConnection.connect({ address: server.address });
+    const workflowBundle = await bundleWorkflowCode({
+      workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)),
+      logger: new DefaultLogger('WARN'),
+    });
+    const workers = await Promise.all(
+      [TASK_QUEUE, OTP_TASK_QUEUE, WEBHOOK_TASK_QUEUE].map((taskQueue) =>
+        Worker.create({ connection: workerConnection, taskQueue, workflowBundle, activities }),
+      ),
+    );
+    const connection = await Connection.connect({ address: server.address });
+    const client = new Client({ connection });
+    const running = workers.map((worker) => worker.run());
+    try {
+      const { History } = proto.temporal.api.history.v1;
+      await Promise.all(
+        chosen.map(async ({ scenario, out }) => {
+          const workflowId = await (scenarios[scenario] as Scenario)(client);
+          const history = await client.workflow.getHandle(workflowId).fetchHistory();
+          const object = History.toObject(History.fromObject(history), {
+            longs: String,
+            enums: String,
+            bytes: String,
+          });
+          await writeFile(out, `${JSON.stringify(object, null, 2)}\n`);
+          process.stderr.write(`wrote ${out}\n`);
+        }),
+      );
+    } finally {
+      for (const worker of workers) worker.shutdown();
+      await Promise.all(running);
+      await connection.close();
+      await workerConnection.close();
+    }
+  } finally {
+    await server.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+  // As Biome writes JSON, so that npm test's lint step accepts the fixtures as they are.
+  const biome = fileURLToPath(new URL('../node_modules/.bin/biome', import.meta.url));
+  await promisify(execFile)(biome, ['format', '--write', ...chosen.map(({ out }) => out)]);
+}
+
+await main(process.argv.slice(2));

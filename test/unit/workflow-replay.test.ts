@@ -1,0 +1,101 @@
+/**
+ * Every recorded history (test/fixtures/*.history.json) replays on today's workflow code, so a
+ * change that would break runs already in flight fails the build (README, "Changing a workflow
+ * safely"). The histories were recorded on a Temporal dev server by
+ * scripts/record-workflow-histories.ts, each with the workflow code of its time, and are stored as
+ * @temporalio/proto's own object form, which it reads back with `fromObject`.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import proto from '@temporalio/proto';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { beforeAll, describe, expect, it } from 'vitest';
+import * as workflows from '../../workflows/index.js';
+
+const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
+const FIXTURES = new URL('../fixtures/', import.meta.url);
+const { History } = proto.temporal.api.history.v1;
+type History = proto.temporal.api.history.v1.History;
+
+interface Recorded {
+  name: string;
+  workflowType: string;
+  workflowId: string;
+  history: History;
+}
+
+async function recordedHistories(): Promise<Recorded[]> {
+  const files = (await readdir(FIXTURES)).filter((file) => file.endsWith('.history.json')).sort();
+  return Promise.all(
+    files.map(async (file) => {
+      const history = History.fromObject(
+        JSON.parse(await readFile(new URL(file, FIXTURES), 'utf8')),
+      );
+      const started = history.events[0]?.workflowExecutionStartedEventAttributes;
+      return {
+        name: file.replace('.history.json', ''),
+        workflowType: started?.workflowType?.name ?? '(no start event)',
+        workflowId: started?.workflowId ?? file,
+        history,
+      };
+    }),
+  );
+}
+
+function scheduledActivities(history: History): string[] {
+  return history.events.flatMap(
+    (event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
+  );
+}
+
+let recorded: Recorded[];
+
+beforeAll(async () => {
+  // The replay worker's state changes are not news here.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  recorded = await recordedHistories();
+});
+
+describe('workflow replay', () => {
+  it('has a recorded history of every workflow type', () => {
+    const recordedTypes = [...new Set(recorded.map((history) => history.workflowType))].sort();
+    expect(recordedTypes).toEqual(Object.keys(workflows).sort());
+  });
+
+  it('replays every recorded history on the workflow code of today', {
+    timeout: 120_000,
+  }, async () => {
+    const failures: string[] = [];
+    let replayed = 0;
+    const results = Worker.runReplayHistories({ workflowsPath }, recorded);
+    for await (const result of results) {
+      const { name } = recorded[replayed] as Recorded;
+      replayed++;
+      if (result.error) failures.push(`${name}: ${result.error.name}: ${result.error.message}`);
+    }
+    expect(failures).toEqual([]);
+    expect(replayed).toBe(recorded.length);
+  });
+
+  it('keeps the daily maintenance runs recorded before each of its patched steps', () => {
+    const byName = new Map(recorded.map((entry) => [entry.name, entry.history]));
+    const scheduledIn = (name: string) => scheduledActivities(byName.get(name) as History);
+    expect(scheduledIn('maintenance-before-orphan-step')).toEqual([
+      'purgeExpiredIdempotencyKeys',
+      'failUnsentOtpRequests',
+      'deleteAbandonedOAuthClients',
+      'deleteOldWebhookEvents',
+      'deleteIdleSendSlots',
+    ]);
+    expect(scheduledIn('maintenance-before-oauth-purge')).toEqual([
+      'closeOrphanCampaigns',
+      'purgeExpiredIdempotencyKeys',
+      'failUnsentOtpRequests',
+      'deleteAbandonedOAuthClients',
+      'deleteOldWebhookEvents',
+      'deleteIdleSendSlots',
+      'deleteStaleSubmissionLeases',
+    ]);
+    expect(scheduledIn('maintenance-with-oauth-purge').at(-1)).toBe('purgeExpiredOAuthRecords');
+  });
+});
