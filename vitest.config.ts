@@ -11,6 +11,16 @@ export default defineConfig({
   test: {
     projects: [
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      // Workflow logic on Temporal's time-skipping test server with mocked activities: no Postgres.
+      {
+        test: {
+          name: 'workflows',
+          include: ['test/time-skipping/**/*.test.ts'],
+          pool: 'forks' as const,
+          testTimeout: 60_000,
+          hookTimeout: 240_000,
+        },
+      },
       // One project, so the real Postgres and Temporal dev server start once per run.
       {
         test: {
