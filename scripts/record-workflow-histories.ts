@@ -6,7 +6,7 @@
  * workflow code only, so what matters is the sequence of commands, not what an activity did.
  *
  *   npx tsx scripts/record-workflow-histories.ts                      lists the scenarios
- *   npx tsx scripts/record-workflow-histories.ts all                  records every scenario
+ *   npx tsx scripts/record-workflow-histories.ts all                  records every scenario not recorded yet
  *   npx tsx scripts/record-workflow-histories.ts otp-reconciled ...   records these
  *   npx tsx scripts/record-workflow-histories.ts otp-reconciled=otp-reconciled-v2
  *
@@ -73,8 +73,10 @@ const activities: Partial<Activities> = {
   deliverWebhook: async ({ eventId, attempt }) => {
     const outcome = webhookScripts.get(eventId)?.[attempt - 1] ?? 'skipped';
     return outcome === 'failed'
-      ? { outcome, error: 'HTTP 500' }
-      : ({ outcome } as Awaited<ReturnType<Activities['deliverWebhook']>>);
+      ? { outcome, statusCode: 500, error: 'HTTP 500' }
+      : outcome === 'delivered'
+        ? { outcome, statusCode: 204 }
+        : { outcome, reason: 'the endpoint is disabled' };
   },
   disableWebhookEndpoint: async () => true,
   closeOrphanCampaigns: answerZero,
@@ -182,18 +184,23 @@ async function exists(path: string): Promise<boolean> {
 async function main(argv: string[]): Promise<void> {
   const replace = argv.includes('--replace');
   const wanted = argv.filter((arg) => arg !== '--replace');
-  const chosen = (wanted.includes('all') ? Object.keys(scenarios) : wanted).map((arg) => {
+  const everything = wanted.includes('all');
+  const named = (everything ? Object.keys(scenarios) : wanted).map((arg) => {
     const [scenario = '', name = scenario] = arg.split('=');
     if (!scenarios[scenario]) throw new Error(`unknown scenario ${scenario}`);
     return { scenario, out: `${FIXTURES}${name}.history.json` };
   });
-  if (chosen.length === 0) {
+  if (named.length === 0) {
     process.stdout.write(`scenarios: ${Object.keys(scenarios).join(', ')}\n`);
     return;
   }
-  for (const { out } of chosen) {
-    if (!replace && (await exists(out))) throw new Error(`${out} exists (--replace to overwrite)`);
+  const chosen: typeof named = [];
+  for (const entry of named) {
+    if (replace || !(await exists(entry.out))) chosen.push(entry);
+    else if (everything) process.stderr.write(`kept ${entry.out}\n`);
+    else throw new Error(`${entry.out} exists (--replace to overwrite)`);
   }
+  if (chosen.length === 0) return;
 
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const dataDir = await mkdtemp(join(tmpdir(), 'herald-record-'));
