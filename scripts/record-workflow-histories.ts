@@ -4,6 +4,7 @@
  * starts it (temporal/workflow-starts.ts: ids, task queues, search attributes, memo) on a Temporal
  * dev server of its own, and runs the real workflow against scripted activities: the replay checks
  * workflow code only, so what matters is the sequence of commands, not what an activity did.
+ * Scenarios whose timers run for days are recorded on the time-skipping test server instead.
  *
  *   npx tsx scripts/record-workflow-histories.ts                      lists the scenarios
  *   npx tsx scripts/record-workflow-histories.ts all                  records every scenario not recorded yet
@@ -29,6 +30,7 @@ import {
   NativeConnection,
   Runtime,
   Worker,
+  type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import type { Activities } from '../activities/index.js';
 import { freePort } from '../cli/embedded/ports.js';
@@ -38,6 +40,7 @@ import {
   startOtpWorkflow,
   startWebhookWorkflow,
 } from '../temporal/workflow-starts.js';
+import { startTimeSkippingEnvironment } from '../test/support/time-skipping.js';
 import {
   campaignWorkflowId,
   OTP_TASK_QUEUE,
@@ -71,7 +74,7 @@ const activities: Partial<Activities> = {
   }),
   finishOtp: async ({ requestId }) => otpScripts.get(requestId)?.end as never,
   deliverWebhook: async ({ eventId, attempt }) => {
-    const outcome = webhookScripts.get(eventId)?.[attempt - 1] ?? 'skipped';
+    const outcome = webhookScripts.get(eventId)?.[attempt - 1] ?? 'failed';
     return outcome === 'failed'
       ? { outcome, statusCode: 500, error: 'HTTP 500' }
       : outcome === 'delivered'
@@ -88,6 +91,12 @@ const activities: Partial<Activities> = {
   deleteStaleSubmissionLeases: answerZero,
   purgeExpiredOAuthRecords: answerZero,
 };
+
+/**
+ * Scenarios whose timers run for days: recorded on Temporal's time-skipping test server
+ * (test/support/time-skipping.ts), whose histories replay as the dev server's do.
+ */
+const TIME_SKIPPED = new Set(['webhook-exhausted']);
 
 /** A scenario starts its run and returns its workflow id once the run is over. */
 type Scenario = (client: Client) => Promise<string>;
@@ -160,6 +169,8 @@ const scenarios: Record<string, Scenario> = {
   'otp-failed': otpScenario('otp-failed', { submit: 'failed', reconcile: [] }, 'failed', 60_000),
   /** A 500, the first retry delay (5 s), then delivered. */
   'webhook-retried': webhookScenario('msg_fixture_retried', ['failed', 'delivered']),
+  /** Ten failures over the whole schedule (three days, time-skipped), then the endpoint disabled. */
+  'webhook-exhausted': webhookScenario('msg_fixture_exhausted', []),
   /** The endpoint was disabled before the first attempt. */
   'webhook-skipped': webhookScenario('msg_fixture_skipped', ['skipped']),
   /** Today's daily run, started as the schedule starts it, with nothing to clean. */
@@ -179,6 +190,40 @@ async function exists(path: string): Promise<boolean> {
     () => true,
     () => false,
   );
+}
+
+/** Runs the scenarios beside workers of Herald's task queues, and writes their histories. */
+async function record(
+  client: Client,
+  workerConnection: NativeConnection,
+  workflowBundle: WorkflowBundleWithSourceMap,
+  chosen: { scenario: string; out: string }[],
+): Promise<void> {
+  const workers = await Promise.all(
+    [TASK_QUEUE, OTP_TASK_QUEUE, WEBHOOK_TASK_QUEUE].map((taskQueue) =>
+      Worker.create({ connection: workerConnection, taskQueue, workflowBundle, activities }),
+    ),
+  );
+  const running = workers.map((worker) => worker.run());
+  try {
+    const { History } = proto.temporal.api.history.v1;
+    await Promise.all(
+      chosen.map(async ({ scenario, out }) => {
+        const workflowId = await (scenarios[scenario] as Scenario)(client);
+        const history = await client.workflow.getHandle(workflowId).fetchHistory();
+        const object = History.toObject(History.fromObject(history), {
+          longs: String,
+          enums: String,
+          bytes: String,
+        });
+        await writeFile(out, `${JSON.stringify(object, null, 2)}\n`);
+        process.stderr.write(`wrote ${out}\n`);
+      }),
+    );
+  } finally {
+    for (const worker of workers) worker.shutdown();
+    await Promise.all(running);
+  }
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -203,52 +248,42 @@ async function main(argv: string[]): Promise<void> {
   if (chosen.length === 0) return;
 
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const dataDir = await mkdtemp(join(tmpdir(), 'herald-record-'));
-  const server = await startTemporalDevServer({
-    cli: await findTemporalCli((line) => process.stderr.write(`${line}\n`)),
-    dataDir,
-    port: await freePort(),
-    namespace: 'default',
-    persistent: false,
+  const workflowBundle = await bundleWorkflowCode({
+    workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)),
+    logger: new DefaultLogger('WARN'),
   });
-  try {
-    const workerConnection = await NativeConnection.connect({ address: server.address });
-    const workflowBundle = await bundleWorkflowCode({
-      workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)),
-      logger: new DefaultLogger('WARN'),
+  const onDevServer = chosen.filter(({ scenario }) => !TIME_SKIPPED.has(scenario));
+  const timeSkipped = chosen.filter(({ scenario }) => TIME_SKIPPED.has(scenario));
+  if (onDevServer.length > 0) {
+    const dataDir = await mkdtemp(join(tmpdir(), 'herald-record-'));
+    const server = await startTemporalDevServer({
+      cli: await findTemporalCli((line) => process.stderr.write(`${line}\n`)),
+      dataDir,
+      port: await freePort(),
+      namespace: 'default',
+      persistent: false,
     });
-    const workers = await Promise.all(
-      [TASK_QUEUE, OTP_TASK_QUEUE, WEBHOOK_TASK_QUEUE].map((taskQueue) =>
-        Worker.create({ connection: workerConnection, taskQueue, workflowBundle, activities }),
-      ),
-    );
-    const connection = await Connection.connect({ address: server.address });
-    const client = new Client({ connection });
-    const running = workers.map((worker) => worker.run());
     try {
-      const { History } = proto.temporal.api.history.v1;
-      await Promise.all(
-        chosen.map(async ({ scenario, out }) => {
-          const workflowId = await (scenarios[scenario] as Scenario)(client);
-          const history = await client.workflow.getHandle(workflowId).fetchHistory();
-          const object = History.toObject(History.fromObject(history), {
-            longs: String,
-            enums: String,
-            bytes: String,
-          });
-          await writeFile(out, `${JSON.stringify(object, null, 2)}\n`);
-          process.stderr.write(`wrote ${out}\n`);
-        }),
-      );
+      const workerConnection = await NativeConnection.connect({ address: server.address });
+      const connection = await Connection.connect({ address: server.address });
+      try {
+        await record(new Client({ connection }), workerConnection, workflowBundle, onDevServer);
+      } finally {
+        await connection.close();
+        await workerConnection.close();
+      }
     } finally {
-      for (const worker of workers) worker.shutdown();
-      await Promise.all(running);
-      await connection.close();
-      await workerConnection.close();
+      await server.stop();
+      await rm(dataDir, { recursive: true, force: true });
     }
-  } finally {
-    await server.stop();
-    await rm(dataDir, { recursive: true, force: true });
+  }
+  if (timeSkipped.length > 0) {
+    const { env, stop } = await startTimeSkippingEnvironment();
+    try {
+      await record(env.client, env.nativeConnection, workflowBundle, timeSkipped);
+    } finally {
+      await stop();
+    }
   }
   // As Biome writes JSON, so that npm test's lint step accepts the fixtures as they are.
   const biome = fileURLToPath(new URL('../node_modules/.bin/biome', import.meta.url));

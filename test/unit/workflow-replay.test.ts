@@ -35,7 +35,7 @@ async function recordedHistories(): Promise<Recorded[]> {
       return {
         name: file.replace('.history.json', ''),
         workflowType: started?.workflowType?.name ?? '(no start event)',
-        workflowId: started?.workflowId ?? file,
+        workflowId: started?.workflowId || file,
         history,
       };
     }),
