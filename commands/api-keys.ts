@@ -1,5 +1,10 @@
 /** API keys: issued with abilities and optional routing (the token shown once), revoked by id. */
-import { insertApiKey, revokeApiKey as revokeApiKeyRow } from '../db/api-keys.js';
+import {
+  type ApiKeyListing,
+  insertApiKey,
+  listApiKeys,
+  revokeApiKey as revokeApiKeyRow,
+} from '../db/api-keys.js';
 import { findMemberUserId } from '../db/users.js';
 import { ABILITIES, type Ability, isAbility } from '../domain/access.js';
 import { issueApiKeyToken, keyedHash } from '../security/tokens.js';
@@ -8,6 +13,8 @@ import { checkFailoverRoute } from './failover-routes.js';
 import { fieldsOf, invalid, notFound, optionalText } from './input.js';
 import { checkProvider } from './providers.js';
 import { findWorkspace } from './workspaces.js';
+
+export type { ApiKeyListing };
 
 export interface CreateApiKeyInput {
   workspace?: string;
@@ -69,12 +76,26 @@ export async function createApiKey(
   return { id, token, prefix, abilities: abilities.filter(isAbility) };
 }
 
-/** `false` when the key was already revoked (revoking is idempotent). */
+/** The workspace's keys (prefix, abilities, routing, dates; never a token), live ones first. */
+export async function listWorkspaceApiKeys(
+  deps: Pick<CommandDeps, 'sql'>,
+  input: { workspace?: string },
+): Promise<ApiKeyListing[]> {
+  const workspace = await findWorkspace(deps, input.workspace);
+  return listApiKeys(deps.sql, workspace.id);
+}
+
+/**
+ * `false` when the key was already revoked (revoking is idempotent). Given a `workspace`, a key
+ * of another workspace is not found.
+ */
 export async function revokeApiKey(
   deps: Pick<CommandDeps, 'sql'>,
-  input: { id: number },
+  input: { id: number; workspace?: string },
 ): Promise<{ id: number; newlyRevoked: boolean }> {
-  const outcome = await revokeApiKeyRow(deps.sql, input.id);
+  const workspaceId =
+    input.workspace === undefined ? undefined : (await findWorkspace(deps, input.workspace)).id;
+  const outcome = await revokeApiKeyRow(deps.sql, input.id, workspaceId);
   if (outcome === 'not_found') throw notFound`No API key has the id ${input.id}`;
   return { id: input.id, newlyRevoked: outcome === 'revoked' };
 }

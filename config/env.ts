@@ -54,6 +54,8 @@ export const envSchema = z.object({
     .min(0, 'must be a number of seconds')
     .default(30),
   SIMULATOR_PORT: port.default(4010),
+  /** The web console under /console (and `/` redirecting there); `false` leaves both unrouted. */
+  CONSOLE_ENABLED: flag.default(true),
   /** The operator's `own` provider (simulator API); defaults to the local simulator. */
   OWN_PROVIDER_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   /** Submissions per second the `own` provider takes, across all workers; unset: no limit. */

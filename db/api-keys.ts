@@ -71,12 +71,38 @@ export async function touchApiKey(sql: Sql, keyId: number): Promise<void> {
     where id = ${keyId} and (last_used_at is null or last_used_at < now() - interval '1 minute')`;
 }
 
+export interface ApiKeyListing extends ApiKeyRouting {
+  id: number;
+  name: string | null;
+  prefix: string;
+  abilities: Ability[];
+  userEmail: string | null;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+/** The workspace's keys, live ones first, newest first within each. */
+export async function listApiKeys(sql: Sql, workspaceId: number): Promise<ApiKeyListing[]> {
+  return sql<ApiKeyListing[]>`
+    select k.id, k.name, k.prefix, k.abilities, k.routing_type, k.provider_slug,
+           k.failover_route_slug, u.email as user_email, k.created_at, k.last_used_at, k.revoked_at
+    from api_keys k left join users u on u.id = k.user_id
+    where k.workspace_id = ${workspaceId}
+    order by k.revoked_at is not null, k.id desc`;
+}
+
+/** `workspaceId`, when given, confines the revocation to that workspace's keys. */
 export async function revokeApiKey(
   sql: Sql,
   keyId: number,
+  workspaceId?: number,
 ): Promise<'revoked' | 'already_revoked' | 'not_found'> {
   const [row] = await sql<{ revoked: boolean }[]>`
-    with target as (select id, revoked_at from api_keys where id = ${keyId} for update),
+    with target as (
+      select id, revoked_at from api_keys
+      where id = ${keyId} ${workspaceId === undefined ? sql`` : sql`and workspace_id = ${workspaceId}`}
+      for update),
     updated as (
       update api_keys set revoked_at = now()
       where id in (select id from target where revoked_at is null)

@@ -20,6 +20,7 @@ import { optOutRoutes } from '../api/routes/opt-out.js';
 import { otpRoutes } from '../api/routes/otp.js';
 import { providerWebhookRoutes } from '../api/routes/provider-webhooks.js';
 import { addSecurityHeaders } from '../api/security-headers.js';
+import { consoleRoutes } from '../console/plugin.js';
 import { mcpRoutes } from '../mcp/routes.js';
 import { withProviderTypes } from './provider-types.js';
 
@@ -71,5 +72,6 @@ export function buildApp(
   );
   // Off by default (SPEC §5.3): unregistered, every MCP and OAuth path is a plain 404.
   if (deps.env.MCP_ENABLED) app.register(mcpRoutes, { deps });
+  if (deps.env.CONSOLE_ENABLED) app.register(consoleRoutes, { deps });
   return app;
 }

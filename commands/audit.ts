@@ -1,0 +1,38 @@
+/** The audit log: who did what, when and from where, for every state-changing admin action. */
+import {
+  type AuditEntry,
+  type AuditRecord,
+  insertAuditEntry,
+  listAuditEntries,
+} from '../db/audit-log.js';
+import type { CommandDeps } from './deps.js';
+
+type Deps = Pick<CommandDeps, 'sql'>;
+
+export type { AuditEntry, AuditRecord };
+
+const PAGE_SIZE = 50;
+
+export async function recordAudit(deps: Deps, entry: AuditEntry): Promise<void> {
+  await insertAuditEntry(deps.sql, {
+    ...entry,
+    userAgent: entry.userAgent?.slice(0, 500) ?? null,
+  });
+}
+
+/** One page of the workspace's log, newest first; `before` continues from an entry's id. */
+export async function listAudit(
+  deps: Deps,
+  input: { workspaceId: number; before?: number },
+): Promise<{ entries: AuditRecord[]; nextBefore: number | null }> {
+  const entries = await listAuditEntries(deps.sql, input.workspaceId, {
+    limit: PAGE_SIZE + 1,
+    ...(input.before !== undefined &&
+      Number.isSafeInteger(input.before) && { beforeId: input.before }),
+  });
+  const page = entries.slice(0, PAGE_SIZE);
+  return {
+    entries: page,
+    nextBefore: entries.length > PAGE_SIZE ? (page.at(-1)?.id ?? null) : null,
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * What a member may see and do in the console: the permissions the MCP server checks
+ * (domain/access.ts), read from the membership on every request, and for actions that change
+ * something, the member's current role as well. Nothing comes from the browser.
+ */
+import type { ConsoleVisitor } from '../commands/console-sessions.js';
+import type { Permission, Role } from '../domain/access.js';
+
+interface Rule {
+  permissions?: readonly Permission[];
+  /** Any of these roles; every role when not given. */
+  roles?: readonly Role[];
+}
+
+const BUILDERS: readonly Role[] = ['owner', 'admin', 'developer'];
+const ADMINS: readonly Role[] = ['owner', 'admin'];
+
+export const RULES = {
+  'dashboard.view': { permissions: ['reports.read'] },
+  'batches.view': { permissions: ['campaigns.read'] },
+  'quick_send.send': { permissions: ['campaigns.read'], roles: BUILDERS },
+  'api_keys.view': { permissions: ['developer_tools.read'] },
+  'api_keys.manage': { permissions: ['developer_tools.read'], roles: BUILDERS },
+  'audit.view': { roles: ADMINS },
+  'security.manage': { roles: ['owner'] },
+} as const satisfies Record<string, Rule>;
+
+export type Action = keyof typeof RULES;
+
+export function can(visitor: ConsoleVisitor, action: Action): boolean {
+  if (visitor.status !== 'active' || visitor.role === null) return false;
+  const rule: Rule = RULES[action];
+  if (rule.roles && !rule.roles.includes(visitor.role)) return false;
+  return (rule.permissions ?? []).every((permission) => visitor.permissions.includes(permission));
+}
+
+/** Why the action is refused, in words for the refusal page. */
+export function refusal(action: Action): string {
+  const rule: Rule = RULES[action];
+  const parts = [
+    rule.permissions?.length ? `the ${rule.permissions.join(' and ')} permission` : '',
+    rule.roles ? `the ${rule.roles.join(' or ')} role` : '',
+  ].filter(Boolean);
+  return `This needs ${parts.join(' and ')} in this workspace. Ask an owner or admin of the workspace if you need it.`;
+}

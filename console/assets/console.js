@@ -1,0 +1,77 @@
+// Herald console: small progressive enhancements. Every page works without this file; it adds
+// confirmations, copy buttons, CSV import into Quick Send and the dashboard chart.
+(() => {
+  // Confirmation before destructive actions: <form data-confirm="Revoke this key?">.
+  document.addEventListener('submit', (event) => {
+    const form = event.target;
+    if (!(form instanceof HTMLFormElement)) return;
+    const question = form.dataset.confirm;
+    if (question && !window.confirm(question)) event.preventDefault();
+  });
+
+  // Copy buttons: <button data-copy="element-id">.
+  document.addEventListener('click', (event) => {
+    const button = event.target instanceof Element ? event.target.closest('[data-copy]') : null;
+    if (!button) return;
+    const source = document.getElementById(button.getAttribute('data-copy') || '');
+    if (!source || !navigator.clipboard) return;
+    navigator.clipboard.writeText(source.textContent.trim()).then(() => {
+      const label = button.textContent;
+      button.textContent = 'Copied';
+      setTimeout(() => {
+        button.textContent = label;
+      }, 1500);
+    });
+  });
+
+  // Quick Send: a CSV file's first column appended to the recipients box.
+  document.addEventListener('change', (event) => {
+    const input = event.target;
+    if (!(input instanceof HTMLInputElement) || input.type !== 'file' || !input.dataset.csvInto)
+      return;
+    const target = document.getElementById(input.dataset.csvInto);
+    const file = input.files?.[0];
+    if (!target || !file) return;
+    file.text().then((content) => {
+      const numbers = content
+        .split(/\r?\n/)
+        .map((line) =>
+          line
+            .split(/[,;\t]/)[0]
+            .replace(/^"|"$/g, '')
+            .trim(),
+        )
+        .filter((value) => value !== '' && !/^[a-z_ ]+$/i.test(value));
+      const existing = target.value.trim();
+      target.value = (existing ? `${existing}\n` : '') + numbers.join('\n');
+      target.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+  });
+
+  // Dashboard chart: <div class="chart" data-series='{"days":[...],"sent":[...],...}'>.
+  function drawCharts() {
+    if (typeof window.uPlot !== 'function') return;
+    for (const element of document.querySelectorAll('[data-series]')) {
+      if (element.dataset.drawn) continue;
+      element.dataset.drawn = '1';
+      const data = JSON.parse(element.dataset.series);
+      const width = Math.max(280, element.clientWidth);
+      const series = [
+        {},
+        { label: 'Sent', stroke: '#4c6ef5', width: 2 },
+        { label: 'Delivered', stroke: '#2f9e44', width: 2 },
+        { label: 'Failed', stroke: '#e03131', width: 2 },
+      ];
+      const chart = new window.uPlot(
+        { width, height: 240, series, axes: [{}, { size: 50 }], scales: { x: { time: true } } },
+        [data.days, data.sent, data.delivered, data.failed],
+        element,
+      );
+      new ResizeObserver(() =>
+        chart.setSize({ width: Math.max(280, element.clientWidth), height: 240 }),
+      ).observe(element);
+    }
+  }
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', drawCharts);
+  else drawCharts();
+})();

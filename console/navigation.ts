@@ -1,0 +1,56 @@
+import type { ConsoleVisitor } from '../commands/console-sessions.js';
+import { type Action, can } from './access.js';
+
+export interface NavItem {
+  label: string;
+  href: string;
+  current: boolean;
+}
+
+export interface Navigation {
+  sections: { title: string; items: NavItem[] }[];
+  workspace: { slug: string; name: string };
+  email: string;
+  role: string;
+}
+
+/** The sidebar: only what the member may open, the current page marked. */
+export function navigationFor(visitor: ConsoleVisitor, currentPath: string): Navigation {
+  const base = `/console/w/${visitor.workspaceSlug}`;
+  const item = (label: string, path: string, action: Action): NavItem[] =>
+    can(visitor, action)
+      ? [
+          {
+            label,
+            href: `${base}${path}`,
+            current:
+              currentPath === `${base}${path}` ||
+              (path !== '' && currentPath.startsWith(`${base}${path}/`)),
+          },
+        ]
+      : [];
+  const sections = [
+    {
+      title: 'Messaging',
+      items: [
+        ...item('Dashboard', '', 'dashboard.view'),
+        ...item('Quick Send', '/quick-send', 'quick_send.send'),
+        ...item('Batches', '/batches', 'batches.view'),
+      ],
+    },
+    {
+      title: 'Developer Tools',
+      items: [...item('API keys', '/developer/api-keys', 'api_keys.view')],
+    },
+    {
+      title: 'Workspace',
+      items: [...item('Audit log', '/audit', 'audit.view')],
+    },
+  ].filter((section) => section.items.length > 0);
+  return {
+    sections,
+    workspace: { slug: visitor.workspaceSlug, name: visitor.workspaceName },
+    email: visitor.email,
+    role: visitor.role ?? 'none',
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * The web console: server-rendered pages under /console (and `/` redirecting there). Composed
+ * beside the REST api and MCP by the server module; it calls commands/ only.
+ */
+import fastifyCookie from '@fastify/cookie';
+import fastifyFormbody from '@fastify/formbody';
+import type { FastifyInstance } from 'fastify';
+import { HeraldError } from '../domain/errors.js';
+import { assetRoutes } from './assets.js';
+import type { ConsoleContext } from './context.js';
+import type { ConsoleDeps } from './deps.js';
+import { createGuard } from './guard.js';
+import { messagePage } from './pages.js';
+import { accountRoutes } from './routes/account.js';
+import { apiKeyRoutes } from './routes/api-keys.js';
+import { dashboardRoutes } from './routes/dashboard.js';
+import { invitationRoutes } from './routes/invitations.js';
+
+export async function consoleRoutes(app: FastifyInstance, { deps }: { deps: ConsoleDeps }) {
+  app.get('/', async (_request, reply) => reply.redirect('/console', 302));
+  await app.register(consolePages, { prefix: '/console', deps });
+}
+
+async function consolePages(app: FastifyInstance, { deps }: { deps: ConsoleDeps }) {
+  await app.register(fastifyFormbody);
+  await app.register(fastifyCookie);
+  const cookies = { secure: deps.publicUrl.startsWith('https:') };
+  const context: ConsoleContext = {
+    deps,
+    cookies,
+    guard: createGuard(deps, cookies),
+    secondFactor: { enrolled: async () => false },
+  };
+
+  // Refusals of the console's own input are pages; outages and bugs go to the app's handler
+  // (503 with Retry-After, or a 500 that carries no internals).
+  app.setErrorHandler((error, _request, reply) => {
+    const status =
+      error instanceof HeraldError
+        ? error.status
+        : ((error as { statusCode?: number }).statusCode ?? 500);
+    if (status >= 500) throw error;
+    return messagePage(reply, status, {
+      title: status === 404 ? 'Not found' : 'Request not accepted',
+      text: error instanceof HeraldError ? error.message : 'The request could not be read.',
+      links: [{ label: 'Open the console', href: '/console' }],
+    });
+  });
+  app.setNotFoundHandler((_request, reply) =>
+    messagePage(reply, 404, {
+      title: 'Page not found',
+      text: 'There is no console page at this address.',
+      links: [{ label: 'Open the console', href: '/console' }],
+    }),
+  );
+
+  await app.register(assetRoutes);
+  await app.register(accountRoutes, { context });
+  await app.register(invitationRoutes, { context });
+  await app.register(
+    async (workspace) => {
+      await workspace.register(dashboardRoutes, { context });
+      await workspace.register(apiKeyRoutes, { context });
+    },
+    { prefix: '/w/:workspace' },
+  );
+}

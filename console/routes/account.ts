@@ -1,0 +1,178 @@
+/** Signing in and out, switching workspace, and the console's front door. */
+import type { FastifyInstance } from 'fastify';
+import {
+  endConsoleSession,
+  findConsoleSession,
+  listSwitchableWorkspaces,
+  signInToConsole,
+  switchConsoleWorkspace,
+} from '../../commands/console-sessions.js';
+import { InputError } from '../../commands/input.js';
+import { audit } from '../audit.js';
+import type { ConsoleContext } from '../context.js';
+import { clientAddress, formOf, redirect, sendHtml, text, userAgent } from '../http.js';
+import { csrfRefusal, messagePage } from '../pages.js';
+import {
+  clearSessionCookie,
+  formToken,
+  hasValidCsrf,
+  hasValidFormToken,
+  sessionToken,
+  setSessionCookie,
+} from '../session.js';
+import { render } from '../views.js';
+
+const BUSY_RETRY_AFTER_SECONDS = 2;
+
+/** Only a console path of this site: never an open redirect. */
+function safeNext(next: string | undefined): string | undefined {
+  return next && /^\/console\/[^/\\]/.test(next) ? next : undefined;
+}
+
+const minutes = (seconds: number) => {
+  const count = Math.ceil(seconds / 60);
+  return `${count} minute${count === 1 ? '' : 's'}`;
+};
+
+export async function accountRoutes(
+  app: FastifyInstance,
+  { context }: { context: ConsoleContext },
+) {
+  const { deps, guard, cookies, secondFactor } = context;
+
+  app.get('/', async (request, reply) => {
+    const visitor = await findConsoleSession(deps, sessionToken(request));
+    if (!visitor) return redirect(request, reply, '/console/sign-in');
+    if (visitor.secondFactorPending) return redirect(request, reply, '/console/sign-in/code');
+    return redirect(request, reply, `/console/w/${visitor.workspaceSlug}`);
+  });
+
+  const signInPage = (
+    request: Parameters<typeof formToken>[0],
+    reply: Parameters<typeof formToken>[1],
+    status: number,
+    content: { error?: string; notice?: string; email?: string; next?: string },
+  ) =>
+    sendHtml(
+      reply,
+      status,
+      render('sign-in', {
+        title: 'Sign in',
+        formToken: formToken(request, reply, cookies),
+        email: content.email ?? '',
+        next: content.next ?? '',
+        error: content.error,
+        notice: content.notice,
+      }),
+    );
+
+  app.get<{ Querystring: { next?: string; signed_out?: string } }>(
+    '/sign-in',
+    async (request, reply) => {
+      const visitor = await findConsoleSession(deps, sessionToken(request));
+      if (visitor && !visitor.secondFactorPending)
+        return redirect(request, reply, `/console/w/${visitor.workspaceSlug}`);
+      return signInPage(request, reply, 200, {
+        next: safeNext(request.query.next) ?? '',
+        ...(request.query.signed_out === '1' && { notice: 'You are signed out.' }),
+      });
+    },
+  );
+
+  app.post('/sign-in', async (request, reply) => {
+    if (!hasValidFormToken(request)) return csrfRefusal(reply);
+    const form = formOf(request);
+    const email = text(form, 'email') ?? '';
+    const next = safeNext(text(form, 'next'));
+    const again = (status: number, error: string) =>
+      signInPage(request, reply, status, { error, email, next: next ?? '' });
+    const result = await signInToConsole(deps, {
+      email,
+      password: text(form, 'password') ?? '',
+      address: clientAddress(request),
+      userAgent: userAgent(request),
+      secondFactorEnrolled: secondFactor.enrolled,
+    });
+    switch (result.outcome) {
+      case 'throttled':
+        reply.header('retry-after', String(result.retryAfterSeconds));
+        return again(
+          429,
+          `Too many failed sign-in attempts. Try again in ${minutes(result.retryAfterSeconds)}.`,
+        );
+      case 'busy':
+        reply.header('retry-after', String(BUSY_RETRY_AFTER_SECONDS));
+        return again(503, 'Too many sign-ins are being checked right now. Try again in a moment.');
+      case 'incorrect':
+        return again(401, 'The email or password is incorrect.');
+      case 'no-workspace':
+        return again(403, 'This account is not an active member of any workspace.');
+    }
+    setSessionCookie(reply, result.token, cookies);
+    const session = await findConsoleSession(deps, result.token);
+    if (session?.secondFactorPending) return redirect(request, reply, '/console/sign-in/code');
+    if (session) await audit(deps, request, session, 'session.signed_in');
+    return redirect(request, reply, next ?? `/console/w/${result.workspace.slug}`);
+  });
+
+  app.post('/sign-out', async (request, reply) => {
+    const token = sessionToken(request);
+    const visitor = await findConsoleSession(deps, token);
+    if (!token || !visitor) {
+      clearSessionCookie(reply, cookies);
+      return redirect(request, reply, '/console/sign-in');
+    }
+    if (!hasValidCsrf(request, token)) return csrfRefusal(reply);
+    await endConsoleSession(deps, visitor.sessionId);
+    await audit(deps, request, visitor, 'session.signed_out');
+    clearSessionCookie(reply, cookies);
+    return redirect(request, reply, '/console/sign-in?signed_out=1');
+  });
+
+  app.get('/workspaces', async (request, reply) => {
+    const signedIn = await guard(request, reply, null, { beforeEnrolment: true });
+    if (!signedIn) return reply;
+    const workspaces = await listSwitchableWorkspaces(deps, signedIn.visitor.userId);
+    return sendHtml(
+      reply,
+      200,
+      render('workspaces', {
+        title: 'Workspaces',
+        nav: signedIn.nav,
+        csrf: signedIn.csrf,
+        workspaces,
+      }),
+    );
+  });
+
+  app.post('/workspaces', async (request, reply) => {
+    const signedIn = await guard(request, reply, null, { beforeEnrolment: true });
+    if (!signedIn) return reply;
+    const slug = text(formOf(request), 'workspace') ?? '';
+    try {
+      const chosen = await switchConsoleWorkspace(deps, {
+        sessionId: signedIn.visitor.sessionId,
+        userId: signedIn.visitor.userId,
+        workspace: slug,
+      });
+      await audit(
+        deps,
+        request,
+        { ...signedIn.visitor, workspaceId: chosen.id },
+        'session.switched_workspace',
+        `workspace ${chosen.slug}`,
+        { from: signedIn.visitor.workspaceSlug },
+      );
+      return redirect(request, reply, `/console/w/${chosen.slug}`);
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      return messagePage(reply, 404, {
+        title: 'No such workspace',
+        text: error.message,
+        links: [{ label: 'Workspaces', href: '/console/workspaces' }],
+        nav: signedIn.nav,
+        csrf: signedIn.csrf,
+      });
+    }
+  });
+}

@@ -1,0 +1,118 @@
+/** Developer Tools → API keys: create (token shown once), list, revoke. */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import {
+  type CreatedApiKey,
+  createApiKey,
+  listWorkspaceApiKeys,
+  revokeApiKey,
+} from '../../commands/api-keys.js';
+import { InputError } from '../../commands/input.js';
+import { ABILITIES } from '../../domain/access.js';
+import { can } from '../access.js';
+import { audit } from '../audit.js';
+import type { ConsoleContext } from '../context.js';
+import type { SignedIn } from '../guard.js';
+import { type Form, formOf, list, redirect, sendHtml, text } from '../http.js';
+import { render } from '../views.js';
+
+const LABELS: Record<string, string> = {
+  abilities: 'Abilities',
+  provider: 'Provider',
+  failoverRoute: 'Failover route',
+  name: 'Name',
+  user: 'User',
+};
+
+const FLASH: Record<string, string> = { revoked: 'The API key was revoked.' };
+
+export async function apiKeyRoutes(app: FastifyInstance, { context }: { context: ConsoleContext }) {
+  const { deps, guard } = context;
+
+  async function page(
+    reply: FastifyReply,
+    signedIn: SignedIn,
+    status: number,
+    extra: {
+      created?: CreatedApiKey;
+      form?: Form;
+      errors?: Record<string, string>;
+      flash?: string;
+    } = {},
+  ) {
+    const keys = await listWorkspaceApiKeys(deps, { workspace: signedIn.visitor.workspaceSlug });
+    return sendHtml(
+      reply,
+      status,
+      render('api-keys', {
+        title: 'API keys',
+        nav: signedIn.nav,
+        csrf: signedIn.csrf,
+        base: signedIn.base,
+        keys,
+        abilities: ABILITIES,
+        canManage: can(signedIn.visitor, 'api_keys.manage'),
+        created: extra.created,
+        form: extra.form ?? { abilities: ['messages:send', 'messages:read'] },
+        errors: extra.errors ?? {},
+        flash: extra.flash,
+      }),
+    );
+  }
+
+  app.get<{ Querystring: { done?: string } }>('/developer/api-keys', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'api_keys.view');
+    if (!signedIn) return reply;
+    return page(reply, signedIn, 200, { flash: FLASH[request.query.done ?? ''] });
+  });
+
+  app.post('/developer/api-keys', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'api_keys.manage');
+    if (!signedIn) return reply;
+    const form = formOf(request);
+    try {
+      const created = await createApiKey(deps, {
+        workspace: signedIn.visitor.workspaceSlug,
+        user: signedIn.visitor.email,
+        name: text(form, 'name'),
+        abilities: list(form, 'abilities'),
+        provider: text(form, 'provider'),
+        failoverRoute: text(form, 'failover_route'),
+      });
+      await audit(deps, request, signedIn.visitor, 'api_key.created', `API key ${created.prefix}`, {
+        abilities: created.abilities.join(','),
+        name: text(form, 'name')?.trim() || null,
+      });
+      return page(reply, signedIn, 201, { created });
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      const field = error.parts.find((part) => typeof part !== 'string');
+      const name = typeof field === 'object' ? field.field : 'abilities';
+      return page(reply, signedIn, 422, {
+        form,
+        errors: { [name]: error.render((label) => LABELS[label] ?? label) },
+      });
+    }
+  });
+
+  app.post<{ Params: { id: string } }>('/developer/api-keys/:id/revoke', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'api_keys.manage');
+    if (!signedIn) return reply;
+    const id = Number(request.params.id);
+    const keys = await listWorkspaceApiKeys(deps, { workspace: signedIn.visitor.workspaceSlug });
+    const key = Number.isSafeInteger(id)
+      ? keys.find((candidate) => candidate.id === id)
+      : undefined;
+    if (!key) {
+      return page(reply, signedIn, 404, {
+        errors: { revoke: 'This workspace has no such API key.' },
+      });
+    }
+    const { newlyRevoked } = await revokeApiKey(deps, {
+      id,
+      workspace: signedIn.visitor.workspaceSlug,
+    });
+    if (newlyRevoked)
+      await audit(deps, request, signedIn.visitor, 'api_key.revoked', `API key ${key.prefix}`);
+    return redirect(request, reply, `${signedIn.base}/developer/api-keys?done=revoked`);
+  });
+}

@@ -1,0 +1,44 @@
+/** Reads for the console's dashboard and batch pages, from the reporting tables (migration 0004). */
+import type { Sql } from './client.js';
+import type { ReportBatch } from './reporting.js';
+
+export interface DailyDelivery {
+  day: Date;
+  sent: number;
+  delivered: number;
+  failed: number;
+}
+
+/** Per UTC day from `from`: messages sent, delivered and failed, by their own timestamps. */
+export async function dailyDelivery(
+  sql: Sql,
+  workspaceId: number,
+  from: Date,
+): Promise<DailyDelivery[]> {
+  return sql<DailyDelivery[]>`
+    select date_trunc('day', minute, 'UTC') as day, sum(sent)::int as sent,
+           sum(delivered)::int as delivered, sum(failed)::int as failed
+    from report_delivery_minutes
+    where workspace_id = ${workspaceId} and minute >= ${from}
+    group by 1 order by 1`;
+}
+
+export async function workspaceCreditBalance(sql: Sql, workspaceId: number): Promise<number> {
+  const [row] = await sql<{ creditBalance: number }[]>`
+    select credit_balance from workspaces where id = ${workspaceId}`;
+  return Number(row?.creditBalance ?? 0);
+}
+
+/** The latest batches of every kind, newest first. */
+export async function recentBatches(
+  sql: Sql,
+  workspaceId: number,
+  limit: number,
+): Promise<ReportBatch[]> {
+  return sql<ReportBatch[]>`
+    select campaign_id as id, kind, source, name, status, purpose, routing_type, provider_slug,
+           provider_name, failover_route_slug, failover_route_name, created_at, completed_at,
+           recipients, sent, failed_to_send, delivered, delivery_failed
+    from report_batches where workspace_id = ${workspaceId}
+    order by campaign_id desc limit ${limit}`;
+}

@@ -1,0 +1,110 @@
+import type { Permission, Role } from '../domain/access.js';
+import type { Sql } from './client.js';
+
+/** What every console page needs about its visitor, read in one query per request. */
+export interface ConsoleVisitor {
+  sessionId: number;
+  userId: number;
+  email: string;
+  workspaceId: number;
+  workspaceSlug: string;
+  workspaceName: string;
+  secondFactorPending: boolean;
+  /** Null when the user is no longer a member of the session's workspace. */
+  role: Role | null;
+  status: 'active' | 'suspended' | null;
+  permissions: Permission[];
+  requireSecondFactor: boolean;
+  totpEnabled: boolean;
+  lastSeenAt: Date;
+}
+
+export async function insertConsoleSession(
+  sql: Sql,
+  input: {
+    tokenHash: Buffer;
+    userId: number;
+    workspaceId: number;
+    secondFactorPending: boolean;
+    lifetimeSeconds: number;
+    address: string | null;
+    userAgent: string | null;
+  },
+): Promise<{ id: number }> {
+  const [row] = await sql<{ id: number }[]>`
+    insert into console_sessions (token_hash, user_id, workspace_id, second_factor_pending,
+                                  expires_at, address, user_agent)
+    values (${input.tokenHash}, ${input.userId}, ${input.workspaceId}, ${input.secondFactorPending},
+            now() + make_interval(secs => ${input.lifetimeSeconds}), ${input.address},
+            ${input.userAgent})
+    returning id`;
+  return row as { id: number };
+}
+
+/**
+ * The live session stored under `tokenHash` (not revoked, within both timeouts) with its user,
+ * workspace and the user's current membership there.
+ */
+export async function findConsoleVisitor(
+  sql: Sql,
+  tokenHash: Buffer,
+  idleSeconds: number,
+): Promise<ConsoleVisitor | undefined> {
+  const [visitor] = await sql<ConsoleVisitor[]>`
+    select s.id as session_id, s.user_id, u.email, s.workspace_id, w.slug as workspace_slug,
+           w.name as workspace_name, s.second_factor_pending, m.role, m.status,
+           coalesce(m.permissions, '{}') as permissions,
+           w.require_second_factor, u.totp_enabled_at is not null as totp_enabled, s.last_seen_at
+    from console_sessions s
+    join users u on u.id = s.user_id
+    join workspaces w on w.id = s.workspace_id
+    left join workspace_members m on m.workspace_id = s.workspace_id and m.user_id = s.user_id
+    where s.token_hash = ${tokenHash} and s.revoked_at is null and s.expires_at > now()
+      and s.last_seen_at > now() - make_interval(secs => ${idleSeconds})`;
+  return visitor;
+}
+
+/** Activity moves the idle deadline; recorded at most once a minute per session. */
+export async function touchConsoleSession(sql: Sql, sessionId: number): Promise<void> {
+  await sql`
+    update console_sessions set last_seen_at = now()
+    where id = ${sessionId} and last_seen_at < now() - interval '1 minute'`;
+}
+
+export async function revokeConsoleSession(sql: Sql, sessionId: number): Promise<void> {
+  await sql`update console_sessions set revoked_at = now() where id = ${sessionId} and revoked_at is null`;
+}
+
+/** Every session of the user but `exceptSessionId` (a password or factor change). */
+export async function revokeUserConsoleSessions(
+  sql: Sql,
+  userId: number,
+  exceptSessionId: number | null,
+): Promise<number> {
+  const result = await sql`
+    update console_sessions set revoked_at = now()
+    where user_id = ${userId} and revoked_at is null and id is distinct from ${exceptSessionId}`;
+  return result.count;
+}
+
+export async function setSessionWorkspace(
+  sql: Sql,
+  sessionId: number,
+  workspaceId: number,
+): Promise<void> {
+  await sql`update console_sessions set workspace_id = ${workspaceId} where id = ${sessionId}`;
+}
+
+export async function completeSecondFactor(sql: Sql, sessionId: number): Promise<void> {
+  await sql`update console_sessions set second_factor_pending = false where id = ${sessionId}`;
+}
+
+/** Sessions ended a day ago or more, up to `limit` rows; returns how many. */
+export async function deleteEndedConsoleSessions(sql: Sql, limit: number): Promise<number> {
+  const result = await sql`
+    delete from console_sessions where id in (
+      select id from console_sessions
+      where expires_at < now() - interval '1 day' or revoked_at < now() - interval '1 day'
+      limit ${limit})`;
+  return result.count;
+}
