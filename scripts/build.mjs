@@ -22,6 +22,10 @@ try {
   process.exit(1);
 }
 cpSync(`${root}db/migrations`, `${dist}db/migrations`, { recursive: true });
+// The console's templates and its own scripts and styles are read from beside its code.
+for (const folder of ['console/views', 'console/assets']) {
+  cpSync(`${root}${folder}`, `${dist}${folder}`, { recursive: true });
+}
 mkdirSync(`${dist}bin`, { recursive: true });
 writeFileSync(
   `${dist}bin/herald.js`,
