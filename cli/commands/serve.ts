@@ -1,15 +1,9 @@
-import type { FastifyInstance } from 'fastify';
-import { type Env, ownProviderUrlOf, parseEnv, publicUrlOf } from '../../config/env.js';
+import { type Env, parseEnv } from '../../config/env.js';
 import { resolveSecret } from '../../config/secret.js';
 import { createSql, isDatabaseUnavailable, recoverFromClosedSocketWrite } from '../../db/client.js';
 import { migrate } from '../../db/migrate.js';
-import { startSimulator } from '../../providers/simulator/server.js';
-import { buildApp } from '../../server/app.js';
+import { startApiRole, startSimulatorRole, startWorkerRole } from '../../server/roles.js';
 import { connectTemporalClient } from '../../temporal/client.js';
-import { ensureMaintenanceSchedule } from '../../temporal/schedules.js';
-import { ensureSearchAttributes } from '../../temporal/search-attributes.js';
-import { startHeraldWorker } from '../../temporal/worker.js';
-import { OTP_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from '../../workflows/definitions.js';
 import { withDatabaseUrl } from '../context.js';
 import { startEmbeddedPostgres } from '../embedded/postgres.js';
 import { findTemporalCli, startTemporalDevServer } from '../embedded/temporal.js';
@@ -96,9 +90,8 @@ function handleUncaughtErrors(lifecycle: Lifecycle): void {
 async function serveSimulator(env: Env): Promise<void> {
   const lifecycle = new Lifecycle(log);
   lifecycle.handleSignals();
-  const simulator = await startSimulator({ port: env.SIMULATOR_PORT, host: env.HOST });
-  lifecycle.add('simulator', simulator.close);
-  log(`Provider simulator listening on ${simulator.url}`);
+  const url = await startSimulatorRole(env, (name, stop) => lifecycle.add(name, stop));
+  log(`Provider simulator listening on ${url}`);
 }
 
 async function startParts(
@@ -108,10 +101,10 @@ async function startParts(
   lifecycle: Lifecycle,
 ): Promise<string[]> {
   const lines: string[] = [];
+  const registerStop = (name: string, stop: () => Promise<unknown>) => lifecycle.add(name, stop);
   if (roles.includes('simulator')) {
-    const simulator = await startSimulator({ port: env.SIMULATOR_PORT, host: env.HOST });
-    lifecycle.add('simulator', simulator.close);
-    lines.push(`Simulator    ${simulator.url}  (inbox: ${simulator.url}/v1/inbox)`);
+    const url = await startSimulatorRole(env, registerStop);
+    lines.push(`Simulator    ${url}  (inbox: ${url}/v1/inbox)`);
   }
   let databaseUrl = env.DATABASE_URL;
   if (!databaseUrl) {
@@ -149,58 +142,27 @@ async function startParts(
   lifecycle.add('Temporal client', () => temporal.connection.close());
 
   if (roles.includes('worker')) {
-    await ensureSearchAttributes(temporal, env.TEMPORAL_NAMESPACE);
-    await ensureMaintenanceSchedule(temporal);
-    const worker = await startHeraldWorker({
-      address: temporalAddress,
-      namespace: env.TEMPORAL_NAMESPACE,
-      sql,
-      ownProviderUrl: ownProviderUrlOf(env),
-      ownProviderMessagesPerSecond: env.OWN_PROVIDER_MESSAGES_PER_SECOND ?? null,
-      publicUrl: publicUrlOf(env),
+    const queues = await startWorkerRole({
+      env,
       secret,
-      allowPrivateWebhookUrls: env.WEBHOOK_ALLOW_PRIVATE_URLS,
-      webhookDispatcher: env.WEBHOOK_DISPATCHER,
+      sql,
+      temporal,
+      temporalAddress,
+      registerStop,
+      onFailure: (error) => {
+        log(`The worker stopped: ${error.message}`);
+        lifecycle.shutdown().then(() => process.exit(1));
+      },
     });
-    lifecycle.add('worker', worker.shutdown);
-    worker.done.catch((error: Error) => {
-      log(`The worker stopped: ${error.message}`);
-      lifecycle.shutdown().then(() => process.exit(1));
-    });
-    const queues = [TASK_QUEUE, OTP_TASK_QUEUE, WEBHOOK_TASK_QUEUE].map((queue) => `"${queue}"`);
-    lines.push(`Worker       polling task queues ${queues.join(', ')}`);
+    const quoted = queues.map((queue) => `"${queue}"`);
+    lines.push(`Worker       polling task queues ${quoted.join(', ')}`);
   }
 
   if (roles.includes('api')) {
-    const publicUrl = publicUrlOf(env);
-    const app = buildApp({ env, publicUrl, secret, sql, temporal });
-    await app.listen({ port: env.PORT, host: env.HOST });
-    lifecycle.add('api', () => closeApi(app, log));
+    const publicUrl = await startApiRole({ env, secret, sql, temporal, registerStop, log });
     lines.unshift(`API          ${publicUrl}  (health: ${publicUrl}/health)`);
   }
   return lines;
-}
-
-/** How long requests in flight may take to finish once shutdown begins. */
-const API_DRAIN_MS = 10_000;
-
-/**
- * Stops accepting requests and waits for those in flight, for at most API_DRAIN_MS: a client
- * holding a request open must not keep the worker, Temporal and Postgres from stopping.
- */
-async function closeApi(app: FastifyInstance, log: (line: string) => void): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const drained = app.close().then(() => 'drained' as const);
-  const deadline = new Promise<'deadline'>((resolve) => {
-    timer = setTimeout(() => resolve('deadline'), API_DRAIN_MS);
-  });
-  const outcome = await Promise.race([drained, deadline]);
-  clearTimeout(timer);
-  if (outcome === 'deadline') {
-    log(`The api still had requests in flight after ${API_DRAIN_MS / 1000} s; closing them.`);
-    app.server.closeAllConnections();
-    await drained;
-  }
 }
 
 export const start = () => serve(['api', 'worker', 'simulator'], true);

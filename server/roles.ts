@@ -1,0 +1,98 @@
+import type { Client } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import { type Env, ownProviderUrlOf, publicUrlOf } from '../config/env.js';
+import type { Sql } from '../db/client.js';
+import { startSimulator } from '../providers/simulator/server.js';
+import { ensureMaintenanceSchedule } from '../temporal/schedules.js';
+import { ensureSearchAttributes } from '../temporal/search-attributes.js';
+import { startHeraldWorker } from '../temporal/worker.js';
+import { OTP_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from '../workflows/definitions.js';
+import { buildApp } from './app.js';
+
+/*
+ * What each role of a Herald process starts (`herald api`, `herald worker`, `herald simulator`,
+ * all three in `herald start`). The launcher in cli/ decides which roles run and where Postgres
+ * and Temporal come from; these functions wire the parts together.
+ */
+
+/** Registers how to stop a part; parts stop in the reverse order of their start. */
+type RegisterStop = (name: string, stop: () => Promise<unknown>) => void;
+
+/** The provider simulator; returns its base URL. */
+export async function startSimulatorRole(env: Env, registerStop: RegisterStop): Promise<string> {
+  const simulator = await startSimulator({ port: env.SIMULATOR_PORT, host: env.HOST });
+  registerStop('simulator', simulator.close);
+  return simulator.url;
+}
+
+/**
+ * The Temporal worker of every task queue, after the search attributes and the maintenance
+ * schedule it relies on; returns the queues it polls. `onFailure` runs if the worker stops by
+ * itself.
+ */
+export async function startWorkerRole(options: {
+  env: Env;
+  secret: string;
+  sql: Sql;
+  temporal: Client;
+  temporalAddress: string;
+  registerStop: RegisterStop;
+  onFailure: (error: Error) => void;
+}): Promise<string[]> {
+  const { env, temporal } = options;
+  await ensureSearchAttributes(temporal, env.TEMPORAL_NAMESPACE);
+  await ensureMaintenanceSchedule(temporal);
+  const worker = await startHeraldWorker({
+    address: options.temporalAddress,
+    namespace: env.TEMPORAL_NAMESPACE,
+    sql: options.sql,
+    ownProviderUrl: ownProviderUrlOf(env),
+    ownProviderMessagesPerSecond: env.OWN_PROVIDER_MESSAGES_PER_SECOND ?? null,
+    publicUrl: publicUrlOf(env),
+    secret: options.secret,
+    allowPrivateWebhookUrls: env.WEBHOOK_ALLOW_PRIVATE_URLS,
+    webhookDispatcher: env.WEBHOOK_DISPATCHER,
+  });
+  options.registerStop('worker', worker.shutdown);
+  worker.done.catch(options.onFailure);
+  return [TASK_QUEUE, OTP_TASK_QUEUE, WEBHOOK_TASK_QUEUE];
+}
+
+/** The HTTP app (server/app.ts), listening; returns its public URL. */
+export async function startApiRole(options: {
+  env: Env;
+  secret: string;
+  sql: Sql;
+  temporal: Client;
+  registerStop: RegisterStop;
+  log: (line: string) => void;
+}): Promise<string> {
+  const { env, secret, sql, temporal } = options;
+  const publicUrl = publicUrlOf(env);
+  const app = buildApp({ env, publicUrl, secret, sql, temporal });
+  await app.listen({ port: env.PORT, host: env.HOST });
+  options.registerStop('api', () => closeApi(app, options.log));
+  return publicUrl;
+}
+
+/** How long requests in flight may take to finish once shutdown begins. */
+const API_DRAIN_MS = 10_000;
+
+/**
+ * Stops accepting requests and waits for those in flight, for at most API_DRAIN_MS: a client
+ * holding a request open must not keep the worker, Temporal and Postgres from stopping.
+ */
+async function closeApi(app: FastifyInstance, log: (line: string) => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const drained = app.close().then(() => 'drained' as const);
+  const deadline = new Promise<'deadline'>((resolve) => {
+    timer = setTimeout(() => resolve('deadline'), API_DRAIN_MS);
+  });
+  const outcome = await Promise.race([drained, deadline]);
+  clearTimeout(timer);
+  if (outcome === 'deadline') {
+    log(`The api still had requests in flight after ${API_DRAIN_MS / 1000} s; closing them.`);
+    app.server.closeAllConnections();
+    await drained;
+  }
+}
