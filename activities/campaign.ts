@@ -18,11 +18,11 @@ import { activityFailure } from '../domain/errors.js';
 import { campaignMessageReference } from '../domain/message-reference.js';
 import { OPT_OUT_PLACEHOLDER, renderOptOutLink } from '../domain/opt-out.js';
 import { serves } from '../domain/phone.js';
-import { resolveProviders } from '../providers/registry.js';
+import type { SmppSessions } from '../providers/smpp/sessions.js';
 import type { LookupOutcome, SmsProvider } from '../providers/types.js';
 import { newOptOutToken } from '../security/tokens.js';
 import { LeaseLost, MAX_SUBMISSION_MS, RECORDING_GRACE_MS, SubmissionLease } from './lease.js';
-import { submitWithRetries } from './submission.js';
+import { resolveProviders, submitWithRetries } from './submission.js';
 import { createPacer, type Pacer } from './throughput.js';
 
 export interface CampaignActivityDeps {
@@ -33,6 +33,8 @@ export interface CampaignActivityDeps {
   secret: string;
   /** The `own` provider's throughput; unset: no limit. */
   ownProviderMessagesPerSecond?: number | null;
+  /** The worker's SMPP binds: SMPP submissions go through them. */
+  smppSessions?: SmppSessions;
 }
 
 /** Messages submitted concurrently within a chunk; each batch is one attempt write and one settle. */

@@ -1,4 +1,5 @@
 import type { Sql } from '../db/client.js';
+import type { SmppSessions } from '../providers/smpp/sessions.js';
 import { createCampaignActivities } from './campaign.js';
 import { createMaintenanceActivities } from './maintenance.js';
 import { createOtpActivities } from './otp.js';
@@ -14,6 +15,8 @@ export interface ActivityDeps extends Omit<WebhookActivityDeps, 'sql' | 'secret'
   publicUrl: string;
   /** Keys the hash of every OTP code. */
   secret: string;
+  /** The worker's SMPP binds (activities/smpp-binds.ts): SMPP submissions go through them. */
+  smppSessions?: SmppSessions;
 }
 
 export function createActivities(deps: ActivityDeps) {

@@ -13,11 +13,11 @@ import {
 } from '../db/otp-requests.js';
 import { otpMessageReference } from '../domain/message-reference.js';
 import { type OtpSubmission, renderOtpMessage } from '../domain/otp.js';
-import { resolveProviders } from '../providers/registry.js';
+import type { SmppSessions } from '../providers/smpp/sessions.js';
 import type { SmsProvider } from '../providers/types.js';
 import { keyedHash } from '../security/tokens.js';
 import { fixedFence, LeaseLost, RECORDING_GRACE_MS, SUBMISSION_LEASE_MS } from './lease.js';
-import { submitWithRetries } from './submission.js';
+import { resolveProviders, submitWithRetries } from './submission.js';
 import { createPacer } from './throughput.js';
 
 export interface OtpActivityDeps {
@@ -25,6 +25,8 @@ export interface OtpActivityDeps {
   secret: string;
   ownProviderUrl: string;
   ownProviderMessagesPerSecond?: number | null;
+  /** The worker's SMPP binds: SMPP submissions go through them. */
+  smppSessions?: SmppSessions;
   publicUrl: string;
 }
 

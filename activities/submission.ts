@@ -1,7 +1,29 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Sql } from '../db/client.js';
+import { findProviders } from '../db/providers.js';
+import { OWN_PROVIDER_SLUG } from '../domain/provider-definition.js';
+import {
+  resolveProviders as adaptersOf,
+  type ProviderRegistryConfig,
+} from '../providers/registry.js';
 import type { OutboundSms, SmsProvider, SubmitOutcome } from '../providers/types.js';
 import type { SubmissionFence } from './lease.js';
 import type { Pacer } from './throughput.js';
+
+/**
+ * Adapters for a workspace's providers, in the order asked (`own` included), from their records
+ * in Postgres; with the worker's SMPP binds when `config` carries them (ActivityDeps).
+ */
+export async function resolveProviders(
+  sql: Sql,
+  config: ProviderRegistryConfig,
+  workspaceId: number,
+  slugs: string[],
+): Promise<SmsProvider[]> {
+  const stored = slugs.filter((slug) => slug !== OWN_PROVIDER_SLUG);
+  const records = stored.length > 0 ? await findProviders(sql, workspaceId, stored) : [];
+  return adaptersOf(records, config, workspaceId, slugs);
+}
 
 /** Waits between resubmissions after a retryable failure; then the failure stands. */
 const RETRY_DELAYS_MS = [200, 1000, 3000];

@@ -1,7 +1,7 @@
 /** Failover routes: an ordered list of a workspace's providers, tried in turn. */
 import { findFailoverRoute, findProviders, insertFailoverRoute } from '../db/providers.js';
 import type { Workspace } from '../db/workspaces.js';
-import { OWN_PROVIDER_SLUG } from '../providers/registry.js';
+import { OWN_PROVIDER_SLUG } from '../domain/provider-definition.js';
 import type { CommandDeps } from './deps.js';
 import {
   conflict,

@@ -22,8 +22,8 @@ import {
   MAX_PURPOSE_LENGTH,
   otpTemplateProblem,
 } from '../domain/otp.js';
+import { OWN_PROVIDER_SLUG } from '../domain/provider-definition.js';
 import { characters } from '../domain/validation.js';
-import { OWN_PROVIDER_SLUG } from '../providers/registry.js';
 import type { CommandDeps } from './deps.js';
 import {
   fieldsOf,

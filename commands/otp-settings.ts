@@ -14,8 +14,8 @@ import {
   renderOtpMessage,
 } from '../domain/otp.js';
 import { isAustralianMobile, serves } from '../domain/phone.js';
+import { declaredCountries, OWN_PROVIDER_SLUG } from '../domain/provider-definition.js';
 import { countSegments } from '../domain/segments.js';
-import { declaredCountries, OWN_PROVIDER_SLUG } from '../providers/registry.js';
 
 /** Everything an OTP send needs, with the service, template, provider and sender settled. */
 export interface ResolvedOtpSend {

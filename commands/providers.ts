@@ -7,7 +7,12 @@ import {
   setProviderActive,
 } from '../db/providers.js';
 import type { Workspace } from '../db/workspaces.js';
-import { OWN_PROVIDER_SLUG } from '../providers/registry.js';
+import {
+  definitionOf,
+  OWN_PROVIDER_SLUG,
+  type StoredProvider,
+  type WebhookParser,
+} from '../domain/provider-definition.js';
 import { encryptCredentials, providerCredentialsContext } from '../security/credentials.js';
 import type { CommandDeps } from './deps.js';
 import {
@@ -21,17 +26,11 @@ import {
   requiredText,
   resourceSlug,
 } from './input.js';
-import {
-  CREATABLE_TYPES,
-  type CreatableType,
-  type ProviderConfig,
-  type ProviderSettingsInput,
-  providerConfig,
-} from './provider-settings.js';
-import { refuseSharedSmscAccount, smscAccountOfRecord } from './smsc-accounts.js';
+import { type ProviderSettingsInput, providerConfig } from './provider-settings.js';
+import { accountOfRecord, refuseSharedSmscAccount } from './smsc-accounts.js';
 import { findWorkspace } from './workspaces.js';
 
-type Deps = Pick<CommandDeps, 'sql' | 'secret'>;
+type Deps = Pick<CommandDeps, 'sql' | 'secret' | 'providerTypes'>;
 
 const MAX_MESSAGES_PER_SECOND = 10_000;
 
@@ -49,16 +48,17 @@ export interface CreateProviderInput extends ProviderSettingsInput {
 export async function createProvider(
   deps: Deps,
   input: CreateProviderInput,
-): Promise<{ id: number; slug: string; type: CreatableType; workspace: Workspace }> {
+): Promise<{ id: number; slug: string; type: string; workspace: Workspace }> {
   const field = fieldsOf<CreateProviderInput>();
   const workspace = await findWorkspace(deps, input.workspace);
   const slug = resourceSlug(requiredText(input.slug, field('slug')), field('slug'));
   if (slug === OWN_PROVIDER_SLUG) throw invalid`"own" is the operator's provider and is reserved`;
   const type = requiredText(input.type, field('type'));
-  if (!(CREATABLE_TYPES as readonly string[]).includes(type))
-    throw invalid`${field('type')} must be one of ${CREATABLE_TYPES.join(', ')}`;
-  const creatable = type as CreatableType;
-  const config = providerConfig(input, creatable);
+  const definition = definitionOf(deps.providerTypes, type);
+  if (!definition)
+    throw invalid`${field('type')} must be one of ${deps.providerTypes.map((each) => each.type).join(', ')}`;
+  const config = providerConfig(input, definition, deps.providerTypes);
+  const account = definition.exclusiveAccount?.(config);
   const insert = (sql: Sql | TransactionSql) => {
     const messagesPerSecond = input.messagesPerSecond;
     if (
@@ -74,7 +74,7 @@ export async function createProvider(
       workspaceId: workspace.id,
       slug,
       name: optionalText(input.name) ?? slug,
-      type: creatable,
+      type,
       requiresSenderId: input.requiresSenderId === true,
       messagesPerSecond: messagesPerSecond ?? null,
       settings: config.settings,
@@ -88,28 +88,19 @@ export async function createProvider(
     });
   };
   try {
-    const { id } =
-      creatable === 'smpp'
-        ? await deps.sql.begin(async (tx) => {
-            await lockSmscAccounts(tx);
-            await refuseSharedSmscAccount(deps.secret, tx, smscAccountOf(config));
-            return insert(tx);
-          })
-        : await insert(deps.sql);
-    return { id, slug, type: creatable, workspace };
+    const { id } = account
+      ? await deps.sql.begin(async (tx) => {
+          await lockSmscAccounts(tx);
+          await refuseSharedSmscAccount(deps, tx, account);
+          return insert(tx);
+        })
+      : await insert(deps.sql);
+    return { id, slug, type, workspace };
   } catch (error) {
     if (isUniqueViolation(error))
       throw conflict`${workspace.slug} already has a provider "${slug}"`;
     throw error;
   }
-}
-
-function smscAccountOf(config: ProviderConfig) {
-  return {
-    host: config.settings.host as string,
-    port: config.settings.port,
-    systemId: config.credentials?.system_id as string,
-  };
 }
 
 export interface ProviderInput {
@@ -139,9 +130,8 @@ async function setActive(
     ? await deps.sql.begin(async (tx) => {
         await lockSmscAccounts(tx);
         const provider = await findProvider(tx, workspace.id, slug);
-        const account = provider?.type === 'smpp' && smscAccountOfRecord(deps.secret, provider);
-        if (provider && account)
-          await refuseSharedSmscAccount(deps.secret, tx, account, provider.id);
+        const account = provider && accountOfRecord(deps, provider);
+        if (provider && account) await refuseSharedSmscAccount(deps, tx, account, provider.id);
         return setProviderActive(tx, workspace.id, slug, true);
       })
     : await setProviderActive(deps.sql, workspace.id, slug, false);
@@ -165,4 +155,17 @@ export async function checkProvider(
   if (!provider) throw invalid`${field} "${slug}" is not a provider of ${workspace.slug}`;
   if (!provider.active && !mayBeDisabled)
     throw invalid`${field} "${slug}" is disabled in ${workspace.slug}`;
+}
+
+/**
+ * What verifies and parses the webhooks a provider posts: its type's adapter (or its webhook
+ * parser, for a type whose receipts do not come by webhook); undefined for an unknown type.
+ */
+export function webhookParserOf(
+  deps: Pick<CommandDeps, 'secret' | 'providerTypes'>,
+  record: StoredProvider,
+): WebhookParser | undefined {
+  const type = definitionOf(deps.providerTypes, record.type);
+  const context = { secret: deps.secret };
+  return type && (type.webhookParser?.(record, context) ?? type.create(record, context));
 }

@@ -1,15 +1,52 @@
+import { ownProviderUrlOf } from '../config/env.js';
 import { recordDelivery } from '../db/campaign-messages.js';
-import type { Sql } from '../db/client.js';
 import { applyInboundReply } from '../db/opt-outs.js';
 import { recordOtpDelivery } from '../db/otp-requests.js';
-import { findReferenceWorkspace } from '../db/providers.js';
+import { findProvider, findReferenceWorkspace } from '../db/providers.js';
 import { findWorkspaceBySlug } from '../db/workspaces.js';
 import { parseMessageReference } from '../domain/message-reference.js';
-import { inboundParserFor, receiptParserFor } from '../providers/registry.js';
-import type { ReceiptRequest } from '../providers/types.js';
+import {
+  OWN_PROVIDER_SLUG,
+  ownProviderRecord,
+  type ReceiptParser,
+  type ReceiptRequest,
+  type WebhookParser,
+} from '../domain/provider-definition.js';
+import type { CommandDeps } from './deps.js';
+import { webhookParserOf } from './providers.js';
+
+type Deps = Pick<CommandDeps, 'env' | 'sql' | 'secret' | 'providerTypes'>;
 
 /** Workspace and provider slugs as they are made (commands/workspaces.ts, commands/input.ts), a little wider. */
 const SLUG = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
+
+/**
+ * What verifies and parses the receipts posted to `/webhooks/providers/<slug>` for a workspace:
+ * the provider's adapter, whether or not it is still active (receipts outlive a disable).
+ */
+async function receiptParserFor(
+  deps: Deps,
+  workspaceId: number,
+  slug: string,
+): Promise<ReceiptParser | undefined> {
+  const record =
+    slug === OWN_PROVIDER_SLUG
+      ? ownProviderRecord(workspaceId, ownProviderUrlOf(deps.env))
+      : await findProvider(deps.sql, workspaceId, slug);
+  return record && webhookParserOf(deps, record);
+}
+
+/** The adapter of a workspace provider that posts recipients' replies, if it does. */
+async function inboundParserFor(
+  deps: Deps,
+  workspaceId: number,
+  slug: string,
+): Promise<Required<Pick<WebhookParser, 'parseInbound'>> | undefined> {
+  const record = await findProvider(deps.sql, workspaceId, slug);
+  const parser = record && webhookParserOf(deps, record);
+  const parseInbound = parser?.parseInbound?.bind(parser);
+  return parseInbound && { parseInbound };
+}
 
 export type ReceiptOutcome =
   | { kind: 'recorded' }
@@ -26,7 +63,7 @@ export type ReceiptOutcome =
  * message and so the workspace; that workspace's provider `slug` verifies and parses the receipt.
  */
 export async function recordReceipt(
-  deps: { sql: Sql; secret: string },
+  deps: Deps,
   slug: string,
   reference: string | null,
   request: ReceiptRequest,
@@ -36,9 +73,7 @@ export async function recordReceipt(
   if (!target) return { kind: 'no_reference' };
   const workspaceId = await findReferenceWorkspace(deps.sql, target);
   const parser =
-    workspaceId === undefined
-      ? undefined
-      : await receiptParserFor(deps.sql, deps.secret, workspaceId, slug);
+    workspaceId === undefined ? undefined : await receiptParserFor(deps, workspaceId, slug);
   if (!parser) return { kind: 'dropped' };
 
   const parsed = parser.parseReceipt(request);
@@ -71,15 +106,14 @@ export type ReplyOutcome =
  * other text is acknowledged.
  */
 export async function recordReply(
-  deps: { sql: Sql; secret: string },
+  deps: Deps,
   workspaceSlug: string,
   providerSlug: string,
   request: ReceiptRequest,
 ): Promise<ReplyOutcome> {
   const named = SLUG.test(workspaceSlug) && SLUG.test(providerSlug);
   const workspace = named ? await findWorkspaceBySlug(deps.sql, workspaceSlug) : undefined;
-  const parser =
-    workspace && (await inboundParserFor(deps.sql, deps.secret, workspace.id, providerSlug));
+  const parser = workspace && (await inboundParserFor(deps, workspace.id, providerSlug));
   if (!workspace || !parser) return { kind: 'no_such_provider' };
   const parsed = parser.parseInbound(request);
   if (parsed.kind !== 'inbound') return parsed;

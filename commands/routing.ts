@@ -3,8 +3,8 @@ import type { Sql } from '../db/client.js';
 import { findFailoverRoute, findProvider, findProviders } from '../db/providers.js';
 import { validationError } from '../domain/errors.js';
 import { type Countries, serves } from '../domain/phone.js';
+import { declaredCountries, OWN_PROVIDER_SLUG } from '../domain/provider-definition.js';
 import type { SendRequest } from '../domain/send-request.js';
-import { declaredCountries, OWN_PROVIDER_SLUG } from '../providers/registry.js';
 
 export interface ResolvedRouting {
   routingType: 'direct' | 'failover';

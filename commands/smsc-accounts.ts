@@ -1,43 +1,40 @@
 /**
  * One SMSC account serves one workspace provider: receipts and replies are assigned by the bind
  * they arrive on, so a second active provider on the same host, port and system id (in any
- * workspace) would take the first one's. Creating or enabling an SMPP provider checks this.
+ * workspace) would take the first one's. Creating or enabling a provider of a type that holds
+ * its account alone (its definition's `exclusiveAccount`: SMPP) checks this.
  */
 import type { TransactionSql } from '../db/client.js';
-import { findSmscAccountHolders, type ProviderRecord } from '../db/providers.js';
-import { smppCredentials } from '../providers/smpp/config.js';
+import { type AccountHolder, findAccountHolders } from '../db/providers.js';
+import {
+  definitionOf,
+  type ExclusiveAccount,
+  type ProviderDefinition,
+} from '../domain/provider-definition.js';
 import { decryptCredentials, providerCredentialsContext } from '../security/credentials.js';
-import { conflict, fieldsOf } from './input.js';
-import type { ProviderSettingsInput } from './provider-settings.js';
+import { conflict, type FieldRef } from './input.js';
 
-const field = fieldsOf<ProviderSettingsInput>();
+const field = (name: 'host' | 'port' | 'systemId'): FieldRef => ({ field: name });
 
-/** The host (any case), the port and the system id: another port is another SMSC endpoint. */
-export interface SmscAccount {
-  host: string;
-  port: string | undefined;
-  systemId: string;
-}
+type Deps = { secret: string; providerTypes: readonly ProviderDefinition[] };
 
 /**
- * A stored SMPP provider's account; undefined when its credentials do not decrypt under this
- * HERALD_SECRET (it cannot bind then, so it holds no account).
+ * A stored provider's account; undefined when its type holds none or its credentials do not
+ * decrypt under this HERALD_SECRET (it cannot bind then, so it holds no account).
  */
-export function smscAccountOfRecord(
-  secret: string,
-  record: Pick<ProviderRecord, 'workspaceId' | 'slug' | 'settings' | 'credentials'>,
-): SmscAccount | undefined {
-  if (!record.credentials || !record.settings.host) return undefined;
+export function accountOfRecord(
+  deps: Deps,
+  record: Pick<AccountHolder, 'type' | 'workspaceId' | 'slug' | 'settings' | 'credentials'>,
+): ExclusiveAccount | undefined {
+  const type = definitionOf(deps.providerTypes, record.type);
+  if (!type?.exclusiveAccount || !record.credentials) return undefined;
   try {
     const credentials = decryptCredentials(
-      secret,
+      deps.secret,
       providerCredentialsContext(record.workspaceId, record.slug),
       record.credentials,
     );
-    const systemId = smppCredentials.safeParse(credentials).data?.system_id;
-    return systemId === undefined
-      ? undefined
-      : { host: record.settings.host, port: record.settings.port, systemId };
+    return type.exclusiveAccount({ settings: record.settings, credentials });
   } catch {
     return undefined;
   }
@@ -45,14 +42,19 @@ export function smscAccountOfRecord(
 
 /** Refuses an account another active provider holds. Run under lockSmscAccounts; the system id is never shown. */
 export async function refuseSharedSmscAccount(
-  secret: string,
+  deps: Deps,
   tx: TransactionSql,
-  account: SmscAccount,
+  account: ExclusiveAccount,
   exceptProviderId?: number,
 ): Promise<void> {
-  for (const holder of await findSmscAccountHolders(tx)) {
+  const exclusive = deps.providerTypes.filter((type) => type.exclusiveAccount);
+  const holders = await findAccountHolders(
+    tx,
+    exclusive.map((type) => type.type),
+  );
+  for (const holder of holders) {
     if (holder.id === exceptProviderId) continue;
-    const held = smscAccountOfRecord(secret, holder);
+    const held = accountOfRecord(deps, holder);
     if (held?.host.toLowerCase() !== account.host.toLowerCase()) continue;
     if (held.port !== account.port || held.systemId !== account.systemId) continue;
     throw conflict`Provider "${holder.slug}" of workspace ${holder.workspaceSlug} already uses this SMSC account (the same ${field('host')}, ${field('port')} and ${field('systemId')}). One SMSC account serves one workspace provider, because receipts and replies are assigned by the bind they arrive on; disable that provider first to move the account.`;

@@ -1,33 +1,12 @@
+import type { StoredProvider } from '../domain/provider-definition.js';
 import type { Sql, TransactionSql } from './client.js';
 
-export const PROVIDER_TYPES = ['simulator', 'twilio', 'smpp'] as const;
-export type ProviderType = (typeof PROVIDER_TYPES)[number];
-
-export interface ProviderRecord {
-  id: number;
-  workspaceId: number;
-  slug: string;
+/**
+ * A workspace provider. Its type is one of the provider definitions the composition roots hand
+ * in (providers/registry.ts); its settings are read by that type's schema.
+ */
+export interface ProviderRecord extends StoredProvider {
   name: string;
-  type: ProviderType;
-  active: boolean;
-  requiresSenderId: boolean;
-  /** Null: the adapter's default. */
-  messagesPerSecond: number | null;
-  /** Non-secret settings: base URL, default sender, messaging service; an SMPP host and bind. */
-  settings: {
-    base_url?: string;
-    from?: string;
-    messaging_service_sid?: string;
-    /** ISO 3166 alpha-2 codes, comma-separated; absent: every country. */
-    countries?: string;
-    host?: string;
-    port?: string;
-    system_type?: string;
-    source_addr?: string;
-    window?: string;
-  };
-  /** AES-256-GCM ciphertext (security/credentials.ts); never logged or returned. */
-  credentials: Uint8Array | null;
 }
 
 export interface FailoverRouteRecord {
@@ -77,7 +56,7 @@ export async function insertProvider(
     workspaceId: number;
     slug: string;
     name: string;
-    type: ProviderType;
+    type: string;
     requiresSenderId: boolean;
     messagesPerSecond?: number | null;
     settings: Record<string, string>;
@@ -115,9 +94,10 @@ export async function lockSmscAccounts(tx: TransactionSql): Promise<void> {
   await tx`select pg_advisory_xact_lock(hashtext('smsc-accounts'))`;
 }
 
-/** An active SMPP provider of any workspace, with its workspace's slug. */
-export interface SmscAccountHolder {
+/** An active provider of any workspace, with its workspace's slug. */
+export interface AccountHolder {
   id: number;
+  type: string;
   workspaceId: number;
   workspaceSlug: string;
   slug: string;
@@ -125,14 +105,18 @@ export interface SmscAccountHolder {
   credentials: Uint8Array | null;
 }
 
-/** The active SMPP providers of every workspace: those that hold (or will hold) a bind. */
-export async function findSmscAccountHolders(
+/**
+ * The active providers of `types` in every workspace: of a type whose account one provider holds
+ * alone (SMPP: those that hold, or will hold, a bind).
+ */
+export async function findAccountHolders(
   sql: Sql | TransactionSql,
-): Promise<SmscAccountHolder[]> {
-  return sql<SmscAccountHolder[]>`
-    select p.id, p.workspace_id, w.slug as workspace_slug, p.slug, p.settings, p.credentials
+  types: readonly string[],
+): Promise<AccountHolder[]> {
+  return sql<AccountHolder[]>`
+    select p.id, p.type, p.workspace_id, w.slug as workspace_slug, p.slug, p.settings, p.credentials
     from providers p join workspaces w on w.id = p.workspace_id
-    where p.type = 'smpp' and p.active
+    where p.type = any(${types as string[]}) and p.active
     order by p.id`;
 }
 

@@ -1,4 +1,21 @@
 import type { Countries } from '../domain/phone.js';
+import type {
+  AdapterContext,
+  ProviderDefinition,
+  StoredProvider,
+  WebhookParser,
+} from '../domain/provider-definition.js';
+import type { SmppSessions } from './smpp/sessions.js';
+
+export type {
+  DeliveryReceipt,
+  DeliveryStatus,
+  InboundParse,
+  InboundSms,
+  ReceiptParse,
+  ReceiptParser,
+  ReceiptRequest,
+} from '../domain/provider-definition.js';
 
 /** What Herald asks of every SMS provider adapter (DESIGN.md "Providers"). */
 
@@ -38,52 +55,7 @@ export type SubmitOutcome =
 
 export type LookupOutcome = { found: true; providerMessageId: string } | { found: false };
 
-/** Herald's own delivery statuses; a vendor status it cannot map is kept as `unknown`. */
-export type DeliveryStatus = 'delivered' | 'undelivered' | 'unknown';
-
-export interface DeliveryReceipt {
-  providerMessageId: string;
-  reference: string | null;
-  status: DeliveryStatus;
-  errorCode: string | null;
-  at: Date;
-}
-
-/** A delivery-receipt webhook as it reached `/webhooks/providers/<slug>`. */
-export interface ReceiptRequest {
-  /** The URL the provider called: PUBLIC_URL's origin + the path and query as received. */
-  url: string;
-  headers: Record<string, string | string[] | undefined>;
-  /** Parsed body: JSON, or form fields (`application/x-www-form-urlencoded`). */
-  body: unknown;
-}
-
-export type ReceiptParse =
-  | { kind: 'receipt'; receipt: DeliveryReceipt }
-  /** Authentic, but not a final status (e.g. Twilio's `sent`): acknowledged, nothing recorded. */
-  | { kind: 'ignored' }
-  /** The signature does not verify. */
-  | { kind: 'forbidden' }
-  | { kind: 'invalid'; message: string };
-
-/** Verifies and parses the delivery receipts one provider posts. */
-export interface ReceiptParser {
-  parseReceipt(request: ReceiptRequest): ReceiptParse;
-}
-
-/** A message a recipient sent back (a mobile-originated reply), e.g. STOP or START. */
-export interface InboundSms {
-  from: string;
-  to: string;
-  body: string;
-}
-
-export type InboundParse =
-  | { kind: 'inbound'; message: InboundSms }
-  | { kind: 'forbidden' }
-  | { kind: 'invalid'; message: string };
-
-export interface SmsProvider extends ReceiptParser {
+export interface SmsProvider extends WebhookParser {
   readonly slug: string;
   readonly requiresSenderId: boolean;
   /** ISO 3166 alpha-2 codes of the destinations it takes, or `all` (any E.164 number). */
@@ -93,12 +65,21 @@ export interface SmsProvider extends ReceiptParser {
    * (activities/throughput.ts); null when it sets no limit.
    */
   readonly messagesPerSecond: number | null;
-  /** Verifies and parses a reply posted to `/webhooks/inbound/<workspace>/<slug>`, when the vendor posts them. */
-  parseInbound?(request: ReceiptRequest): InboundParse;
   submit(message: OutboundSms): Promise<SubmitOutcome>;
   /**
    * Finds a submission by its reference, to settle an unknown outcome. Absent when the vendor
    * keeps no client reference: an unknown outcome there is counted as failed, never resent.
    */
   lookup?(reference: string): Promise<LookupOutcome>;
+}
+
+/** What a vendor's factory is given beside its record: in a worker, the process's SMPP binds. */
+export interface VendorContext extends AdapterContext {
+  /** Held by workers only; an SMPP adapter without them fails its submissions. */
+  smppSessions?: SmppSessions;
+}
+
+/** A vendor folder's one export: its type, schemas, create fields and CLI usage, and factory. */
+export interface VendorDefinition extends ProviderDefinition<SmsProvider> {
+  create(record: StoredProvider, context: VendorContext): SmsProvider;
 }

@@ -9,7 +9,7 @@ import {
   Worker,
 } from '@temporalio/worker';
 import { type ActivityDeps, createActivities } from '../activities/index.js';
-import { acquireSmppSessions, releaseSmppSessions } from '../providers/smpp/sessions.js';
+import { createSmppSessions } from '../activities/smpp-binds.js';
 import { OTP_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from '../workflows/definitions.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
 
@@ -60,7 +60,17 @@ export async function startHeraldWorker(
     workflowsPath,
     logger: Runtime.instance().logger,
   });
-  const activities = createActivities(options);
+  // SMPP binds live as long as the worker: its activities submit through them, and they are
+  // unbound once its last activity has finished. Given ones (a test's) are the caller's to close.
+  const logger = Runtime.instance().logger;
+  const smppSessions =
+    options.smppSessions ??
+    createSmppSessions({
+      sql: options.sql,
+      secret: options.secret,
+      log: (level, message) => logger[level](message),
+    });
+  const activities = createActivities({ ...options, smppSessions });
   const worker = await Worker.create({
     connection,
     namespace: options.namespace,
@@ -81,13 +91,7 @@ export async function startHeraldWorker(
       }),
     ),
   );
-  // SMPP binds live as long as the worker: unbound once its last activity has finished.
-  const logger = Runtime.instance().logger;
-  await acquireSmppSessions({
-    sql: options.sql,
-    secret: options.secret,
-    log: (level, message) => logger[level](message),
-  });
+  if (!options.smppSessions) await smppSessions.start();
   const dispatcher =
     options.webhookDispatcher === false
       ? undefined
@@ -111,7 +115,7 @@ export async function startHeraldWorker(
     .then(() => undefined)
     .finally(async () => {
       await dispatcher?.stop();
-      await releaseSmppSessions();
+      if (!options.smppSessions) await smppSessions.close();
     })
     .finally(() => connection.close());
   return {

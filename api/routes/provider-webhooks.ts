@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { recordReceipt, recordReply } from '../../commands/record-receipt.js';
-import type { ReceiptRequest } from '../../providers/types.js';
+import type { ReceiptRequest } from '../../domain/provider-definition.js';
 import type { ApiDeps } from '../deps.js';
 
 /**

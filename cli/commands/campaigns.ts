@@ -5,7 +5,11 @@
  * transaction, so whatever stops the command after that (Temporal not confirming, the process
  * dying) leaves it `paused` under that id, and `campaign resume` starts exactly that workflow.
  */
+
+import { checkFailoverRoute } from '../../commands/failover-routes.js';
+import { checkProvider } from '../../commands/providers.js';
 import { resolveRouting } from '../../commands/routing.js';
+import { findWorkspace } from '../../commands/workspaces.js';
 import { publicUrlOf, temporalAddressOf } from '../../config/env.js';
 import { findCampaignOrigin, insertCampaign } from '../../db/campaigns.js';
 import { findSupersedingCampaign } from '../../db/orphan-campaigns.js';
@@ -16,16 +20,23 @@ import { validateSendRequest } from '../../domain/send-request.js';
 import { characters } from '../../domain/validation.js';
 import type { AdminContext } from '../context.js';
 import { UsageError } from '../output.js';
+import { type CommandResult, idOption, type Options, optional, required, run } from './options.js';
 import {
-  type CommandResult,
-  checkFailoverRouteOption,
-  checkProviderOption,
-  idOption,
-  type Options,
-  optional,
-  required,
-  workspaceBySlug,
-} from './admin.js';
+  type AdminCommand,
+  oneOf,
+  optional as optionalOption,
+  required as requiredOption,
+} from './table.js';
+
+// The workspace and routing options, checked as every command checks them.
+
+const workspaceBySlug = (context: AdminContext, slug: string) => run(findWorkspace(context, slug));
+
+const checkProviderOption = (context: AdminContext, workspace: Workspace, slug: string) =>
+  run(checkProvider(context, workspace, slug, { field: 'provider' }));
+
+const checkFailoverRouteOption = (context: AdminContext, workspace: Workspace, slug: string) =>
+  run(checkFailoverRoute(context, workspace, slug, { field: 'failoverRoute' }));
 
 /** The option that carries each field of the REST request body. */
 const OPTION_OF_FIELD: Record<string, string> = {
@@ -187,3 +198,28 @@ export async function campaignResume(
   const outcome = await dispatch(context, workspace, id);
   return dispatchResult(workspace, { id, name: campaign.name ?? '' }, outcome, 'Resumed');
 }
+
+export const CAMPAIGN_COMMANDS: AdminCommand[] = [
+  {
+    name: 'campaign create',
+    run: campaignCreate,
+    synopses: [
+      [
+        [
+          requiredOption('workspace', '<slug>'),
+          requiredOption('name', '<name>'),
+          requiredOption('recipients', '<e164,e164,...>'),
+          requiredOption('body', '<text>'),
+        ],
+        [optionalOption('purpose', 'transactional|marketing'), optionalOption('sender-id', '<id>')],
+        [oneOf(optionalOption('provider', '<slug>'), optionalOption('failover-route', '<slug>'))],
+      ],
+    ],
+  },
+  {
+    name: 'campaign resume',
+    run: campaignResume,
+    synopses: [[[requiredOption('workspace', '<slug>'), requiredOption('id', '<id>')]]],
+    summary: 'dispatch a campaign left paused',
+  },
+];

@@ -6,6 +6,7 @@ import {
 } from '../../commands/invitations.js';
 import type { AdminContext } from '../context.js';
 import { type CommandResult, idOption, type Options, run, text, wholeNumber } from './options.js';
+import { type AdminCommand, optional, required } from './table.js';
 
 /**
  * herald invite create --workspace <slug> --email <email> [--role r] [--expires-in-days n]
@@ -67,3 +68,22 @@ export async function inviteRevoke(
   await run(revokeInvitation(context, { id }));
   return { json: { revoked: true }, human: `Revoked invitation ${id}` };
 }
+
+export const INVITE_COMMANDS: AdminCommand[] = [
+  {
+    name: 'invite create',
+    run: inviteCreate,
+    synopses: [
+      [
+        [
+          required('workspace', '<slug>'),
+          required('email', '<email>'),
+          optional('role', '<role>'),
+          optional('expires-in-days', '1-30'),
+        ],
+      ],
+    ],
+  },
+  { name: 'invite list', run: inviteList, synopses: [[[required('workspace', '<slug>')]]] },
+  { name: 'invite revoke', run: inviteRevoke, synopses: [[[required('id', '<id>')]]] },
+];

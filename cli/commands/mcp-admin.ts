@@ -2,6 +2,7 @@
 import { listMcpConnections, revokeMcpConnection } from '../../commands/mcp-connections.js';
 import type { AdminContext } from '../context.js';
 import { type CommandResult, idOption, type Options, run, text } from './options.js';
+import { type AdminCommand, optional, required } from './table.js';
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
 
@@ -55,3 +56,16 @@ export async function connectionsRevoke(
     human: `Revoked MCP connection ${id} and its access and refresh tokens`,
   };
 }
+
+export const MCP_COMMANDS: AdminCommand[] = [
+  {
+    name: 'mcp connections list',
+    run: connectionsList,
+    synopses: [[[optional('workspace', '<slug>'), optional('user', '<email>')]]],
+  },
+  {
+    name: 'mcp connections revoke',
+    run: connectionsRevoke,
+    synopses: [[[required('id', '<id>')]]],
+  },
+];

@@ -7,6 +7,7 @@ import {
 import type { Member } from '../../db/members.js';
 import type { AdminContext } from '../context.js';
 import { type CommandResult, listOrEmpty, type Options, run, text } from './options.js';
+import { type AdminCommand, oneOf, optional, required } from './table.js';
 
 const presentMember = (member: Member) => ({
   user_id: member.userId,
@@ -79,3 +80,32 @@ export async function memberRemove(
         : ''),
   };
 }
+
+export const MEMBER_COMMANDS: AdminCommand[] = [
+  { name: 'member list', run: memberList, synopses: [[[required('workspace', '<slug>')]]] },
+  {
+    name: 'member update',
+    run: memberUpdate,
+    synopses: [
+      [
+        [
+          required('workspace', '<slug>'),
+          required('email', '<email>'),
+          optional('role', 'owner|admin|developer|viewer'),
+        ],
+        [
+          oneOf(optional('permissions', '<a,b,...>'), [
+            optional('grant', '<a,...>'),
+            optional('revoke', '<a,...>'),
+          ]),
+        ],
+        [optional('status', 'active|suspended')],
+      ],
+    ],
+  },
+  {
+    name: 'member remove',
+    run: memberRemove,
+    synopses: [[[required('workspace', '<slug>'), required('email', '<email>')]]],
+  },
+];

@@ -1,4 +1,7 @@
-/** herald provider create|enable|disable, route create: options in, use-case, output. */
+/**
+ * herald provider create|enable|disable, route create: options in, use-case, output. Each
+ * provider type's options and usage come from its definition (providers/<vendor>/definition.ts).
+ */
 import { createFailoverRoute } from '../../commands/failover-routes.js';
 import {
   createProvider,
@@ -6,28 +9,34 @@ import {
   enableProvider,
   type ProviderInput,
 } from '../../commands/providers.js';
+import type { ProviderDefinition } from '../../domain/provider-definition.js';
+import { PROVIDER_TYPES, withProviderTypes } from '../../server/provider-types.js';
 import type { AdminContext } from '../context.js';
-import { type CommandResult, list, type Options, run, text, wholeNumber } from './options.js';
+import {
+  type CommandResult,
+  list,
+  type Options,
+  optionOf,
+  run,
+  text,
+  wholeNumber,
+} from './options.js';
+import {
+  type AdminCommand,
+  flag,
+  type OptionSpec,
+  optional,
+  required,
+  type Synopsis,
+  text as usageText,
+} from './table.js';
 
-const TWILIO_OPTIONS = ['account-sid', 'auth-token', 'from', 'messaging-service-sid'];
-const SMPP_OPTIONS = [
-  'host',
-  'port',
-  'system-id',
-  'password',
-  'system-type',
-  'source-addr',
-  'window',
-];
+/** `accountSid` → `account-sid`. */
+const optionName = (field: string) => optionOf(field).slice(2);
 
-/** Every option of `provider create` beyond workspace, slug, name and type. */
-export const PROVIDER_CREATE_OPTIONS = [
-  'base-url',
-  'requires-sender-id',
-  'messages-per-second',
-  'countries',
-  ...TWILIO_OPTIONS,
-  ...SMPP_OPTIONS,
+/** The type fields of every definition, each once (a base URL is several types'). */
+const TYPE_FIELDS = [
+  ...new Set(PROVIDER_TYPES.flatMap((type) => type.fields.map((field) => field.name))),
 ];
 
 export async function providerCreate(
@@ -35,26 +44,17 @@ export async function providerCreate(
   options: Options,
 ): Promise<CommandResult> {
   const { id, slug, type, workspace } = await run(
-    createProvider(context, {
+    createProvider(withProviderTypes(context), {
       workspace: text(options, 'workspace'),
       slug: text(options, 'slug'),
       name: text(options, 'name'),
       type: text(options, 'type'),
-      baseUrl: text(options, 'base-url'),
       requiresSenderId: options['requires-sender-id'] === true,
       messagesPerSecond: wholeNumber(options, 'messages-per-second'),
       countries: list(options, 'countries'),
-      accountSid: text(options, 'account-sid'),
-      authToken: text(options, 'auth-token'),
-      from: text(options, 'from'),
-      messagingServiceSid: text(options, 'messaging-service-sid'),
-      host: text(options, 'host'),
-      port: text(options, 'port'),
-      systemId: text(options, 'system-id'),
-      password: text(options, 'password'),
-      systemType: text(options, 'system-type'),
-      sourceAddr: text(options, 'source-addr'),
-      window: text(options, 'window'),
+      fields: Object.fromEntries(
+        TYPE_FIELDS.map((field) => [field, text(options, optionName(field))]),
+      ),
     }),
   );
   return {
@@ -68,9 +68,8 @@ async function providerSetActive(context: AdminContext, options: Options, active
     workspace: text(options, 'workspace'),
     slug: text(options, 'slug'),
   };
-  const { slug } = await run(
-    active ? enableProvider(context, input) : disableProvider(context, input),
-  );
+  const deps = withProviderTypes(context);
+  const { slug } = await run(active ? enableProvider(deps, input) : disableProvider(deps, input));
   return {
     json: { slug, active },
     human: `Provider ${slug} is now ${active ? 'active' : 'inactive'}`,
@@ -96,3 +95,57 @@ export async function routeCreate(context: AdminContext, options: Options): Prom
     human: `Created failover route ${slug} (id ${id}): ${providerSlugs.join(' → ')}`,
   };
 }
+
+/** The options every type's `provider create` takes, by the field a definition's usage names. */
+const COMMON_OPTIONS: Record<string, OptionSpec> = {
+  workspace: required('workspace', '<slug>'),
+  slug: required('slug', '<slug>'),
+  name: optional('name', '<name>'),
+  requiresSenderId: flag('requires-sender-id'),
+  messagesPerSecond: optional('messages-per-second', '<n>'),
+  countries: optional('countries', '<AU,NZ,...>'),
+};
+
+/**
+ * `provider create --type <type>` as its definition lays it out: a field by name, or a field and
+ * how its value is shown (`messagesPerSecond <n, default 50>`).
+ */
+function createSynopsis(type: ProviderDefinition): Synopsis {
+  const optionOfField = (entry: string): OptionSpec => {
+    const [name = entry, value] = entry.split(/ (.*)/s);
+    if (name === 'type') return required('type', type.type);
+    const own = type.fields.find((field) => field.name === name);
+    const option = own
+      ? { name: optionName(own.name), value: own.value, required: own.required }
+      : COMMON_OPTIONS[name];
+    if (!option) throw new Error(`provider type ${type.type}: no option for usage field ${name}`);
+    return value === undefined ? option : { ...option, value };
+  };
+  const lines = type.usage.lines.map((line) => line.map(optionOfField));
+  return type.usage.note ? [...lines, [usageText(type.usage.note)]] : lines;
+}
+
+/** Shared by enable and disable: one usage line, `provider enable|disable`. */
+const ENABLE_DISABLE: Synopsis[] = [
+  [[required('workspace', '<slug>'), required('slug', '<slug>')]],
+];
+
+export const PROVIDER_COMMANDS: AdminCommand[] = [
+  { name: 'provider create', run: providerCreate, synopses: PROVIDER_TYPES.map(createSynopsis) },
+  { name: 'provider enable', run: providerEnable, synopses: ENABLE_DISABLE },
+  { name: 'provider disable', run: providerDisable, synopses: ENABLE_DISABLE },
+  {
+    name: 'route create',
+    run: routeCreate,
+    synopses: [
+      [
+        [
+          required('workspace', '<slug>'),
+          required('slug', '<slug>'),
+          required('providers', '<a,b,...>'),
+          optional('name', '<name>'),
+        ],
+      ],
+    ],
+  },
+];

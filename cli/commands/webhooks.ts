@@ -19,6 +19,7 @@ import {
   text,
   wholeNumber,
 } from './options.js';
+import { type AdminCommand, optional, required, text as usageText } from './table.js';
 
 /** Tests substitute the resolver to simulate DNS answers. */
 type WebhookContext = AdminContext & { webhookResolver?: HostResolver };
@@ -160,3 +161,35 @@ export async function webhookAttempts(
     ].join('\n'),
   };
 }
+
+/** Shared by enable, disable and delete: one usage line, `webhook enable|disable|delete`. */
+const BY_ID = [[[required('id', '<id>')]]];
+
+export const WEBHOOK_COMMANDS: AdminCommand[] = [
+  {
+    name: 'webhook create',
+    run: webhookCreate,
+    synopses: [
+      [
+        [
+          required('workspace', '<slug>'),
+          required('url', '<http(s) url>'),
+          required('events', '<a,b,...|all>'),
+        ],
+        [optional('description', '<text>'), usageText('  (the signing secret is shown once)')],
+        [usageText('events: message.sent, message.delivered, message.failed,')],
+        [usageText('campaign.completed, otp.accepted, otp.verified, otp.expired')],
+      ],
+    ],
+  },
+  { name: 'webhook list', run: webhookList, synopses: [[[required('workspace', '<slug>')]]] },
+  { name: 'webhook enable', run: webhookEnable, synopses: BY_ID },
+  { name: 'webhook disable', run: webhookDisable, synopses: BY_ID },
+  { name: 'webhook delete', run: webhookDelete, synopses: BY_ID },
+  {
+    name: 'webhook attempts',
+    run: webhookAttempts,
+    synopses: [[[required('id', '<id>'), optional('limit', '1-1000')]]],
+    summary: 'the delivery log, newest first',
+  },
+];

@@ -1,7 +1,7 @@
 import type { Countries } from '../../domain/phone.js';
 import type { OutboundSms, ReceiptParse, SmsProvider, SubmitOutcome } from '../types.js';
 import { SMPP_DEFAULT_MESSAGES_PER_SECOND, type SmppProviderConfig } from './config.js';
-import { currentSmppSessions } from './sessions.js';
+import type { SmppSessions } from './sessions.js';
 
 export const SMPP_WEBHOOK_ANSWER: ReceiptParse = {
   kind: 'invalid',
@@ -9,7 +9,8 @@ export const SMPP_WEBHOOK_ANSWER: ReceiptParse = {
 };
 
 /**
- * An SMPP 3.4 SMSC, through the worker's bind to it (providers/smpp/sessions.ts). A message's
+ * An SMPP 3.4 SMSC, through the worker's bind to it (providers/smpp/sessions.ts, handed to the
+ * adapter by the worker's activities). A message's
  * provider id is the SMSC's message id for its first part; receipts for any part reach it.
  *
  * It has no `lookup`: SMPP 3.4 cannot find a message by the client's reference (`query_sm` takes
@@ -23,9 +24,12 @@ export class SmppProvider implements SmsProvider {
   readonly messagesPerSecond: number;
   readonly slug: string;
   readonly #config: SmppProviderConfig;
+  readonly #sessions: SmppSessions | undefined;
 
   constructor(
     config: SmppProviderConfig,
+    /** The worker's binds; absent anywhere else (the api), where nothing is sent. */
+    sessions: SmppSessions | undefined,
     options: {
       requiresSenderId?: boolean;
       messagesPerSecond?: number | null;
@@ -33,6 +37,7 @@ export class SmppProvider implements SmsProvider {
     } = {},
   ) {
     this.#config = config;
+    this.#sessions = sessions;
     this.slug = config.slug;
     this.requiresSenderId = options.requiresSenderId ?? false;
     this.messagesPerSecond = options.messagesPerSecond ?? SMPP_DEFAULT_MESSAGES_PER_SECOND;
@@ -41,7 +46,7 @@ export class SmppProvider implements SmsProvider {
 
   /** Through the process's bind: only a worker has one; anywhere else nothing is sent. */
   async submit(message: OutboundSms): Promise<SubmitOutcome> {
-    const sessions = currentSmppSessions();
+    const sessions = this.#sessions;
     if (!sessions)
       return { kind: 'failed', reason: 'SMPP binds are held by workers; this process has none' };
     return sessions.submit(this.#config, message);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { ProviderRecord } from '../../db/providers.js';
-import { decryptCredentials, providerCredentialsContext } from '../../security/credentials.js';
+import type { StoredProvider } from '../../domain/provider-definition.js';
+import { storedCredentials } from '../stored-credentials.js';
 
 /** Stored encrypted in providers.credentials: the bind's account. */
 export const smppCredentials = z.object({
@@ -39,15 +39,8 @@ export interface SmppProviderConfig {
 }
 
 /** The SMPP configuration of a provider record; throws when it is incomplete. */
-export function smppConfigOf(record: ProviderRecord, secret: string): SmppProviderConfig {
-  if (!record.credentials) throw new Error(`provider ${record.slug} has no credentials`);
-  const credentials = smppCredentials.parse(
-    decryptCredentials(
-      secret,
-      providerCredentialsContext(record.workspaceId, record.slug),
-      record.credentials,
-    ),
-  );
+export function smppConfigOf(record: StoredProvider, secret: string): SmppProviderConfig {
+  const credentials = smppCredentials.parse(storedCredentials(record, secret));
   const settings = smppSettings.parse(record.settings);
   const bind = {
     host: settings.host,

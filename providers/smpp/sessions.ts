@@ -1,35 +1,54 @@
 /**
  * The SMPP binds of one worker process: one per SMPP provider (keyed by provider id and a hash of
  * its bind settings and credentials), opened by the first submission and also kept up for every
- * active SMPP provider (the list is read from Postgres every 30 s), so that receipts and replies
- * arrive while nothing is being sent. Each bind's `deliver_sm` are recorded here: receipts on
- * their message (db/smpp.ts), replies as STOP/START (db/opt-outs.ts). `close` unbinds them all.
+ * active SMPP provider (the list is asked of the sink every 30 s), so that receipts and replies
+ * arrive while nothing is being sent. Each bind's `deliver_sm` go to the sink: receipts on their
+ * message, replies as STOP/START. `close` unbinds them all.
  *
- * Only workers hold binds (temporal/worker.ts acquires this at start-up and releases it at
- * shutdown); the api never does, and an SMPP adapter in a process without sessions fails its
- * submissions instead of binding.
+ * Vendor I/O only: what is read and written goes through the sink the worker hands in
+ * (activities/smpp-binds.ts writes it to Postgres). Only workers hold binds: the worker makes
+ * them at start-up, hands them to its activities and closes them at shutdown; an SMPP adapter
+ * without sessions (the api) fails its submissions instead of binding.
  */
-import type { Sql } from '../../db/client.js';
-import { applyInboundReply } from '../../db/opt-outs.js';
-import type { ProviderRecord } from '../../db/providers.js';
-import {
-  deleteStaleSmppRecords,
-  findActiveSmppProviders,
-  recordMessageParts,
-  recordSmppReceipt,
-} from '../../db/smpp.js';
-import type { OutboundSms, SubmitOutcome } from '../types.js';
+import type { StoredProvider } from '../../domain/provider-definition.js';
+import type { DeliveryStatus, OutboundSms, SubmitOutcome } from '../types.js';
 import { SmppClient, type SmppClientOptions, type SmppLog } from './client.js';
 import { type SmppProviderConfig, smppConfigOf } from './config.js';
 import { type DeliverSmFields, ESME_ROK, parseDeliverSm, receiptErrorCode } from './protocol.js';
 
+/** A receipt that came over a bind, for the provider it was bound for. */
+export interface SmppReceipt {
+  workspaceId: number;
+  providerSlug: string;
+  /** The id the receipt names: the message's, or one of its later parts'. */
+  providerMessageId: string;
+  status: DeliveryStatus;
+  errorCode: string | null;
+  at: Date;
+}
+
+/** Where the binds read their providers from and deliver what arrives; a failure makes the SMSC deliver it again. */
+export interface SmppSink {
+  /** The providers to keep a bind for: every active SMPP provider. */
+  activeProviders(): Promise<StoredProvider[]>;
+  receipt(receipt: SmppReceipt): Promise<void>;
+  /** A recipient's reply (STOP, START...). */
+  reply(reply: { workspaceId: number; from: string; body: string }): Promise<void>;
+  /** The ids of a long message's parts, first part first: receipts for any part reach the message. */
+  messageParts(parts: {
+    workspaceId: number;
+    providerSlug: string;
+    partIds: string[];
+  }): Promise<void>;
+  /** Forgets what is stale (receipts no message claimed, old part maps); run hourly. */
+  cleanUp(): Promise<void>;
+}
+
 export interface SmppSessionsOptions {
-  sql: Sql;
+  sink: SmppSink;
   /** HERALD_SECRET: decrypts the providers' credentials. */
   secret: string;
   refreshIntervalMs?: number;
-  /** The providers to keep a bind for; by default every active SMPP provider. */
-  providers?: () => Promise<ProviderRecord[]>;
   log?: SmppLog;
   /** Overrides of the binds' timers and limits. */
   client?: Partial<SmppClientOptions>;
@@ -73,8 +92,7 @@ export class SmppSessions {
   /** Binds for the active SMPP providers, and no others; an hourly clean-up of stale records. */
   async refresh(): Promise<void> {
     const startedAt = Date.now();
-    const records = await (this.#options.providers?.() ??
-      findActiveSmppProviders(this.#options.sql));
+    const records = await this.#options.sink.activeProviders();
     if (this.#closed) return;
     const wanted = new Set<string>();
     for (const record of records) {
@@ -97,7 +115,7 @@ export class SmppSessions {
     }
     if (Date.now() >= this.#nextCleanup) {
       this.#nextCleanup = Date.now() + CLEANUP_INTERVAL_MS;
-      await deleteStaleSmppRecords(this.#options.sql, { pendingDays: 7, partDays: 30 });
+      await this.#options.sink.cleanUp();
     }
   }
 
@@ -112,16 +130,18 @@ export class SmppSessions {
     );
     if (outcome.kind === 'accepted' && partIds.length > 1) {
       // Accepted whatever happens here; without the map, receipts for later parts go unmatched.
-      await recordMessageParts(this.#options.sql, {
-        workspaceId: config.workspaceId,
-        providerSlug: config.slug,
-        partIds,
-      }).catch((error: Error) =>
-        this.#log(
-          'warn',
-          `part ids of ${config.slug} message ${partIds[0]} not kept: ${error.message}`,
-        ),
-      );
+      await this.#options.sink
+        .messageParts({
+          workspaceId: config.workspaceId,
+          providerSlug: config.slug,
+          partIds,
+        })
+        .catch((error: Error) =>
+          this.#log(
+            'warn',
+            `part ids of ${config.slug} message ${partIds[0]} not kept: ${error.message}`,
+          ),
+        );
     }
     return outcome;
   }
@@ -178,7 +198,7 @@ export class SmppSessions {
     const parsed = parseDeliverSm(pdu);
     if (parsed.kind === 'receipt') {
       if (parsed.outcome === 'ignored') return ESME_ROK;
-      await recordSmppReceipt(this.#options.sql, {
+      await this.#options.sink.receipt({
         workspaceId: config.workspaceId,
         providerSlug: config.slug,
         providerMessageId: parsed.providerMessageId,
@@ -189,7 +209,7 @@ export class SmppSessions {
         at: parsed.doneAt ?? new Date(),
       });
     } else if (parsed.kind === 'reply') {
-      await applyInboundReply(this.#options.sql, {
+      await this.#options.sink.reply({
         workspaceId: config.workspaceId,
         from: parsed.from,
         body: parsed.body,
@@ -199,35 +219,4 @@ export class SmppSessions {
     }
     return ESME_ROK;
   }
-}
-
-let shared: { sessions: SmppSessions; users: number } | undefined;
-
-/**
- * The process's SMPP sessions, started by the first worker of the process and shared with any
- * later one; each `acquire` is matched by a `release`, and the last release unbinds.
- */
-export async function acquireSmppSessions(options: SmppSessionsOptions): Promise<SmppSessions> {
-  if (shared) {
-    shared.users++;
-    return shared.sessions;
-  }
-  const sessions = new SmppSessions(options);
-  shared = { sessions, users: 1 };
-  await sessions.start();
-  return sessions;
-}
-
-export async function releaseSmppSessions(): Promise<void> {
-  if (!shared) return;
-  shared.users--;
-  if (shared.users > 0) return;
-  const { sessions } = shared;
-  shared = undefined;
-  await sessions.close();
-}
-
-/** The process's SMPP sessions, if a worker runs in it. */
-export function currentSmppSessions(): SmppSessions | undefined {
-  return shared?.sessions;
 }

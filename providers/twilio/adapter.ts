@@ -25,11 +25,12 @@ export const twilioCredentials = z.object({
 export type TwilioCredentials = z.infer<typeof twilioCredentials>;
 
 /** Non-secret settings in providers.settings; one of `from`, `messaging_service_sid` is set. */
-export interface TwilioSettings {
-  base_url?: string;
-  from?: string;
-  messaging_service_sid?: string;
-}
+export const twilioSettings = z.object({
+  base_url: z.string().optional(),
+  from: z.string().optional(),
+  messaging_service_sid: z.string().optional(),
+});
+export type TwilioSettings = z.infer<typeof twilioSettings>;
 
 /**
  * Twilio queues what exceeds a sender's rate itself, for up to 4 hours; Herald paces to this so

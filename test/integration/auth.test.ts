@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keyRevoke } from '../../cli/commands/admin.js';
+import { keyRevoke } from '../../cli/commands/keys.js';
 import { createTenant, openStack, PUBLIC_URL, type Stack, type Tenant } from '../support/stack.js';
 
 const UNAUTHENTICATED = { message: 'Unauthenticated.' };

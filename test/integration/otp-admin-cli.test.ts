@@ -5,16 +5,16 @@
  */
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Options } from '../../cli/commands/admin.js';
+import { creditsAdd } from '../../cli/commands/credits.js';
+import type { Options } from '../../cli/commands/options.js';
 import {
-  creditsAdd,
   otpServiceCreate,
   otpServiceDelete,
   otpServiceUpdate,
-  senderCreate,
-  templateCreate,
-} from '../../cli/commands/otp-admin.js';
+} from '../../cli/commands/otp-services.js';
 import { providerCreate, providerDisable } from '../../cli/commands/providers.js';
+import { senderCreate } from '../../cli/commands/senders.js';
+import { templateCreate } from '../../cli/commands/templates.js';
 import { UsageError } from '../../cli/output.js';
 import { creditBalance } from '../../db/credits.js';
 import { heraldEnv, runHeraldJson } from '../support/processes.js';

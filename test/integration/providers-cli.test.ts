@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { keyCreate, type Options } from '../../cli/commands/admin.js';
+import { keyCreate } from '../../cli/commands/keys.js';
+import type { Options } from '../../cli/commands/options.js';
 import {
   providerCreate,
   providerDisable,

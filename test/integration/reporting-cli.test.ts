@@ -7,8 +7,8 @@
  */
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { userCreate } from '../../cli/commands/admin.js';
 import { providerCreate, routeCreate } from '../../cli/commands/providers.js';
+import { userCreate } from '../../cli/commands/users.js';
 import { findAccessGrant } from '../../db/oauth-grants.js';
 import { keyedHash } from '../../security/tokens.js';
 import { freePorts, heraldEnv, runHerald, runHeraldJson } from '../support/processes.js';

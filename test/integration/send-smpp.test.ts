@@ -8,11 +8,11 @@
  * to SMPP; a wrong password fails the messages with the SMSC's reason.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createSmppSessions } from '../../activities/smpp-binds.js';
 import { providerCreate, providerDisable, routeCreate } from '../../cli/commands/providers.js';
 import { UsageError } from '../../cli/output.js';
 import { findActiveSmppProviders } from '../../db/smpp.js';
 import { countSegments } from '../../domain/segments.js';
-import { SmppSessions } from '../../providers/smpp/sessions.js';
 import { decryptCredentials, providerCredentialsContext } from '../../security/credentials.js';
 import { heraldEnv, runHeraldJson } from '../support/processes.js';
 import {
@@ -564,7 +564,7 @@ describe("a worker's SMPP sessions", () => {
     await smppProvider(owner, 'smsc', target);
     // Sessions of this test's own, for this workspace only, refreshed by hand (the shared
     // worker's refresh every 30 s may bind the provider too: the counts allow for it).
-    const sessions = new SmppSessions({
+    const sessions = createSmppSessions({
       sql: stack.sql,
       secret: inject('secret'),
       providers: async () =>

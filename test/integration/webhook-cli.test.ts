@@ -4,7 +4,7 @@
  * the real `herald` binary with --json.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Options } from '../../cli/commands/admin.js';
+import type { Options } from '../../cli/commands/options.js';
 import {
   webhookAttempts,
   webhookCreate,

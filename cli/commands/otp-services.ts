@@ -1,55 +1,14 @@
-/** herald credits add, otp-service create|update|delete, template create, sender create. */
-import { addCredits } from '../../commands/credits.js';
+/** herald otp-service create|update|delete: options in, use-case, output. */
 import {
   createOtpService,
   deleteOtpService,
   type OtpServiceSettingsInput,
   updateOtpService,
 } from '../../commands/otp-services.js';
-import { registerSender } from '../../commands/senders.js';
-import { createTemplate } from '../../commands/templates.js';
 import type { OtpServiceRecord } from '../../db/otp-settings.js';
 import type { AdminContext } from '../context.js';
-import {
-  type CommandResult,
-  type Options,
-  optional,
-  optionOf,
-  run,
-  text,
-  wholeNumber,
-} from './options.js';
-
-/** herald credits add --workspace <slug> --amount <n> → {"balance"} */
-export async function creditsAdd(context: AdminContext, options: Options): Promise<CommandResult> {
-  const raw = optional(options, 'amount');
-  // The refusal quotes the amount as typed.
-  const label = (field: string) =>
-    field === 'amount' && raw !== undefined ? `--amount "${raw}"` : optionOf(field);
-  const { amount, balance, workspace } = await run(
-    addCredits(context, {
-      workspace: text(options, 'workspace'),
-      amount: wholeNumber(options, 'amount'),
-    }),
-    label,
-  );
-  return {
-    json: { balance },
-    human: `Added ${amount} credits to ${workspace.slug}; the balance is ${balance}`,
-  };
-}
-
-/** The options that set an OTP service's settings (create and update). */
-export const SETTING_OPTIONS = [
-  'name',
-  'purpose',
-  'code-length',
-  'expires-in-minutes',
-  'template',
-  'message-template',
-  'sender-id',
-  'provider',
-] as const;
+import { type CommandResult, type Options, run, text, wholeNumber } from './options.js';
+import { type AdminCommand, type OptionSpec, oneOf, optional, required } from './table.js';
 
 function serviceSettings(options: Options): OtpServiceSettingsInput {
   return {
@@ -130,42 +89,50 @@ export async function otpServiceDelete(
   };
 }
 
-/** herald template create --workspace <slug> --slug <slug> --body <text> [...] → {"id", "slug"} */
-export async function templateCreate(
-  context: AdminContext,
-  options: Options,
-): Promise<CommandResult> {
-  const { id, slug, purpose, workspace } = await run(
-    createTemplate(context, {
-      workspace: text(options, 'workspace'),
-      slug: text(options, 'slug'),
-      body: text(options, 'body'),
-      name: text(options, 'name'),
-      purpose: text(options, 'purpose'),
-      enabled: options.disabled !== true,
-    }),
-  );
-  return {
-    json: { id, slug },
-    human: `Created ${purpose} template ${slug} (id ${id}) in ${workspace.slug}`,
-  };
-}
+/** The options that set an OTP service's settings: create's, every one optional on update. */
+const NAME = required('name', '<name>');
+const PURPOSE = required('purpose', '<purpose>');
+const CODE_LENGTH = optional('code-length', '6-8');
+const EXPIRES_IN_MINUTES = optional('expires-in-minutes', '1-10');
+const TEMPLATE = optional('template', '<slug>');
+const MESSAGE_TEMPLATE = optional('message-template', '<text with {code}>');
+const SENDER_ID = optional('sender-id', '<sender>');
+const PROVIDER = optional('provider', '<slug>');
+const SETTINGS: OptionSpec[] = [
+  NAME,
+  PURPOSE,
+  CODE_LENGTH,
+  EXPIRES_IN_MINUTES,
+  TEMPLATE,
+  MESSAGE_TEMPLATE,
+  SENDER_ID,
+  PROVIDER,
+].map((option) => ({ ...option, required: false }));
 
-/** herald sender create --workspace <slug> --provider <slug> --sender <name> [--pending] → {"id"} */
-export async function senderCreate(
-  context: AdminContext,
-  options: Options,
-): Promise<CommandResult> {
-  const { id, sender, providerSlug, approved, workspace } = await run(
-    registerSender(context, {
-      workspace: text(options, 'workspace'),
-      provider: text(options, 'provider'),
-      sender: text(options, 'sender'),
-      approved: options.pending !== true,
-    }),
-  );
-  return {
-    json: { id },
-    human: `Registered sender "${sender}" for ${providerSlug} in ${workspace.slug} (id ${id}, ${approved ? 'approved' : 'pending approval'})`,
-  };
-}
+const WORKSPACE = required('workspace', '<slug>');
+const SERVICE_SLUG = required('slug', '<uuid>');
+
+export const OTP_SERVICE_COMMANDS: AdminCommand[] = [
+  {
+    name: 'otp-service create',
+    run: otpServiceCreate,
+    synopses: [
+      [
+        [WORKSPACE, NAME, PURPOSE],
+        [CODE_LENGTH, EXPIRES_IN_MINUTES],
+        [oneOf(TEMPLATE, MESSAGE_TEMPLATE)],
+        [SENDER_ID, PROVIDER],
+      ],
+    ],
+  },
+  {
+    name: 'otp-service update',
+    run: otpServiceUpdate,
+    synopses: [[[WORKSPACE, SERVICE_SLUG, { label: 'any option of create', options: SETTINGS }]]],
+  },
+  {
+    name: 'otp-service delete',
+    run: otpServiceDelete,
+    synopses: [[[WORKSPACE, SERVICE_SLUG]]],
+  },
+];

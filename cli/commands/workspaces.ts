@@ -1,0 +1,66 @@
+/** herald workspace create|update: options in, use-case, output. */
+import { createWorkspace, updateWorkspaceSettings } from '../../commands/workspaces.js';
+import type { AdminContext } from '../context.js';
+import { UsageError } from '../output.js';
+import { type CommandResult, type Options, optional, run, text } from './options.js';
+import { type AdminCommand, optional as optionalOption, required } from './table.js';
+
+export async function workspaceCreate(
+  context: AdminContext,
+  options: Options,
+): Promise<CommandResult> {
+  const workspace = await run(
+    createWorkspace(context, { name: text(options, 'name'), slug: text(options, 'slug') }),
+  );
+  return {
+    json: { id: workspace.id, slug: workspace.slug },
+    human: `Created workspace ${workspace.slug} (id ${workspace.id})`,
+  };
+}
+
+/** herald workspace update --slug <slug> [--name <name>] [--api-enabled true|false] */
+export async function workspaceUpdate(
+  context: AdminContext,
+  options: Options,
+): Promise<CommandResult> {
+  const flag = optional(options, 'api-enabled');
+  if (flag !== undefined && flag !== 'true' && flag !== 'false')
+    throw new UsageError(`--api-enabled must be true or false, not "${flag}"`);
+  const workspace = await run(
+    updateWorkspaceSettings(context, {
+      slug: text(options, 'slug'),
+      name: text(options, 'name'),
+      apiEnabled: flag === undefined ? undefined : flag === 'true',
+    }),
+  );
+  return {
+    json: {
+      id: workspace.id,
+      slug: workspace.slug,
+      name: workspace.name,
+      api_enabled: workspace.apiEnabled,
+    },
+    human: `Updated workspace ${workspace.slug} (id ${workspace.id}): name "${workspace.name}", API ${workspace.apiEnabled ? 'enabled' : 'disabled'}`,
+  };
+}
+
+export const WORKSPACE_COMMANDS: AdminCommand[] = [
+  {
+    name: 'workspace create',
+    run: workspaceCreate,
+    synopses: [[[required('name', '<name>'), optionalOption('slug', '<slug>')]]],
+  },
+  {
+    name: 'workspace update',
+    run: workspaceUpdate,
+    synopses: [
+      [
+        [
+          required('slug', '<slug>'),
+          optionalOption('name', '<name>'),
+          optionalOption('api-enabled', 'true|false'),
+        ],
+      ],
+    ],
+  },
+];

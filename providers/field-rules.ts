@@ -1,0 +1,34 @@
+/**
+ * Rules the vendors' create fields share (providers/<vendor>/definition.ts). A refusal names
+ * fields by reference, so each front end shows them by its own label; secrets (a Twilio auth
+ * token, an SMPP password) are never echoed, not even in a refusal.
+ */
+import { z } from 'zod';
+import { type ProviderFieldsInput, refuse } from '../domain/provider-definition.js';
+
+/** A field named inside a refusal. */
+export const field = (name: string) => ({ field: name });
+
+/** The number pattern senders were checked with before (wider than domain/request-schema.ts's E164). */
+export const E164_SENDER = /^\+[1-9]\d{1,14}$/;
+/** Alphanumeric sender id: up to 11 letters, digits or spaces, at least one letter. */
+export const ALPHANUMERIC_SENDER = /^(?=.*[A-Za-z])[A-Za-z0-9 ]{1,11}$/;
+
+/** A text field trimmed; blank is missing. */
+export function optionalText(input: ProviderFieldsInput, name: string): string | undefined {
+  const text = input[name]?.trim();
+  return text === undefined || text === '' ? undefined : text;
+}
+
+/** A text field that must be given: trimmed, refused when missing or blank. */
+export function requiredText(input: ProviderFieldsInput, name: string): string {
+  const text = optionalText(input, name);
+  if (text === undefined) throw refuse`${field(name)} is required`;
+  return text;
+}
+
+export function httpUrl(name: string, value: string): string {
+  if (!z.url({ protocol: /^https?$/ }).safeParse(value).success)
+    throw refuse`${field(name)} "${value}" is not an http(s) URL`;
+  return value;
+}
