@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import { chmod, chown, cp, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { arch, platform, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import postgres from 'postgres';
+import { childEnvironment } from '../../config/child-environment.js';
+import { ensureDatabase } from '../../db/create-database.js';
 import { freePort, isPortFree } from './ports.js';
 import { run } from './processes.js';
 
@@ -53,7 +54,7 @@ export async function startEmbeddedPostgres(options: {
     uid: owner.uid,
     gid: owner.gid,
     cwd: '/',
-    env: { ...process.env, LC_ALL: 'C' },
+    env: childEnvironment({ LC_ALL: 'C' }),
   };
   let dataDir = resolve(options.dataDir);
   let binaries = await loadBinaries();
@@ -113,7 +114,7 @@ export async function startEmbeddedPostgres(options: {
 
   const serverUrl = (database: string) =>
     `postgres://${state.user}:${state.password}@127.0.0.1:${state.port}/${database}`;
-  await ensureDatabase(serverUrl('postgres'));
+  await ensureDatabase(serverUrl('postgres'), DATABASE);
 
   return { url: serverUrl(DATABASE), clusterDir, stop };
 }
@@ -284,14 +285,4 @@ async function runningServerPort(
   const pidFile = await readFile(join(clusterDir, 'postmaster.pid'), 'utf8');
   const port = Number(pidFile.split('\n')[3]);
   return Number.isInteger(port) && port > 0 ? port : undefined;
-}
-
-async function ensureDatabase(adminUrl: string): Promise<void> {
-  const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  try {
-    const [exists] = await sql`select 1 from pg_database where datname = ${DATABASE}`;
-    if (!exists) await sql.unsafe(`create database ${DATABASE}`);
-  } finally {
-    await sql.end();
-  }
 }
