@@ -5,9 +5,9 @@ import type { Sql } from '../db/client.js';
 import { startSimulator } from '../providers/simulator/server.js';
 import { ensureMaintenanceSchedule } from '../temporal/schedules.js';
 import { ensureSearchAttributes } from '../temporal/search-attributes.js';
-import { startHeraldWorker } from '../temporal/worker.js';
 import { OTP_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from '../workflows/definitions.js';
 import { buildApp } from './app.js';
+import { startHeraldWorker } from './worker.js';
 
 /*
  * What each role of a Herald process starts (`herald api`, `herald worker`, `herald simulator`,

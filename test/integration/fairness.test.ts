@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { insertProvider } from '../../db/providers.js';
 import { type RunningSimulator, startSimulator } from '../../providers/simulator/server.js';
-import { type RunningWorker, startHeraldWorker } from '../../temporal/worker.js';
+import { type RunningWorker, startHeraldWorker } from '../../server/worker.js';
 import { lookup, numbers, postMessages, waitForCompletion } from '../support/send.js';
 import {
   createTenant,

@@ -1,5 +1,5 @@
 /**
- * The outbox dispatcher of the shared worker (temporal/webhook-dispatcher.ts) when things go
+ * The outbox dispatcher of the shared worker (server/webhook-dispatcher.ts) when things go
  * wrong: a dispatcher that died after starting a workflow but before marking its event, and one
  * that died holding its batch's row locks. Nothing accepted is lost and nothing goes out twice.
  */

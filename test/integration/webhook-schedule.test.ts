@@ -23,7 +23,7 @@ import {
   WEBHOOK_RETRY_DELAYS_MS,
 } from '../../domain/webhooks.js';
 import type { HostResolver } from '../../security/ssrf.js';
-import { installTemporalRuntime } from '../../temporal/worker.js';
+import { installTemporalRuntime } from '../../server/worker.js';
 import { searchAttributes, TASK_QUEUE, webhookWorkflowId } from '../../workflows/definitions.js';
 import type { webhookWorkflow } from '../../workflows/webhook.js';
 import { createTenant, type Tenant } from '../support/stack.js';

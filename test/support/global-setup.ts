@@ -9,9 +9,9 @@ import { findTemporalCli, startTemporalDevServer } from '../../cli/embedded/temp
 import { createSql } from '../../db/client.js';
 import { migrate } from '../../db/migrate.js';
 import { startSimulator } from '../../providers/simulator/server.js';
+import { startHeraldWorker } from '../../server/worker.js';
 import { connectTemporalClient } from '../../temporal/client.js';
 import { ensureSearchAttributes } from '../../temporal/search-attributes.js';
-import { startHeraldWorker } from '../../temporal/worker.js';
 
 /** Namespace kept free of the shared worker, for tests that run their own worker processes. */
 export const ISOLATED_NAMESPACE = 'herald-isolated';

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Sql } from '../db/client.js';
 import { lockUndispatchedEvents, markEventsDispatched } from '../db/webhooks.js';
-import { startWebhookWorkflow } from './workflow-starts.js';
+import { startWebhookWorkflow } from '../temporal/workflow-starts.js';
 
 /** The channel the webhook triggers of 0007_webhooks.sql notify when they write events. */
 export const WEBHOOK_EVENTS_CHANNEL = 'herald_webhook_events';
