@@ -13,8 +13,11 @@ import { createGuard } from './guard.js';
 import { messagePage } from './pages.js';
 import { accountRoutes } from './routes/account.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
+import { auditRoutes } from './routes/audit.js';
+import { batchRoutes } from './routes/batches.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { invitationRoutes } from './routes/invitations.js';
+import { quickSendRoutes } from './routes/quick-send.js';
 
 export async function consoleRoutes(app: FastifyInstance, { deps }: { deps: ConsoleDeps }) {
   app.get('/', async (_request, reply) => reply.redirect('/console', 302));
@@ -61,6 +64,9 @@ async function consolePages(app: FastifyInstance, { deps }: { deps: ConsoleDeps 
     async (workspace) => {
       await workspace.register(dashboardRoutes, { context });
       await workspace.register(apiKeyRoutes, { context });
+      await workspace.register(quickSendRoutes, { context });
+      await workspace.register(batchRoutes, { context });
+      await workspace.register(auditRoutes, { context });
     },
     { prefix: '/w/:workspace' },
   );

@@ -42,3 +42,27 @@ export async function recentBatches(
     from report_batches where workspace_id = ${workspaceId}
     order by campaign_id desc limit ${limit}`;
 }
+
+export interface FailureGroup {
+  /** `send`: the provider refused or the send failed; `delivery`: an undelivered receipt. */
+  stage: 'send' | 'delivery';
+  error: string;
+  count: number;
+}
+
+/** A batch's failures grouped by their error, most frequent first. */
+export async function failureGroups(sql: Sql, campaignId: number): Promise<FailureGroup[]> {
+  return sql<FailureGroup[]>`
+    select stage, error, count::int from (
+      select 'send' as stage, coalesce(error, 'unknown') as error, count(*) as count
+      from campaign_messages where campaign_id = ${campaignId} and status = 'failed'
+      group by 2
+      union all
+      select 'delivery', coalesce(delivery_error_code, 'unknown'), count(*)
+      from campaign_messages
+      where campaign_id = ${campaignId} and status = 'sent' and delivery_status = 'undelivered'
+      group by 2
+    ) groups
+    order by count desc, stage, error
+    limit 50`;
+}
