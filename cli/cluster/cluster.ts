@@ -109,6 +109,9 @@ export class Cluster {
       TEMPORAL_NAMESPACE: this.options.namespace,
       HERALD_SECRET: this.options.secret,
       SIMULATOR_PORT: String(this.options.simulatorPort),
+      // One public address in front of the replicas (the first api's unless given): receipt
+      // callbacks the workers hand to providers, and the apis' OAuth issuer, name it.
+      PUBLIC_URL: this.options.heraldEnv.PUBLIC_URL || (this.apiUrls[0] as string),
       ...values,
     };
   }
@@ -120,11 +123,7 @@ export class Cluster {
   async startApi(index: number): Promise<void> {
     const port = this.options.apiPorts[index];
     if (port === undefined) throw new Error(`No api ${index}`);
-    await this.startHerald(`api-${index}`, 'api', {
-      PORT: String(port),
-      // Every api answers as the first one: one public address in front of the replicas.
-      PUBLIC_URL: this.options.heraldEnv.PUBLIC_URL || (this.apiUrls[0] as string),
-    });
+    await this.startHerald(`api-${index}`, 'api', { PORT: String(port) });
   }
 
   /** `kill -9` of a Herald process (`api-0`, `worker-1`, `simulator`…). */
