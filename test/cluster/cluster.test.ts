@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from '../../cli/cluster/temporal-build.js';
-import { call, createTenant, recipients, type Tenant } from '../chaos/support/api.js';
+import { call, createTenant, type Tenant } from '../chaos/support/api.js';
 import { auditCampaigns, readInbox, setBehaviour } from '../chaos/support/audit.js';
 import {
   apiCounters,
@@ -247,6 +247,8 @@ describe('faults on the cluster', () => {
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     await under.cluster.temporal.restart('history', 'default');
     await expectExactlyOnce(tenant, campaign);
+    // Api and worker processes rode out the outage of the shards' owner.
+    expect(under.cluster.exited()).toEqual([]);
   });
 
   it('loses and duplicates nothing when one of the two workers is killed mid-campaign', async () => {
