@@ -48,6 +48,16 @@
     });
   });
 
+  // Quick Send: how many numbers the recipients box holds, as it is edited.
+  document.addEventListener('input', (event) => {
+    const box = event.target;
+    if (!(box instanceof HTMLTextAreaElement) || box.id !== 'recipients') return;
+    const label = document.getElementById('recipient-count');
+    if (!label) return;
+    const count = box.value.split(/[\n,;\t]/).filter((value) => value.trim() !== '').length;
+    label.textContent = `${count.toLocaleString('en-US')} recipient${count === 1 ? '' : 's'} entered`;
+  });
+
   // Dashboard chart: <div class="chart" data-series='{"days":[...],"sent":[...],...}'>.
   function drawCharts() {
     if (typeof window.uPlot !== 'function') return;

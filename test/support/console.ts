@@ -127,6 +127,11 @@ export async function openConsoleApp(extraEnv: Record<string, string> = {}) {
   const deps = { env, publicUrl, secret, sql, temporal };
   return {
     app,
+    /** Listens on a free loopback port (for a real browser); returns the base URL. */
+    async listen(): Promise<string> {
+      const address = await app.listen({ host: '127.0.0.1', port: 0 });
+      return address;
+    },
     sql,
     deps,
     async close() {
