@@ -334,10 +334,7 @@ describe('the import-rule checker', () => {
 
   it('lets the server module compose the front ends side by side', () => {
     const files = [
-      file(
-        'server/app.ts',
-        "import { a } from '../api/app.js';\nimport { m } from '../mcp/r.js';",
-      ),
+      file('server/app.ts', "import { a } from '../api/app.js';\nimport { m } from '../mcp/r.js';"),
       file('cli/main.ts', "import { serve } from '../server/roles.js';"),
       file('api/app.ts', "import { serve } from '../server/roles.js';"),
     ];
