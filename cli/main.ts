@@ -68,6 +68,13 @@ const RUN_COMMANDS: Record<string, RunCommand> = {
     summary: ['api + worker, with embedded Postgres and Temporal when unconfigured'],
     run: async () => (await loadServe()).start(),
   },
+  cluster: {
+    summary: [
+      'the production shape on one machine: a Temporal cluster on Postgres,',
+      '2 api and 2 worker processes, the simulator (builds Temporal once)',
+    ],
+    run: async () => (await import('./commands/cluster.js')).cluster(),
+  },
   api: {
     summary: ['the HTTP api only (needs DATABASE_URL and TEMPORAL_ADDRESS)'],
     run: async () => (await loadServe()).api(),
