@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { childEnvironment } from '../../config/child-environment.js';
 import { run } from '../embedded/processes.js';
 
 /**
@@ -76,7 +77,7 @@ async function fromPath(): Promise<TemporalBinaries | undefined> {
   };
 }
 
-const goEnv = () => ({ ...process.env, GOTOOLCHAIN: GO_TOOLCHAIN, GOFLAGS: '-buildvcs=false' });
+const goEnv = () => childEnvironment({ GOTOOLCHAIN: GO_TOOLCHAIN, GOFLAGS: '-buildvcs=false' });
 
 /** The module's folder in the Go module cache (downloaded if absent). */
 async function downloadModule(module = `${MODULE}@v${TEMPORAL_SERVER_VERSION}`): Promise<string> {
@@ -189,7 +190,7 @@ export async function findOrBuildTemporalUi(
       ['build', '-o', join(scratch, 'bin', 'temporal-ui-server'), './cmd/server'],
       {
         cwd: join(scratch, 'src'),
-        env: { ...process.env, GOFLAGS: '-buildvcs=false' },
+        env: childEnvironment({ GOFLAGS: '-buildvcs=false' }),
       },
     );
     if (built.code !== 0) throw new Error(built.stderr.slice(-4000));

@@ -3,7 +3,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
-import postgres from 'postgres';
+import { childEnvironment } from '../../config/child-environment.js';
+import { ensureDatabase, tableExists } from '../../db/bootstrap.js';
 import { ensureSearchAttributes } from '../../temporal/search-attributes.js';
 import { searchAttributes } from '../../workflows/definitions.js';
 import { isPortFree } from '../embedded/ports.js';
@@ -74,7 +75,7 @@ export class TemporalCluster {
         options.binaries.server,
         ['--config-file', configFile, '--allow-no-auth', 'start', '--service', service],
         {
-          env: { ...process.env },
+          env: childEnvironment(),
           cwd: options.dataDir,
           logFile: join(options.logDir, `temporal-${service}.log`),
         },
@@ -214,14 +215,8 @@ function databaseOf(adminUrl: string): TemporalDatabase {
 }
 
 async function createDatabases(adminUrl: string, database: TemporalDatabase): Promise<void> {
-  const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  try {
-    for (const name of [database.database, database.visibilityDatabase]) {
-      const [exists] = await sql`select 1 from pg_database where datname = ${name}`;
-      if (!exists) await sql.unsafe(`create database ${name}`);
-    }
-  } finally {
-    await sql.end();
+  for (const name of [database.database, database.visibilityDatabase]) {
+    await ensureDatabase(adminUrl, name);
   }
 }
 
@@ -245,7 +240,7 @@ async function migrateSchemas(
         binaries.sqlTool,
         [...base, '-u', database.user, '--db', db, ...args],
         {
-          env: { ...process.env, SQL_PASSWORD: database.password },
+          env: childEnvironment({ SQL_PASSWORD: database.password }),
         },
       );
       if (result.code !== 0) {
@@ -263,19 +258,6 @@ async function migrateSchemas(
 }
 
 async function hasSchemaVersionTable(database: TemporalDatabase, db: string): Promise<boolean> {
-  const sql = postgres({
-    host: database.host,
-    port: database.port,
-    user: database.user,
-    password: database.password,
-    database: db,
-    max: 1,
-    onnotice: () => {},
-  });
-  try {
-    const [found] = await sql`select to_regclass('schema_version') is not null as present`;
-    return found?.present === true;
-  } finally {
-    await sql.end();
-  }
+  const { host, port, user, password } = database;
+  return tableExists({ host, port, user, password, database: db }, 'schema_version');
 }

@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path';
+import { childEnvironment } from '../../config/child-environment.js';
 import { parseEnv } from '../../config/env.js';
 import { resolveSecret } from '../../config/secret.js';
 import { Cluster } from '../cluster/cluster.js';
@@ -41,7 +42,7 @@ export async function cluster(): Promise<void> {
       workers: WORKER_PROCESSES,
       simulatorPort: env.SIMULATOR_PORT,
       temporalPort: env.TEMPORAL_DEV_PORT,
-      heraldEnv: { ...process.env, HERALD_DATA_DIR: dataDir },
+      heraldEnv: childEnvironment({ HERALD_DATA_DIR: dataDir }),
       log,
       register: (name, stop) => lifecycle.add(name, stop),
     });

@@ -4,7 +4,7 @@ import { chmod, chown, cp, mkdir, readFile, rename, rm, stat, writeFile } from '
 import { arch, platform, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { childEnvironment } from '../../config/child-environment.js';
-import { ensureDatabase } from '../../db/create-database.js';
+import { ensureDatabase } from '../../db/bootstrap.js';
 import { freePort, isPortFree } from './ports.js';
 import { run } from './processes.js';
 
