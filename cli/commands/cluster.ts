@@ -5,6 +5,7 @@ import { resolveSecret } from '../../config/secret.js';
 import { Cluster } from '../cluster/cluster.js';
 import { TEMPORAL_SERVER_VERSION } from '../cluster/temporal-build.js';
 import { NUM_HISTORY_SHARDS } from '../cluster/temporal-config.js';
+import { startTemporalUi } from '../cluster/temporal-ui.js';
 import { Lifecycle } from '../lifecycle.js';
 import { UsageError } from '../output.js';
 
@@ -47,6 +48,16 @@ export async function cluster(): Promise<void> {
       register: (name, stop) => lifecycle.add(name, stop),
     });
     if (lifecycle.isStopping) return;
+    const uiUrl = await startTemporalUi({
+      dataDir,
+      logDir: running.logDir,
+      port: env.TEMPORAL_UI_PORT,
+      temporalAddress: running.temporal.address,
+      namespace: env.TEMPORAL_NAMESPACE,
+      log,
+      register: (name, stop) => lifecycle.add(name, stop),
+    });
+    if (lifecycle.isStopping) return;
     const temporalPids = [...running.temporal.services]
       .map(([service, child]) => `${service} ${child.pid}`)
       .join(', ');
@@ -60,8 +71,7 @@ export async function cluster(): Promise<void> {
         ...running.apiUrls.map((url, i) => `  API ${i + 1}        ${url}  (health: ${url}/health)`),
         `  Simulator    ${running.simulatorUrl}  (inbox: ${running.simulatorUrl}/v1/inbox)`,
         `  Temporal     ${running.temporal.address} (namespace ${env.TEMPORAL_NAMESPACE}; server ${TEMPORAL_SERVER_VERSION}, ${NUM_HISTORY_SHARDS} history shards)`,
-        '  Temporal UI  not included (see README); use `temporal --address ' +
-          `${running.temporal.address} workflow list\` or the UI of a Temporal CLI pointed at it`,
+        `  Temporal UI  ${uiUrl ?? 'not running (see above)'}`,
         env.DATABASE_URL
           ? '  Postgres     DATABASE_URL (databases temporal and temporal_visibility beside it)'
           : `  Postgres     embedded in ${join(dataDir, 'postgres')}`,
