@@ -2,9 +2,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import {
   type ConsoleVisitor,
+  completeSecondFactor,
   findConsoleVisitor,
   insertConsoleSession,
   revokeConsoleSession,
+  revokeUserConsoleSessions,
   setSessionWorkspace,
   touchConsoleSession,
 } from '../db/console-sessions.js';
@@ -136,3 +138,16 @@ export async function switchConsoleWorkspace(
 }
 
 export type { ConsoleVisitor, WorkspaceChoice };
+
+/** The session's code was right: it opens pages now. */
+export async function completeConsoleSecondFactor(deps: Deps, sessionId: number): Promise<void> {
+  await completeSecondFactor(deps.sql, sessionId);
+}
+
+/** After a factor is set up: every other session of the user ends. */
+export async function endOtherConsoleSessions(
+  deps: Deps,
+  input: { userId: number; keepSessionId: number },
+): Promise<number> {
+  return revokeUserConsoleSessions(deps.sql, input.userId, input.keepSessionId);
+}

@@ -5,6 +5,7 @@
 import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
+import { totpEnrolled } from '../commands/totp.js';
 import { HeraldError } from '../domain/errors.js';
 import { assetRoutes } from './assets.js';
 import type { ConsoleContext } from './context.js';
@@ -18,6 +19,7 @@ import { batchRoutes } from './routes/batches.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { invitationRoutes } from './routes/invitations.js';
 import { quickSendRoutes } from './routes/quick-send.js';
+import { secondFactorRoutes } from './routes/second-factor.js';
 
 export async function consoleRoutes(app: FastifyInstance, { deps }: { deps: ConsoleDeps }) {
   app.get('/', async (_request, reply) => reply.redirect('/console', 302));
@@ -32,7 +34,7 @@ async function consolePages(app: FastifyInstance, { deps }: { deps: ConsoleDeps 
     deps,
     cookies,
     guard: createGuard(deps, cookies),
-    secondFactor: { enrolled: async () => false },
+    secondFactor: { enrolled: (userId) => totpEnrolled(deps, userId) },
   };
 
   // Refusals of the console's own input are pages; outages and bugs go to the app's handler
@@ -60,6 +62,7 @@ async function consolePages(app: FastifyInstance, { deps }: { deps: ConsoleDeps 
   await app.register(assetRoutes);
   await app.register(accountRoutes, { context });
   await app.register(invitationRoutes, { context });
+  await app.register(secondFactorRoutes, { context });
   await app.register(
     async (workspace) => {
       await workspace.register(dashboardRoutes, { context });

@@ -1,0 +1,138 @@
+/**
+ * The TOTP second factor (RFC 6238, otpauth): 6 digits, 30-second steps, SHA-1 (what every
+ * authenticator app reads from an otpauth:// URI), one step of clock drift either way. The secret
+ * is stored encrypted; a code is accepted once; failed codes are throttled like passwords.
+ */
+import { createHmac } from 'node:crypto';
+import { Secret, TOTP } from 'otpauth';
+import { admitSignInAttempt, forgetAttempt } from '../db/sign-in-failures.js';
+import {
+  findTotpState,
+  secondFactorRequiredFor,
+  setRequireSecondFactor,
+  storePendingTotpSecret,
+  useTotpStep,
+} from '../db/totp.js';
+import { decryptCredentials, encryptCredentials } from '../security/credentials.js';
+import { purposeKey } from '../security/keys.js';
+import type { CommandDeps } from './deps.js';
+import { conflict } from './input.js';
+import { SIGN_IN_LIMITS } from './sign-in.js';
+
+type Deps = Pick<CommandDeps, 'sql' | 'secret'>;
+
+const PERIOD = 30;
+const DRIFT_STEPS = 1;
+const CODE = /^\d{6}$/;
+
+const context = (userId: number) => `totp:${userId}`;
+
+function totpOf(email: string, base32: string): TOTP {
+  return new TOTP({
+    issuer: 'Herald',
+    label: email,
+    algorithm: 'SHA1',
+    digits: 6,
+    period: PERIOD,
+    secret: Secret.fromBase32(base32),
+  });
+}
+
+export async function totpEnrolled(
+  deps: Pick<CommandDeps, 'sql'>,
+  userId: number,
+): Promise<boolean> {
+  return (await findTotpState(deps.sql, userId))?.enabledAt != null;
+}
+
+export interface TotpEnrolment {
+  /** For typing into an authenticator app. */
+  secret: string;
+  /** otpauth://totp/Herald:<email>?secret=…: what a QR code would carry. */
+  uri: string;
+}
+
+/** A fresh secret for the user to add to their app; in use once a code from it is confirmed. */
+export async function beginTotpEnrolment(deps: Deps, userId: number): Promise<TotpEnrolment> {
+  const state = await findTotpState(deps.sql, userId);
+  if (!state) throw conflict`The account no longer exists`;
+  if (state.enabledAt) throw conflict`A second factor is already set up for this account`;
+  const secret = new Secret({ size: 20 }).base32;
+  if (
+    !(await storePendingTotpSecret(
+      deps.sql,
+      userId,
+      encryptCredentials(deps.secret, context(userId), secret),
+    ))
+  )
+    throw conflict`A second factor is already set up for this account`;
+  return { secret, uri: totpOf(state.email, secret).toString() };
+}
+
+export type CodeCheck =
+  | { outcome: 'accepted' }
+  | { outcome: 'incorrect' }
+  | { outcome: 'throttled'; retryAfterSeconds: number };
+
+function throttleSubject(secret: string, userId: number): Buffer {
+  return createHmac('sha256', purposeKey(secret, 'sign-in-throttle-hash'))
+    .update(`totp:${userId}`)
+    .digest();
+}
+
+/**
+ * Checks a code against the user's secret (`enable`: the enrolment's first code), at most five
+ * failures per account in the password sign-in's window.
+ */
+export async function checkTotpCode(
+  deps: Deps,
+  userId: number,
+  code: string,
+  options: { enable: boolean } = { enable: false },
+): Promise<CodeCheck> {
+  const admission = await admitSignInAttempt(
+    deps.sql,
+    [{ subject: throttleSubject(deps.secret, userId), limit: SIGN_IN_LIMITS.failuresPerAccount }],
+    SIGN_IN_LIMITS.windowSeconds,
+  );
+  if (!admission.admitted)
+    return { outcome: 'throttled', retryAfterSeconds: admission.retryAfterSeconds };
+  const state = await findTotpState(deps.sql, userId);
+  const token = code.replace(/\s+/g, '');
+  if (!state?.secret || !CODE.test(token) || (!options.enable && !state.enabledAt))
+    return { outcome: 'incorrect' };
+  const base32 = String(decryptCredentials(deps.secret, context(userId), state.secret));
+  const now = Date.now();
+  const delta = totpOf(state.email, base32).validate({
+    token,
+    timestamp: now,
+    window: DRIFT_STEPS,
+  });
+  if (delta === null) return { outcome: 'incorrect' };
+  const step = Math.floor(now / 1000 / PERIOD) + delta;
+  if (!(await useTotpStep(deps.sql, userId, step, options.enable))) return { outcome: 'incorrect' };
+  await forgetAttempt(deps.sql, admission.attemptIds);
+  return { outcome: 'accepted' };
+}
+
+/** Whether signing in must ask this user for a code: enrolled, or a workspace of theirs requires it. */
+export async function secondFactorDue(
+  deps: Pick<CommandDeps, 'sql'>,
+  userId: number,
+): Promise<{ enrolled: boolean; required: boolean }> {
+  const [enrolled, required] = await Promise.all([
+    totpEnrolled(deps, userId),
+    secondFactorRequiredFor(deps.sql, userId),
+  ]);
+  return { enrolled, required };
+}
+
+/** An owner requires (or stops requiring) a second factor of every member; they need one first. */
+export async function requireSecondFactor(
+  deps: Pick<CommandDeps, 'sql'>,
+  input: { workspaceId: number; ownerUserId: number; required: boolean },
+): Promise<void> {
+  if (input.required && !(await totpEnrolled(deps, input.ownerUserId)))
+    throw conflict`Set up your own second factor before requiring one of every member`;
+  await setRequireSecondFactor(deps.sql, input.workspaceId, input.required);
+}
