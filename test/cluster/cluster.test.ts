@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
+import { Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from '../../cli/cluster/temporal-build.js';
+import { MAINTENANCE_SCHEDULE_ID } from '../../workflows/definitions.js';
 import { call, createTenant, type Tenant } from '../chaos/support/api.js';
 import { auditCampaigns, readInbox, setBehaviour } from '../chaos/support/audit.js';
 import {
@@ -118,6 +120,39 @@ describe('the cluster', () => {
       async () => ((await deliveredCount(campaign.id)) === 25 ? true : undefined),
       60_000,
     );
+  });
+
+  it('has the maintenance schedule, and finds a campaign by its search attributes', async () => {
+    const tenant = await createTenant(under.asStack(), { name: 'Cluster visibility' });
+    const campaign = await sendCampaign(under.asStack(), tenant, {
+      label: 'visibility',
+      prefix: '+61426',
+      count: 1,
+    });
+    const connection = await Connection.connect({ address: under.cluster.temporal.address });
+    try {
+      const schedule = await connection.workflowService.describeSchedule({
+        namespace: 'default',
+        scheduleId: MAINTENANCE_SCHEDULE_ID,
+      });
+      expect(schedule.schedule?.action?.startWorkflow?.workflowType?.name).toBeTruthy();
+      // Postgres visibility: the query runs on the columns the attributes were registered to.
+      const query = `HeraldWorkspaceId="${tenant.workspaceId}" AND HeraldKind="campaign" AND HeraldCampaignId=${campaign.id}`;
+      const found = await waitUntil(
+        'the campaign in visibility',
+        async () => {
+          const listed = await connection.workflowService.listWorkflowExecutions({
+            namespace: 'default',
+            query,
+          });
+          return listed.executions.length > 0 ? listed.executions : undefined;
+        },
+        30_000,
+      );
+      expect(found).toHaveLength(1);
+    } finally {
+      await connection.close();
+    }
   });
 
   it('sends an OTP with Update-with-Start and verifies the code from the inbox', async () => {
