@@ -13,6 +13,8 @@ export interface PendingAuthorization {
   userId: number | null;
   workspaceId: number | null;
   browserHash: Buffer | null;
+  /** Signed in with the password; the TOTP code is still due (migration 0014). */
+  secondFactorPending?: boolean;
 }
 
 /** An authorization request at sign-in: stored only once a user signed in, bound to them. */
@@ -26,10 +28,12 @@ export async function insertAuthorization(
 ): Promise<string> {
   const [row] = await sql<{ id: string }[]>`
     insert into oauth_authorizations (client_id, redirect_uri, state, code_challenge, scope,
-                                      resource, user_id, workspace_id, browser_hash, expires_at)
+                                      resource, user_id, workspace_id, browser_hash, expires_at,
+                                      second_factor_pending)
     values (${request.clientId}, ${request.redirectUri}, ${request.state}, ${request.codeChallenge},
             ${request.scope}, ${request.resource}, ${request.userId}, ${request.workspaceId},
-            ${request.browserHash}, now() + make_interval(secs => ${lifetimeSeconds}))
+            ${request.browserHash}, now() + make_interval(secs => ${lifetimeSeconds}),
+            ${request.secondFactorPending ?? false})
     returning id`;
   return (row as { id: string }).id;
 }
@@ -40,10 +44,15 @@ export async function findAuthorization(
 ): Promise<PendingAuthorization | undefined> {
   const [row] = await sql<PendingAuthorization[]>`
     select id, client_id, redirect_uri, state, code_challenge, scope, resource, user_id,
-           workspace_id, browser_hash
+           workspace_id, browser_hash, second_factor_pending
     from oauth_authorizations
     where id = ${id} and expires_at > now()`;
   return row;
+}
+
+/** The TOTP code was right: the request goes on to the workspace choice and consent. */
+export async function completeAuthorizationSecondFactor(sql: Sql, id: string): Promise<void> {
+  await sql`update oauth_authorizations set second_factor_pending = false where id = ${id}`;
 }
 
 export async function chooseWorkspace(sql: Sql, id: string, workspaceId: number): Promise<void> {

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { signInWithPassword } from '../../commands/sign-in.js';
+import { checkTotpCode, secondFactorDue } from '../../commands/totp.js';
 import { findSignInWorkspaces } from '../../db/member-access.js';
 import { findClient } from '../../db/oauth-clients.js';
 import {
   approveAuthorization,
   chooseWorkspace,
+  completeAuthorizationSecondFactor,
   deleteAuthorization,
   findAuthorization,
   insertAuthorization,
@@ -13,7 +15,7 @@ import {
 import { keyedHash, matchesKeyedHash } from '../../security/tokens.js';
 import { callbackUrl } from './authorize.js';
 import { LIFETIMES, type OAuthDeps } from './deps.js';
-import { consentPage, messagePage, signInPage, workspacePage } from './pages.js';
+import { codePage, consentPage, messagePage, signInPage, workspacePage } from './pages.js';
 import { openRequest } from './sealed-request.js';
 
 /** What a step of the sign-in and consent pages answers: a page, or a redirect. */
@@ -106,6 +108,17 @@ export async function signIn(
       html: messagePage('No workspace', 'This account is not an active member of any workspace.'),
     };
   }
+  const factor = await secondFactorDue(deps, user.id);
+  if (factor.required && !factor.enrolled) {
+    return {
+      kind: 'page',
+      status: 403,
+      html: messagePage(
+        'Two-step verification required',
+        'A workspace of yours requires two-step verification. Set it up in the Herald console (Profile), then connect again.',
+      ),
+    };
+  }
   // The consent step must come from the browser that signed in, not from whoever knows the id.
   const browser = randomBytes(32).toString('base64url');
   const workspaceId = workspaces.length === 1 ? (workspaces[0]?.id ?? null) : null;
@@ -114,13 +127,28 @@ export async function signIn(
     ...request,
     id: await insertAuthorization(
       deps.sql,
-      { ...request, userId: user.id, workspaceId, browserHash },
+      {
+        ...request,
+        userId: user.id,
+        workspaceId,
+        browserHash,
+        secondFactorPending: factor.enrolled,
+      },
       LIFETIMES.authorizationRequest,
     ),
     userId: user.id,
     workspaceId,
     browserHash,
   };
+  // With a second factor, the code comes first (SPEC §5.2 item 2: any required verification).
+  if (factor.enrolled) {
+    return {
+      kind: 'page',
+      status: 200,
+      setBrowser: browser,
+      html: codePage({ requestId: authorization.id }),
+    };
+  }
   return {
     kind: 'page',
     status: 200,
@@ -155,7 +183,11 @@ export async function pickWorkspace(
   cookie: string | undefined,
 ): Promise<Interaction> {
   const authorization = await findStored(deps, form.request);
-  if (!authorization?.userId || !sameBrowser(deps, authorization, cookie)) {
+  if (
+    !authorization?.userId ||
+    authorization.secondFactorPending ||
+    !sameBrowser(deps, authorization, cookie)
+  ) {
     return expired();
   }
   const workspaces = await findSignInWorkspaces(deps.sql, authorization.userId);
@@ -185,6 +217,7 @@ export async function decide(
     !authorization ||
     authorization.userId === null ||
     authorization.workspaceId === null ||
+    authorization.secondFactorPending ||
     !sameBrowser(deps, authorization, cookie)
   ) {
     return expired();
@@ -210,5 +243,49 @@ export async function decide(
   return {
     kind: 'redirect',
     location: callbackUrl(deps, authorization.redirectUri, { code, state: authorization.state }),
+  };
+}
+
+/** POST /code: the TOTP code of the user who signed in with the password, from that browser. */
+export async function verifyCode(
+  deps: OAuthDeps,
+  form: { request: string; code: string },
+  cookie: string | undefined,
+): Promise<Interaction> {
+  const authorization = await findStored(deps, form.request);
+  if (
+    !authorization?.userId ||
+    !authorization.secondFactorPending ||
+    !sameBrowser(deps, authorization, cookie)
+  ) {
+    return expired();
+  }
+  const again = (status: number, error: string, headers?: Record<string, string>) => ({
+    kind: 'page' as const,
+    status,
+    headers,
+    html: codePage({ requestId: authorization.id, error }),
+  });
+  const result = await checkTotpCode(deps, authorization.userId, form.code);
+  if (result.outcome === 'throttled') {
+    return again(429, `Too many wrong codes. Try again in ${minutes(result.retryAfterSeconds)}.`, {
+      'retry-after': String(result.retryAfterSeconds),
+    });
+  }
+  if (result.outcome === 'incorrect') {
+    return again(
+      401,
+      'That code is not right. Enter the current code from your authenticator app.',
+    );
+  }
+  await completeAuthorizationSecondFactor(deps.sql, authorization.id);
+  const workspaces = await findSignInWorkspaces(deps.sql, authorization.userId);
+  return {
+    kind: 'page',
+    status: 200,
+    html:
+      authorization.workspaceId !== null
+        ? await consentFor(deps, authorization, workspaces)
+        : workspacePage({ requestId: authorization.id, workspaces }),
   };
 }

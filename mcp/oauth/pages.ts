@@ -18,6 +18,18 @@ ${input.error ? `<p class="error" role="alert">${escapeHtml(input.error)}</p>` :
   );
 }
 
+export function codePage(input: { requestId: string; error?: string }) {
+  return page(
+    'Two-step verification',
+    `<h1>Two-step verification</h1>
+<p>Enter the 6-digit code from your authenticator app.</p>
+${input.error ? `<p class="error" role="alert">${escapeHtml(input.error)}</p>` : ''}
+<form method="post" action="code">${hidden(input.requestId)}
+<label for="code">Verification code</label><input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" maxlength="7" required>
+<button type="submit">Verify</button></form>`,
+  );
+}
+
 export function workspacePage(input: {
   requestId: string;
   workspaces: { id: number; name: string; slug: string }[];

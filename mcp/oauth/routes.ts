@@ -6,7 +6,7 @@ import { isDatabaseUnavailable } from '../../db/client.js';
 import { startAuthorization } from './authorize.js';
 import type { OAuthDeps } from './deps.js';
 import { OAuthError } from './errors.js';
-import { decide, type Interaction, pickWorkspace, signIn } from './interaction.js';
+import { decide, type Interaction, pickWorkspace, signIn, verifyCode } from './interaction.js';
 import { REGISTRATION_BODY_LIMIT, registerClient } from './registration.js';
 import { revocationEndpoint, tokenEndpoint } from './token.js';
 
@@ -102,6 +102,16 @@ export async function authorizationServerRoutes(
       deps,
       { request: form.request ?? '', email: form.email ?? '', password: form.password ?? '' },
       clientAddress(request),
+    );
+    return sendPage(reply, interaction, secure);
+  });
+
+  app.post('/code', async (request, reply) => {
+    const form = singleValues(request.body);
+    const interaction = await verifyCode(
+      deps,
+      { request: form.request ?? '', code: form.code ?? '' },
+      request.cookies[BROWSER_COOKIE],
     );
     return sendPage(reply, interaction, secure);
   });

@@ -1,0 +1,179 @@
+/**
+ * The MCP OAuth sign-in asks for the TOTP code set up in the console (SPEC §5.2 item 2, "completes
+ * any required verification"): the consent is unreachable until the code is given, a wrong code is
+ * refused, and a user whose workspace requires a factor they lack is refused outright. The
+ * console and the OAuth sign-in share one throttle for failed passwords (commands/sign-in.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { Secret, TOTP } from 'otpauth';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beginTotpEnrolment, checkTotpCode } from '../../commands/totp.js';
+import { addUser } from '../../commands/users.js';
+import { createWorkspace } from '../../commands/workspaces.js';
+import { ConsoleBrowser, freshAddress } from '../support/console.js';
+import { type McpServerUnderTest, openMcpServer } from '../support/mcp.js';
+
+const CALLBACK = 'http://127.0.0.1:9/callback';
+const PASSWORD = 'correct horse 1';
+let server: McpServerUnderTest;
+
+beforeAll(async () => {
+  server = await openMcpServer({ TRUSTED_PROXIES: '127.0.0.1' });
+});
+afterAll(() => server.close());
+
+const deps = () => ({ sql: server.sql, secret: server.admin.secret });
+
+async function owner() {
+  const slug = `o-${randomBytes(5).toString('hex')}`;
+  await createWorkspace(deps(), { name: `OAuth ${slug}`, slug });
+  const email = `owner@${slug}.test`;
+  const { userId } = await addUser(deps(), {
+    workspace: slug,
+    email,
+    password: PASSWORD,
+    role: 'owner',
+  });
+  return { slug, email, userId };
+}
+
+const codeFor = (secret: string, stepsAhead = 0) =>
+  new TOTP({
+    secret: Secret.fromBase32(secret),
+    digits: 6,
+    period: 30,
+    algorithm: 'SHA1',
+  }).generate({
+    timestamp: Date.now() + stepsAhead * 30_000,
+  });
+
+async function enrolled(userId: number): Promise<string> {
+  const { secret } = await beginTotpEnrolment(deps(), userId);
+  expect((await checkTotpCode(deps(), userId, codeFor(secret), { enable: true })).outcome).toBe(
+    'accepted',
+  );
+  return secret;
+}
+
+/** Registers a client and opens /authorize: the sign-in form's sealed request. */
+async function authorization(from: string): Promise<string> {
+  const registered = await fetch(`${server.baseUrl}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-forwarded-for': from },
+    body: JSON.stringify({ client_name: 'Two-step test', redirect_uris: [CALLBACK] }),
+  });
+  const { client_id: clientId } = (await registered.json()) as { client_id: string };
+  const url = new URL(`${server.baseUrl}/oauth/authorize`);
+  url.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: CALLBACK,
+    code_challenge: randomBytes(32).toString('base64url').slice(0, 43),
+    code_challenge_method: 'S256',
+    scope: 'mcp:use',
+    state: 'two-step',
+  }).toString();
+  const page = await fetch(url, { headers: { 'x-forwarded-for': from } });
+  return /name="request" value="([^"]+)"/.exec(await page.text())?.[1] ?? '';
+}
+
+async function post(path: string, form: Record<string, string>, from: string, cookie = '') {
+  const response = await fetch(`${server.baseUrl}/oauth/${path}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-forwarded-for': from,
+      cookie,
+    },
+    body: new URLSearchParams(form),
+  });
+  const setCookie = response.headers.get('set-cookie') ?? '';
+  return {
+    status: response.status,
+    body: await response.text(),
+    location: response.headers.get('location'),
+    cookie: /herald_oauth_browser=[^;]+/.exec(setCookie)?.[0] ?? cookie,
+  };
+}
+
+describe('the OAuth sign-in with a second factor', () => {
+  it('asks for the code after the password; consent opens only with the right code', async () => {
+    const user = await owner();
+    const secret = await enrolled(user.userId);
+    const from = freshAddress();
+    const request = await authorization(from);
+    const signedIn = await post(
+      'sign-in',
+      { request, email: user.email, password: PASSWORD },
+      from,
+    );
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.body).toContain('<h1>Two-step verification</h1>');
+    expect(signedIn.body).not.toContain('Approve');
+    const pending = /name="request" value="([^"]+)"/.exec(signedIn.body)?.[1] ?? '';
+    // Skipping the code: the consent treats the request as unknown.
+    const skipped = await post(
+      'consent',
+      { request: pending, decision: 'approve' },
+      from,
+      signedIn.cookie,
+    );
+    expect(skipped.status).toBe(400);
+    expect(skipped.body).toContain('This authorization request has expired or is unknown.');
+    const wrong = await post(
+      'code',
+      { request: pending, code: codeFor(secret) === '000000' ? '111111' : '000000' },
+      from,
+      signedIn.cookie,
+    );
+    expect(wrong.status).toBe(401);
+    expect(wrong.body).toContain('That code is not right.');
+    // The code from another browser (no cookie) is not accepted either.
+    expect((await post('code', { request: pending, code: codeFor(secret, 1) }, from)).status).toBe(
+      400,
+    );
+    const right = await post(
+      'code',
+      { request: pending, code: codeFor(secret, 1) },
+      from,
+      signedIn.cookie,
+    );
+    expect(right.status).toBe(200);
+    expect(right.body).toContain('Approve');
+    const approved = await post(
+      'consent',
+      { request: pending, decision: 'approve' },
+      from,
+      signedIn.cookie,
+    );
+    expect(approved.status).toBe(303);
+    expect(approved.location).toMatch(/^http:\/\/127\.0\.0\.1:9\/callback\?code=mcp_ac_/);
+  });
+
+  it('refuses a user whose workspace requires a second factor they have not set up', async () => {
+    const user = await owner();
+    await server.sql`update workspaces set require_second_factor = true where slug = ${user.slug}`;
+    const from = freshAddress();
+    const request = await authorization(from);
+    const refused = await post('sign-in', { request, email: user.email, password: PASSWORD }, from);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toContain(
+      'A workspace of yours requires two-step verification. Set it up in the Herald console (Profile), then connect again.',
+    );
+  });
+
+  it('counts console and OAuth password failures against the same account limit', async () => {
+    const user = await owner();
+    for (let attempt = 0; attempt < 5; attempt++) {
+      // A console sign-in from a new address each time.
+      const page = await new ConsoleBrowser(server.app).signIn(user.email, 'wrong password');
+      expect(page.status).toBe(401);
+    }
+    const from = freshAddress();
+    const request = await authorization(from);
+    const oauth = await post('sign-in', { request, email: user.email, password: PASSWORD }, from);
+    expect(oauth.status).toBe(429);
+    expect(oauth.body).toContain('Too many failed sign-in attempts. Try again in 15 minutes.');
+  });
+});
