@@ -21,6 +21,9 @@ export const RULES = {
   'quick_send.send': { permissions: ['campaigns.read'], roles: BUILDERS },
   'api_keys.view': { permissions: ['developer_tools.read'] },
   'api_keys.manage': { permissions: ['developer_tools.read'], roles: BUILDERS },
+  /** Anyone who sees the page may revoke their own connections; these, anyone's. */
+  'mcp_connections.view': { permissions: ['developer_tools.read'] },
+  'mcp_connections.revoke_any': { permissions: ['developer_tools.read'], roles: ADMINS },
   'audit.view': { roles: ADMINS },
   'security.manage': { roles: ['owner'] },
 } as const satisfies Record<string, Rule>;

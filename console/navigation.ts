@@ -40,7 +40,10 @@ export function navigationFor(visitor: ConsoleVisitor, currentPath: string): Nav
     },
     {
       title: 'Developer Tools',
-      items: [...item('API keys', '/developer/api-keys', 'api_keys.view')],
+      items: [
+        ...item('API keys', '/developer/api-keys', 'api_keys.view'),
+        ...item('MCP & AI', '/developer/mcp', 'mcp_connections.view'),
+      ],
     },
     {
       title: 'Workspace',

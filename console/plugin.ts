@@ -18,6 +18,7 @@ import { auditRoutes } from './routes/audit.js';
 import { batchRoutes } from './routes/batches.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { invitationRoutes } from './routes/invitations.js';
+import { mcpConnectionRoutes } from './routes/mcp-connections.js';
 import { quickSendRoutes } from './routes/quick-send.js';
 import { secondFactorRoutes } from './routes/second-factor.js';
 
@@ -67,6 +68,7 @@ async function consolePages(app: FastifyInstance, { deps }: { deps: ConsoleDeps 
     async (workspace) => {
       await workspace.register(dashboardRoutes, { context });
       await workspace.register(apiKeyRoutes, { context });
+      await workspace.register(mcpConnectionRoutes, { context });
       await workspace.register(quickSendRoutes, { context });
       await workspace.register(batchRoutes, { context });
       await workspace.register(auditRoutes, { context });

@@ -12,6 +12,7 @@ import { addUser } from '../../commands/users.js';
 import { createWorkspace } from '../../commands/workspaces.js';
 import { ConsoleBrowser, freshAddress } from '../support/console.js';
 import { type McpServerUnderTest, openMcpServer } from '../support/mcp.js';
+import { connectWithForms } from '../support/oauth-forms.js';
 
 const CALLBACK = 'http://127.0.0.1:9/callback';
 const PASSWORD = 'correct horse 1';
@@ -175,5 +176,67 @@ describe('the OAuth sign-in with a second factor', () => {
     const oauth = await post('sign-in', { request, email: user.email, password: PASSWORD }, from);
     expect(oauth.status).toBe(429);
     expect(oauth.body).toContain('Too many failed sign-in attempts. Try again in 15 minutes.');
+  });
+});
+
+describe('Developer Tools → MCP & AI', () => {
+  /** An MCP call with the token: 200 while the connection lives, 401 once revoked. */
+  const callMcp = (accessToken: string) =>
+    fetch(`${server.baseUrl}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${accessToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+    });
+
+  it("lists the connection with the /mcp URL; revoking it there makes the client's next call 401", async () => {
+    const user = await owner();
+    const client = await connectWithForms(server.baseUrl, {
+      email: user.email,
+      password: PASSWORD,
+    });
+    expect((await callMcp(client.accessToken)).status).toBe(200);
+    const browser = new ConsoleBrowser(server.app);
+    await browser.signIn(user.email, PASSWORD);
+    const page = await browser.get(`/console/w/${user.slug}/developer/mcp`);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain(`<code id="mcp-url">${server.baseUrl}/mcp</code>`);
+    const id = /\/developer\/mcp\/(\d+)\/revoke/.exec(page.body)?.[1];
+    expect(id).toBeDefined();
+    const revoked = await browser.post(`/console/w/${user.slug}/developer/mcp/${id}/revoke`, {});
+    expect(revoked.status).toBe(303);
+    expect(revoked.location).toBe(`/console/w/${user.slug}/developer/mcp?done=revoked`);
+    expect((await callMcp(client.accessToken)).status).toBe(401);
+  });
+
+  it('lets a developer revoke only their own connections', async () => {
+    const user = await owner();
+    await connectWithForms(server.baseUrl, { email: user.email, password: PASSWORD });
+    const devEmail = `dev@${user.slug}.test`;
+    await addUser(deps(), {
+      workspace: user.slug,
+      email: devEmail,
+      password: PASSWORD,
+      role: 'developer',
+    });
+    const developer = new ConsoleBrowser(server.app);
+    await developer.signIn(devEmail, PASSWORD);
+    const page = await developer.get(`/console/w/${user.slug}/developer/mcp`);
+    expect(page.status).toBe(200);
+    expect(page.body).not.toContain('/revoke');
+    const [connection] = await server.sql<{ id: number }[]>`
+      select k.id from oauth_connections k join workspaces w on w.id = k.workspace_id
+      where w.slug = ${user.slug}`;
+    const refused = await developer.post(
+      `/console/w/${user.slug}/developer/mcp/${connection?.id}/revoke`,
+      {},
+    );
+    expect(refused.status).toBe(403);
+    const [still] = await server.sql<{ revoked: boolean }[]>`
+      select revoked_at is not null as revoked from oauth_connections where id = ${connection?.id ?? 0}`;
+    expect(still?.revoked).toBe(false);
   });
 });
