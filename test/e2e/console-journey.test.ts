@@ -1,12 +1,14 @@
 /**
  * The console in Chromium (playwright-core, as the MCP e2e test drives it): a new owner accepts
  * an invitation, creates an API key and sends with it over REST, Quick Sends 50 recipients and
- * watches the counters reach completed, reads the audit log, revokes the key after confirming;
+ * watches the counters reach completed, reads the audit log, revokes the key after confirming,
+ * enrols TOTP and signs in with it;
  * a viewer invited next sees no Developer Tools. No page breaks its Content Security Policy.
  * Screenshots of each page at desktop and phone width go to docs/screenshots/.
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
+import { Secret, TOTP } from 'otpauth';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInvitation } from '../../commands/invitations.js';
@@ -206,13 +208,38 @@ describe('the console in a browser', () => {
     await context.close();
   });
 
-  it('signs out, and the sign-in page asks again', async () => {
+  let totpSecret = '';
+  const codeFor = (stepsAhead: number) =>
+    new TOTP({
+      secret: Secret.fromBase32(totpSecret),
+      digits: 6,
+      period: 30,
+      algorithm: 'SHA1',
+    }).generate({
+      timestamp: Date.now() + stepsAhead * 30_000,
+    });
+
+  it('enrols TOTP from the profile', async () => {
+    await page.getByRole('link', { name: 'Profile' }).click();
+    await page.getByRole('button', { name: 'Set up two-step verification' }).click();
+    totpSecret = (await page.locator('#totp-secret').textContent())?.trim() ?? '';
+    expect(totpSecret).toMatch(/^[A-Z2-7]{32}$/);
+    await screenshots(page, 'profile');
+    await page.getByLabel('Code from the app').fill(codeFor(0));
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    await page.getByText('Two-step verification is on.').first().waitFor();
+  });
+
+  it('signs out, and signs in again with the password and a TOTP code', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(`${baseUrl}/console/sign-in?signed_out=1`);
     await screenshots(page, 'sign-in');
     await page.getByLabel('Email').fill(ownerEmail);
     await page.getByLabel('Password').fill(password);
     await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${baseUrl}/console/sign-in/code`);
+    await page.getByLabel('Verification code').fill(codeFor(1));
+    await page.getByRole('button', { name: 'Verify' }).click();
     await page.waitForURL(`${baseUrl}/console/w/${slug}`);
     expect(policyViolations).toEqual([]);
   });
