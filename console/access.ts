@@ -25,6 +25,8 @@ export const RULES = {
   'mcp_connections.view': { permissions: ['developer_tools.read'] },
   'mcp_connections.revoke_any': { permissions: ['developer_tools.read'], roles: ADMINS },
   'audit.view': { roles: ADMINS },
+  'team.view': { permissions: ['members.read'] },
+  'team.manage': { permissions: ['members.read'], roles: ADMINS },
   'security.manage': { roles: ['owner'] },
 } as const satisfies Record<string, Rule>;
 

@@ -47,7 +47,7 @@ export function navigationFor(visitor: ConsoleVisitor, currentPath: string): Nav
     },
     {
       title: 'Workspace',
-      items: [...item('Audit log', '/audit', 'audit.view')],
+      items: [...item('Team', '/team', 'team.view'), ...item('Audit log', '/audit', 'audit.view')],
     },
   ].filter((section) => section.items.length > 0);
   return {

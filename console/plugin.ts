@@ -21,6 +21,7 @@ import { invitationRoutes } from './routes/invitations.js';
 import { mcpConnectionRoutes } from './routes/mcp-connections.js';
 import { quickSendRoutes } from './routes/quick-send.js';
 import { secondFactorRoutes } from './routes/second-factor.js';
+import { teamRoutes } from './routes/team.js';
 
 export async function consoleRoutes(app: FastifyInstance, { deps }: { deps: ConsoleDeps }) {
   app.get('/', async (_request, reply) => reply.redirect('/console', 302));
@@ -72,6 +73,7 @@ async function consolePages(app: FastifyInstance, { deps }: { deps: ConsoleDeps 
       await workspace.register(quickSendRoutes, { context });
       await workspace.register(batchRoutes, { context });
       await workspace.register(auditRoutes, { context });
+      await workspace.register(teamRoutes, { context });
     },
     { prefix: '/w/:workspace' },
   );

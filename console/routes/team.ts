@@ -1,0 +1,174 @@
+/** Team: members (role, suspend, remove; the last owner protected) and invitations (link shown once, revoke). */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { InputError } from '../../commands/input.js';
+import {
+  createInvitation,
+  listWorkspaceInvitations,
+  revokeInvitation,
+} from '../../commands/invitations.js';
+import {
+  listWorkspaceMembers,
+  removeWorkspaceMember,
+  updateWorkspaceMember,
+} from '../../commands/members.js';
+import { ROLES } from '../../domain/access.js';
+import { can } from '../access.js';
+import { audit } from '../audit.js';
+import type { ConsoleContext } from '../context.js';
+import type { SignedIn } from '../guard.js';
+import { type Form, formOf, redirect, sendHtml, text } from '../http.js';
+import { render } from '../views.js';
+
+const DONE: Record<string, string> = {
+  updated: 'The member was updated.',
+  removed: 'The member was removed; their AI connections to this workspace were revoked.',
+  revoked: 'The invitation was revoked.',
+};
+
+export async function teamRoutes(app: FastifyInstance, { context }: { context: ConsoleContext }) {
+  const { deps, guard } = context;
+
+  async function page(
+    reply: FastifyReply,
+    signedIn: SignedIn,
+    status: number,
+    extra: { invitationLink?: string; error?: string; form?: Form; flash?: string } = {},
+  ) {
+    const workspace = signedIn.visitor.workspaceSlug;
+    const [{ members }, { invitations }] = await Promise.all([
+      listWorkspaceMembers(deps, { workspace }),
+      listWorkspaceInvitations(deps, { workspace }),
+    ]);
+    return sendHtml(
+      reply,
+      status,
+      render('team', {
+        title: 'Team',
+        nav: signedIn.nav,
+        csrf: signedIn.csrf,
+        base: signedIn.base,
+        members,
+        invitations: [...invitations].reverse(),
+        roles: ROLES,
+        me: signedIn.visitor,
+        canManage: can(signedIn.visitor, 'team.manage'),
+        form: extra.form ?? { role: 'developer' },
+        ...extra,
+      }),
+    );
+  }
+
+  /** Only an owner makes or unmakes an owner. */
+  const ownerOnly = (signedIn: SignedIn, roles: (string | undefined)[]) =>
+    signedIn.visitor.role !== 'owner' && roles.includes('owner');
+
+  app.get<{ Querystring: { done?: string } }>('/team', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'team.view');
+    if (!signedIn) return reply;
+    return page(reply, signedIn, 200, { flash: DONE[request.query.done ?? ''] });
+  });
+
+  app.post('/team/invitations', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'team.manage');
+    if (!signedIn) return reply;
+    const form = formOf(request);
+    const role = text(form, 'role');
+    if (ownerOnly(signedIn, [role]))
+      return page(reply, signedIn, 403, { form, error: 'Only an owner can invite an owner.' });
+    try {
+      const invitation = await createInvitation(deps, {
+        workspace: signedIn.visitor.workspaceSlug,
+        email: text(form, 'email'),
+        role,
+      });
+      await audit(
+        deps,
+        request,
+        signedIn.visitor,
+        'invitation.created',
+        `invitation ${invitation.email}`,
+        {
+          role: invitation.role,
+        },
+      );
+      return page(reply, signedIn, 201, {
+        invitationLink: `${deps.publicUrl}/console/invitations/${invitation.token}`,
+      });
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      return page(reply, signedIn, error.status, {
+        form,
+        error: error.render((field) =>
+          field === 'email' ? 'Email' : field === 'role' ? 'Role' : field,
+        ),
+      });
+    }
+  });
+
+  app.post<{ Params: { id: string } }>('/team/invitations/:id/revoke', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'team.manage');
+    if (!signedIn) return reply;
+    const id = Number(request.params.id);
+    const { invitations } = await listWorkspaceInvitations(deps, {
+      workspace: signedIn.visitor.workspaceSlug,
+    });
+    const invitation = invitations.find((candidate) => candidate.id === id);
+    if (!invitation)
+      return page(reply, signedIn, 404, { error: 'This workspace has no such invitation.' });
+    try {
+      await revokeInvitation(deps, { id });
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      return page(reply, signedIn, error.status, { error: error.message });
+    }
+    await audit(
+      deps,
+      request,
+      signedIn.visitor,
+      'invitation.revoked',
+      `invitation ${invitation.email}`,
+    );
+    return redirect(request, reply, `${signedIn.base}/team?done=revoked`);
+  });
+
+  app.post('/team/members', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'team.manage');
+    if (!signedIn) return reply;
+    const form = formOf(request);
+    const email = text(form, 'email') ?? '';
+    const action = text(form, 'action');
+    const workspace = signedIn.visitor.workspaceSlug;
+    const { members } = await listWorkspaceMembers(deps, { workspace });
+    const target = members.find((member) => member.email === email);
+    if (!target) return page(reply, signedIn, 404, { error: 'This workspace has no such member.' });
+    const role = action === 'role' ? text(form, 'role') : undefined;
+    if (ownerOnly(signedIn, [target.role, role]))
+      return page(reply, signedIn, 403, {
+        error: 'Only an owner can change an owner, or make one.',
+      });
+    try {
+      if (action === 'remove') {
+        await removeWorkspaceMember(deps, { workspace, email });
+        await audit(deps, request, signedIn.visitor, 'member.removed', `member ${email}`);
+        return redirect(request, reply, `${signedIn.base}/team?done=removed`);
+      }
+      const change =
+        action === 'role' ? { role } : { status: action === 'suspend' ? 'suspended' : 'active' };
+      await updateWorkspaceMember(deps, { workspace, email, ...change });
+      await audit(
+        deps,
+        request,
+        signedIn.visitor,
+        `member.${action === 'role' ? 'role_changed' : action === 'suspend' ? 'suspended' : 'reactivated'}`,
+        `member ${email}`,
+        {
+          ...(role !== undefined && { role }),
+        },
+      );
+      return redirect(request, reply, `${signedIn.base}/team?done=updated`);
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      return page(reply, signedIn, error.status, { error: error.render((field) => field) });
+    }
+  });
+}
