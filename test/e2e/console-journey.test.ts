@@ -185,16 +185,19 @@ describe('the console in a browser', () => {
     expect(refused.status).toBe(401);
   });
 
-  it('lets an invited viewer see reports but no Developer Tools', async () => {
+  it('invites a viewer from Team, who sees reports but no Developer Tools', async () => {
     const viewerEmail = `viewer@${slug}.test`;
-    const { token: invitation } = await createInvitation(server.deps, {
-      workspace: slug,
-      email: viewerEmail,
-      role: 'viewer',
-    });
+    await page.getByRole('link', { name: 'Team' }).click();
+    await page.getByLabel('Email').fill(viewerEmail);
+    await page.getByLabel('Role', { exact: true }).selectOption('viewer');
+    await page.getByRole('button', { name: 'Create invitation link' }).click();
+    const link = (await page.locator('#invitation-link').textContent())?.trim() ?? '';
+    expect(link).toMatch(/\/console\/invitations\/hli_/);
+    await screenshots(page, 'team');
     const context = await newContext();
     const viewer = await context.newPage();
-    await viewer.goto(`${baseUrl}/console/invitations/${invitation}`);
+    // The link is built on PUBLIC_URL (herald.test here); the server listens on baseUrl.
+    await viewer.goto(`${baseUrl}${new URL(link).pathname}`);
     await viewer.getByLabel('Choose a password').fill('viewer password');
     await viewer.getByLabel('Repeat the password').fill('viewer password');
     await viewer.getByRole('button', { name: 'Create account and join' }).click();
