@@ -81,3 +81,12 @@ export async function loadDashboard(
   }
   return { balance, week, month, chart, recent };
 }
+
+/** The latest batches of every kind, newest first (the dashboard's table, polled while running). */
+export async function listLatestBatches(
+  deps: Deps,
+  workspaceId: number,
+  limit = 10,
+): Promise<ReportBatch[]> {
+  return recentBatches(deps.sql, workspaceId, limit);
+}

@@ -1,7 +1,7 @@
 /** Batches: the recent list and one batch's report, whose counters update live until it completes. */
 import type { FastifyInstance } from 'fastify';
 import { loadBatchReport } from '../../commands/console-batches.js';
-import { loadDashboard } from '../../commands/console-dashboard.js';
+import { listLatestBatches } from '../../commands/console-dashboard.js';
 import type { ConsoleContext } from '../context.js';
 import { sendHtml } from '../http.js';
 import { messagePage } from '../pages.js';
@@ -13,7 +13,7 @@ export async function batchRoutes(app: FastifyInstance, { context }: { context: 
   app.get('/batches', async (request, reply) => {
     const signedIn = await guard(request, reply, 'batches.view');
     if (!signedIn) return reply;
-    const { recent } = await loadDashboard(deps, signedIn.visitor.workspaceId);
+    const recent = await listLatestBatches(deps, signedIn.visitor.workspaceId, 50);
     return sendHtml(
       reply,
       200,

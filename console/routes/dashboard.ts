@@ -1,6 +1,6 @@
 /** The dashboard: credit balance, 7- and 30-day delivery summaries, a daily chart, recent batches. */
 import type { FastifyInstance } from 'fastify';
-import { loadDashboard } from '../../commands/console-dashboard.js';
+import { listLatestBatches, loadDashboard } from '../../commands/console-dashboard.js';
 import { can } from '../access.js';
 import type { ConsoleContext } from '../context.js';
 import { sendHtml } from '../http.js';
@@ -37,7 +37,7 @@ export async function dashboardRoutes(
   app.get('/recent-batches', async (request, reply) => {
     const signedIn = await guard(request, reply, 'dashboard.view');
     if (!signedIn) return reply;
-    const { recent } = await loadDashboard(deps, signedIn.visitor.workspaceId);
+    const recent = await listLatestBatches(deps, signedIn.visitor.workspaceId, 10);
     return sendHtml(
       reply,
       200,
