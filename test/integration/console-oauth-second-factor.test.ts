@@ -240,3 +240,60 @@ describe('Developer Tools → MCP & AI', () => {
     expect(still?.revoked).toBe(false);
   });
 });
+
+describe('get_quick_send_report', () => {
+  const callTool = async (accessToken: string, id: number) => {
+    const response = await fetch(`${server.baseUrl}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${accessToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'get_quick_send_report', arguments: { quick_send_id: id } },
+      }),
+    });
+    const body = (await response.json()) as {
+      result: { structuredContent: { quick_send: { source: string } } };
+    };
+    return body.result.structuredContent.quick_send.source;
+  };
+
+  it('gives source quick_send for a console batch and api for a REST one', async () => {
+    const user = await owner();
+    const browser = new ConsoleBrowser(server.app);
+    await browser.signIn(user.email, PASSWORD);
+    await browser.get(`/console/w/${user.slug}/quick-send`);
+    const number = `+6143${String(Math.floor(Math.random() * 10_000_000)).padStart(7, '0')}`;
+    const sent = await browser.post(`/console/w/${user.slug}/quick-send`, {
+      recipients: number,
+      message: 'From the console.',
+      routing: 'own',
+    });
+    expect(sent.status).toBe(303);
+    const consoleBatch = Number(/\/batches\/(\d+)$/.exec(sent.location ?? '')?.[1]);
+    await browser.get(`/console/w/${user.slug}/developer/api-keys`);
+    const created = await browser.post(`/console/w/${user.slug}/developer/api-keys`, {
+      abilities: 'messages:send',
+    });
+    const token = /<code id="new-token">([^<]+)<\/code>/.exec(created.body)?.[1] ?? '';
+    const rest = await fetch(`${server.baseUrl}/api/v1/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ recipients: [number], message: 'From REST.' }),
+    });
+    expect(rest.status).toBe(202);
+    const restBatch = ((await rest.json()) as { data: { message: { id: number } } }).data.message
+      .id;
+    const client = await connectWithForms(server.baseUrl, {
+      email: user.email,
+      password: PASSWORD,
+    });
+    expect(await callTool(client.accessToken, consoleBatch)).toBe('quick_send');
+    expect(await callTool(client.accessToken, restBatch)).toBe('api');
+  });
+});
