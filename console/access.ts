@@ -24,6 +24,8 @@ export const RULES = {
   /** Anyone who sees the page may revoke their own connections; these, anyone's. */
   'mcp_connections.view': { permissions: ['developer_tools.read'] },
   'mcp_connections.revoke_any': { permissions: ['developer_tools.read'], roles: ADMINS },
+  'otp_services.view': { permissions: ['developer_tools.read'] },
+  'otp_services.manage': { permissions: ['developer_tools.read'], roles: BUILDERS },
   'audit.view': { roles: ADMINS },
   'team.view': { permissions: ['members.read'] },
   'team.manage': { permissions: ['members.read'], roles: ADMINS },

@@ -46,6 +46,10 @@ export function navigationFor(visitor: ConsoleVisitor, currentPath: string): Nav
       ],
     },
     {
+      title: 'More services',
+      items: [...item('OTP', '/otp-services', 'otp_services.view')],
+    },
+    {
       title: 'Workspace',
       items: [...item('Team', '/team', 'team.view'), ...item('Audit log', '/audit', 'audit.view')],
     },

@@ -19,6 +19,7 @@ import { batchRoutes } from './routes/batches.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { invitationRoutes } from './routes/invitations.js';
 import { mcpConnectionRoutes } from './routes/mcp-connections.js';
+import { otpServiceRoutes } from './routes/otp-services.js';
 import { quickSendRoutes } from './routes/quick-send.js';
 import { secondFactorRoutes } from './routes/second-factor.js';
 import { teamRoutes } from './routes/team.js';
@@ -74,6 +75,7 @@ async function consolePages(app: FastifyInstance, { deps }: { deps: ConsoleDeps 
       await workspace.register(batchRoutes, { context });
       await workspace.register(auditRoutes, { context });
       await workspace.register(teamRoutes, { context });
+      await workspace.register(otpServiceRoutes, { context });
     },
     { prefix: '/w/:workspace' },
   );
