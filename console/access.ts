@@ -24,6 +24,8 @@ export const RULES = {
   /** Anyone who sees the page may revoke their own connections; these, anyone's. */
   'mcp_connections.view': { permissions: ['developer_tools.read'] },
   'mcp_connections.revoke_any': { permissions: ['developer_tools.read'], roles: ADMINS },
+  'webhooks.view': { permissions: ['developer_tools.read'] },
+  'webhooks.manage': { permissions: ['developer_tools.read'], roles: BUILDERS },
   'otp_services.view': { permissions: ['developer_tools.read'] },
   'otp_services.manage': { permissions: ['developer_tools.read'], roles: BUILDERS },
   'audit.view': { roles: ADMINS },

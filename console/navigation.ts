@@ -43,6 +43,7 @@ export function navigationFor(visitor: ConsoleVisitor, currentPath: string): Nav
       items: [
         ...item('API keys', '/developer/api-keys', 'api_keys.view'),
         ...item('MCP & AI', '/developer/mcp', 'mcp_connections.view'),
+        ...item('Webhooks', '/developer/webhooks', 'webhooks.view'),
       ],
     },
     {

@@ -23,6 +23,7 @@ import { otpServiceRoutes } from './routes/otp-services.js';
 import { quickSendRoutes } from './routes/quick-send.js';
 import { secondFactorRoutes } from './routes/second-factor.js';
 import { teamRoutes } from './routes/team.js';
+import { webhookRoutes } from './routes/webhooks.js';
 
 export async function consoleRoutes(app: FastifyInstance, { deps }: { deps: ConsoleDeps }) {
   app.get('/', async (_request, reply) => reply.redirect('/console', 302));
@@ -76,6 +77,7 @@ async function consolePages(app: FastifyInstance, { deps }: { deps: ConsoleDeps 
       await workspace.register(auditRoutes, { context });
       await workspace.register(teamRoutes, { context });
       await workspace.register(otpServiceRoutes, { context });
+      await workspace.register(webhookRoutes, { context });
     },
     { prefix: '/w/:workspace' },
   );

@@ -1,0 +1,156 @@
+/** Developer Tools → Webhooks: endpoints (secret shown once; enable, disable, delete) and each one's attempts log. */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { InputError } from '../../commands/input.js';
+import {
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  disableWebhookEndpoint,
+  enableWebhookEndpoint,
+  listWebhookEndpointAttempts,
+  listWorkspaceWebhookEndpoints,
+} from '../../commands/webhooks.js';
+import { WEBHOOK_EVENT_TYPES } from '../../domain/webhooks.js';
+import { can } from '../access.js';
+import { audit } from '../audit.js';
+import type { ConsoleContext } from '../context.js';
+import type { SignedIn } from '../guard.js';
+import { type Form, formOf, list, redirect, sendHtml, text } from '../http.js';
+import { messagePage } from '../pages.js';
+import { render } from '../views.js';
+
+const LABELS: Record<string, string> = { url: 'URL', events: 'Events', description: 'Description' };
+const DONE: Record<string, string> = {
+  enabled: 'The endpoint takes new events again.',
+  disabled: 'The endpoint is disabled: it gets no new events.',
+  deleted: 'The endpoint and its attempts log were deleted.',
+};
+
+export async function webhookRoutes(
+  app: FastifyInstance,
+  { context }: { context: ConsoleContext },
+) {
+  const { deps, guard } = context;
+
+  async function page(
+    reply: FastifyReply,
+    signedIn: SignedIn,
+    status: number,
+    extra: { form?: Form; errors?: Record<string, string>; flash?: string; secret?: string } = {},
+  ) {
+    const { endpoints } = await listWorkspaceWebhookEndpoints(deps, {
+      workspace: signedIn.visitor.workspaceSlug,
+    });
+    return sendHtml(
+      reply,
+      status,
+      render('webhooks', {
+        title: 'Webhooks',
+        nav: signedIn.nav,
+        csrf: signedIn.csrf,
+        base: signedIn.base,
+        endpoints,
+        eventTypes: WEBHOOK_EVENT_TYPES,
+        canManage: can(signedIn.visitor, 'webhooks.manage'),
+        form: extra.form ?? {},
+        errors: extra.errors ?? {},
+        flash: extra.flash,
+        secret: extra.secret,
+      }),
+    );
+  }
+
+  /** The endpoint, when it is this workspace's. */
+  async function ownEndpoint(signedIn: SignedIn, id: string) {
+    const { endpoints } = await listWorkspaceWebhookEndpoints(deps, {
+      workspace: signedIn.visitor.workspaceSlug,
+    });
+    return endpoints.find((endpoint) => String(endpoint.id) === id);
+  }
+
+  const notHere = (reply: FastifyReply, signedIn: SignedIn) =>
+    messagePage(reply, 404, {
+      title: 'Endpoint not found',
+      text: 'This workspace has no webhook endpoint with that number.',
+      links: [{ label: 'Webhooks', href: `${signedIn.base}/developer/webhooks` }],
+      nav: signedIn.nav,
+      csrf: signedIn.csrf,
+    });
+
+  app.get<{ Querystring: { done?: string } }>('/developer/webhooks', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'webhooks.view');
+    if (!signedIn) return reply;
+    return page(reply, signedIn, 200, { flash: DONE[request.query.done ?? ''] });
+  });
+
+  app.post('/developer/webhooks', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'webhooks.manage');
+    if (!signedIn) return reply;
+    const form = formOf(request);
+    try {
+      const { endpoint, secret } = await createWebhookEndpoint(deps, {
+        workspace: signedIn.visitor.workspaceSlug,
+        url: text(form, 'url'),
+        events: list(form, 'events'),
+        description: text(form, 'description'),
+      });
+      await audit(deps, request, signedIn.visitor, 'webhook.created', `webhook ${endpoint.url}`, {
+        events: endpoint.events.join(','),
+      });
+      return page(reply, signedIn, 201, { secret });
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      const field = error.parts.find((part) => typeof part !== 'string');
+      const name = typeof field === 'object' ? field.field : 'events';
+      return page(reply, signedIn, error.status, {
+        form,
+        errors: { [name]: error.render((label) => LABELS[label] ?? label) },
+      });
+    }
+  });
+
+  app.get<{ Params: { id: string } }>('/developer/webhooks/:id', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'webhooks.view');
+    if (!signedIn) return reply;
+    const endpoint = await ownEndpoint(signedIn, request.params.id);
+    if (!endpoint) return notHere(reply, signedIn);
+    const { attempts } = await listWebhookEndpointAttempts(deps, { id: endpoint.id });
+    return sendHtml(
+      reply,
+      200,
+      render('webhook-attempts', {
+        title: 'Webhook attempts',
+        nav: signedIn.nav,
+        csrf: signedIn.csrf,
+        base: signedIn.base,
+        endpoint,
+        attempts,
+      }),
+    );
+  });
+
+  for (const action of ['enable', 'disable', 'delete'] as const) {
+    app.post<{ Params: { id: string } }>(
+      `/developer/webhooks/:id/${action}`,
+      async (request, reply) => {
+        const signedIn = await guard(request, reply, 'webhooks.manage');
+        if (!signedIn) return reply;
+        const endpoint = await ownEndpoint(signedIn, request.params.id);
+        if (!endpoint) return notHere(reply, signedIn);
+        const change = {
+          enable: enableWebhookEndpoint,
+          disable: disableWebhookEndpoint,
+          delete: deleteWebhookEndpoint,
+        }[action];
+        await change(deps, { id: endpoint.id });
+        await audit(
+          deps,
+          request,
+          signedIn.visitor,
+          `webhook.${action}d`,
+          `webhook ${endpoint.url}`,
+        );
+        return redirect(request, reply, `${signedIn.base}/developer/webhooks?done=${action}d`);
+      },
+    );
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * Developer Tools → Webhooks in the console: an endpoint created with the API's rules (secret
+ * shown once), disabled, its attempts page, deleted; another workspace's endpoint not found;
+ * a viewer refused.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addUser } from '../../commands/users.js';
+import { createWebhookEndpoint } from '../../commands/webhooks.js';
+import { createWorkspace } from '../../commands/workspaces.js';
+import { WEBHOOK_EVENT_TYPES } from '../../domain/webhooks.js';
+import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
+
+let server: Awaited<ReturnType<typeof openConsoleApp>>;
+const PASSWORD = 'correct horse 1';
+const EVENT = WEBHOOK_EVENT_TYPES[0];
+
+beforeAll(async () => {
+  server = await openConsoleApp({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
+});
+afterAll(() => server.close());
+
+async function signedIn(role: 'developer' | 'viewer') {
+  const slug = `h-${randomBytes(5).toString('hex')}`;
+  await createWorkspace(server.deps, { name: `Hooks ${slug}`, slug });
+  const email = `${role}@${slug}.test`;
+  await addUser(server.deps, { workspace: slug, email, password: PASSWORD, role });
+  const browser = new ConsoleBrowser(server.app);
+  expect((await browser.signIn(email, PASSWORD)).status).toBe(303);
+  await browser.get(`/console/w/${slug}/developer/webhooks`);
+  return { slug, browser };
+}
+
+describe('Webhooks', () => {
+  it('creates (secret shown once), disables, shows attempts and deletes an endpoint', async () => {
+    const { slug, browser } = await signedIn('developer');
+    const bad = await browser.post(`/console/w/${slug}/developer/webhooks`, {
+      url: 'ftp://example.test/hook',
+      events: EVENT,
+    });
+    expect(bad.status).toBe(422);
+    expect(visibleText(bad.body)).toContain('URL "ftp://example.test/hook" is not an http(s) URL');
+    const created = await browser.post(`/console/w/${slug}/developer/webhooks`, {
+      url: 'http://127.0.0.1:9/hook',
+      events: EVENT,
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatch(/<code id="webhook-secret">whsec_[^<]+<\/code>/);
+    const [endpoint] = await server.sql<{ id: number; enabled: boolean }[]>`
+      select e.id, e.enabled from webhook_endpoints e join workspaces w on w.id = e.workspace_id
+      where w.slug = ${slug}`;
+    expect(endpoint?.enabled).toBe(true);
+    const listed = await browser.get(`/console/w/${slug}/developer/webhooks`);
+    expect(listed.body).not.toContain('whsec_');
+    expect(
+      (await browser.post(`/console/w/${slug}/developer/webhooks/${endpoint?.id}/disable`, {}))
+        .status,
+    ).toBe(303);
+    const [after] = await server.sql<{ enabled: boolean }[]>`
+      select enabled from webhook_endpoints where id = ${endpoint?.id ?? 0}`;
+    expect(after?.enabled).toBe(false);
+    const attempts = await browser.get(`/console/w/${slug}/developer/webhooks/${endpoint?.id}`);
+    expect(attempts.status).toBe(200);
+    expect(visibleText(attempts.body)).toContain('No deliveries yet');
+    await browser.get(`/console/w/${slug}/developer/webhooks`);
+    expect(
+      (await browser.post(`/console/w/${slug}/developer/webhooks/${endpoint?.id}/delete`, {}))
+        .status,
+    ).toBe(303);
+    const [gone] = await server.sql<{ count: number }[]>`
+      select count(*)::int as count from webhook_endpoints where id = ${endpoint?.id ?? 0}`;
+    expect(gone?.count).toBe(0);
+  });
+
+  it("does not find another workspace's endpoint, and refuses a viewer", async () => {
+    const { slug, browser } = await signedIn('developer');
+    const other = `h-${randomBytes(5).toString('hex')}`;
+    await createWorkspace(server.deps, { name: 'Other', slug: other });
+    const { endpoint } = await createWebhookEndpoint(server.deps, {
+      workspace: other,
+      url: 'http://127.0.0.1:9/other',
+      events: [EVENT],
+    });
+    expect((await browser.get(`/console/w/${slug}/developer/webhooks/${endpoint.id}`)).status).toBe(
+      404,
+    );
+    expect(
+      (await browser.post(`/console/w/${slug}/developer/webhooks/${endpoint.id}/delete`, {}))
+        .status,
+    ).toBe(404);
+    const viewer = await signedIn('viewer');
+    expect((await viewer.browser.get(`/console/w/${viewer.slug}/developer/webhooks`)).status).toBe(
+      403,
+    );
+  });
+});
