@@ -83,6 +83,12 @@ export class TemporalCluster {
       services.set(service, child);
       child.start();
       options.register(`Temporal ${service}`, () => child.stop(SERVICE_STOP_GRACE_MS));
+      // On a new database each service would write the cluster's metadata at once, and the
+      // losers exit ("failed to initialize current cluster metadata"): history goes first.
+      if (service === 'history') {
+        const port = options.ports.history.grpc;
+        await child.until('to listen', async () => !(await isPortFree(port)), SERVICE_START_MS);
+      }
     }
     const cluster = new TemporalCluster(`127.0.0.1:${options.ports.frontend.grpc}`, services);
     await cluster.untilServing(options.namespace, { create: true });
