@@ -254,6 +254,47 @@ describe('the cluster', () => {
   });
 });
 
+describe('workspace fairness on the cluster', () => {
+  it("serves another workspace's one message ahead of a backlog", async () => {
+    // Each chunk of 100 takes about a second (two batches of 50 at 500 ms) on the workers'
+    // 2 × 4 campaign slots: 30 campaigns of 200 are about 8 s of backlog.
+    await setBehaviour(under.simulatorUrl, { latency_ms: 500, receipt: { outcome: 'none' } });
+    const providers = [{ slug: 'carrier' }];
+    const busy = await createTenant(under.asStack(), { name: 'Cluster busy', providers });
+    const quiet = await createTenant(under.asStack(), { name: 'Cluster quiet', providers });
+    const busyCampaigns = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        sendCampaign(under.asStack(), busy, {
+          label: `busy-${i}`,
+          prefix: `+6140${10 + i}`,
+          count: 200,
+          provider: 'carrier',
+        }),
+      ),
+    );
+    const quietCampaign = await sendCampaign(under.asStack(), quiet, {
+      label: 'quiet',
+      prefix: '+61427',
+      count: 1,
+      provider: 'carrier',
+    });
+    expect(await untilAllCompleted(under.asStack(), [quietCampaign.id], 60_000)).toBe(true);
+    const busyLeft = await Promise.all(
+      busyCampaigns.map((campaign) => apiCounters(under.asStack(), busy, campaign)),
+    );
+    const queuedLeft = busyLeft.reduce((sum, counters) => sum + (counters?.queued ?? 0), 0);
+    // In arrival order the quiet message would come after every busy chunk (0 left).
+    expect(queuedLeft).toBeGreaterThanOrEqual(2_000);
+    expect(
+      await untilAllCompleted(
+        under.asStack(),
+        busyCampaigns.map((campaign) => campaign.id),
+        180_000,
+      ),
+    ).toBe(true);
+  });
+});
+
 describe('faults on the cluster', () => {
   /** Paced so the campaign is still sending when the fault lands: 200 messages at 20/s. */
   async function pacedCampaign(label: string, prefix: string) {
