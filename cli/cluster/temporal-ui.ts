@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { childEnvironment } from '../../config/child-environment.js';
 import { isPortFree } from '../embedded/ports.js';
 import { ClusterChild } from './child.js';
 import { findOrBuildTemporalUi } from './temporal-build.js';
@@ -45,7 +46,7 @@ export async function startTemporalUi(options: {
     'temporal-ui',
     binary,
     ['--root', root, '--config', 'config', '--env', 'cluster', 'start'],
-    { env: { ...process.env }, cwd: root, logFile: join(options.logDir, 'temporal-ui.log') },
+    { env: childEnvironment(), cwd: root, logFile: join(options.logDir, 'temporal-ui.log') },
   );
   child.start();
   options.register('Temporal UI', () => child.stop(5_000));

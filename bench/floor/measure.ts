@@ -1,0 +1,90 @@
+/**
+ * Temporal's floor, measured on the server a benchmark runs against, in the same run: a bare
+ * workflow start, and a bare Update-with-Start of a workflow whose update runs a local activity,
+ * each at concurrency 1 and 32. Herald's figures are read as ratios of these.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
+import { type LatencySummary, measureLatency } from '../support/measure.js';
+import type { emptyWorkflow, updatedWorkflow } from './workflows.js';
+import { floorUpdate } from './workflows.js';
+
+const TASK_QUEUE = 'bench-floor';
+const REQUESTS = { concurrency_1: 200, concurrency_32: 640 };
+
+export interface TemporalFloor {
+  workflow_start: Record<keyof typeof REQUESTS, LatencySummary>;
+  update_with_start: Record<keyof typeof REQUESTS, LatencySummary>;
+}
+
+async function startFloorWorker(address: string, namespace: string): Promise<ChildProcess> {
+  const worker = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      fileURLToPath(new URL('./worker.ts', import.meta.url)),
+      address,
+      namespace,
+      TASK_QUEUE,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const lines = createInterface({ input: worker.stdout as NodeJS.ReadableStream });
+  await new Promise<void>((resolve, reject) => {
+    worker.once('exit', (code) => reject(new Error(`the floor worker exited (${code})`)));
+    lines.on('line', (line) => line === 'ready' && resolve());
+  });
+  return worker;
+}
+
+async function stopFloorWorker(worker: ChildProcess): Promise<void> {
+  if (worker.exitCode !== null) return;
+  const exited = new Promise((resolve) => worker.once('exit', resolve));
+  worker.kill('SIGINT');
+  await exited;
+}
+
+export async function measureTemporalFloor(
+  address: string,
+  namespace: string,
+): Promise<TemporalFloor> {
+  const worker = await startFloorWorker(address, namespace);
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection, namespace });
+  const start = async () => {
+    await client.workflow.start<typeof emptyWorkflow>('emptyWorkflow', {
+      workflowId: `floor-start-${randomUUID()}`,
+      taskQueue: TASK_QUEUE,
+    });
+  };
+  const updateWithStart = async () => {
+    const operation = new WithStartWorkflowOperation<typeof updatedWorkflow>('updatedWorkflow', {
+      workflowId: `floor-update-${randomUUID()}`,
+      taskQueue: TASK_QUEUE,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    const answer = await client.workflow.executeUpdateWithStart(floorUpdate, {
+      startWorkflowOperation: operation,
+    });
+    if (answer !== 'ok') throw new Error(`the floor update answered ${answer}`);
+  };
+  try {
+    // Warm the worker's workflow cache and the connection first.
+    for (let i = 0; i < 20; i++) await updateWithStart();
+    const measure = async (task: () => Promise<void>) => ({
+      concurrency_1: await measureLatency(REQUESTS.concurrency_1, 1, task),
+      concurrency_32: await measureLatency(REQUESTS.concurrency_32, 32, task),
+    });
+    return {
+      workflow_start: await measure(start),
+      update_with_start: await measure(updateWithStart),
+    };
+  } finally {
+    await connection.close();
+    await stopFloorWorker(worker);
+  }
+}
