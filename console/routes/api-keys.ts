@@ -1,4 +1,5 @@
 /** Developer Tools → API keys: create (token shown once), list, revoke. */
+
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import {
   type CreatedApiKey,
@@ -11,6 +12,7 @@ import { ABILITIES } from '../../domain/access.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
+import { formErrors } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
 import { type Form, formOf, list, redirect, sendHtml, text } from '../http.js';
 import { render } from '../views.js';
@@ -85,11 +87,9 @@ export async function apiKeyRoutes(app: FastifyInstance, { context }: { context:
       return page(reply, signedIn, 201, { created });
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
-      const field = error.parts.find((part) => typeof part !== 'string');
-      const name = typeof field === 'object' ? field.field : 'abilities';
       return page(reply, signedIn, 422, {
         form,
-        errors: { [name]: error.render((label) => LABELS[label] ?? label) },
+        errors: formErrors(error, LABELS, 'abilities'),
       });
     }
   });

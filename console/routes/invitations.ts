@@ -10,6 +10,7 @@ import { findConsoleSession, startConsoleSession } from '../../commands/console-
 import { InputError } from '../../commands/input.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
+import { formErrors } from '../form-errors.js';
 import { clientAddress, formOf, redirect, sendHtml, text, userAgent } from '../http.js';
 import { csrfRefusal, messagePage } from '../pages.js';
 import { formToken, hasValidFormToken, setSessionCookie } from '../session.js';
@@ -98,10 +99,8 @@ export async function invitationRoutes(
       if (!(error instanceof InputError)) throw error;
       if (error.code === 'conflict')
         return page(request, reply, 409, invitation, { error: error.message });
-      const field = error.parts.find((part) => typeof part !== 'string');
-      const message = error.render((name) => LABELS[name] ?? name);
       return page(request, reply, 422, invitation, {
-        errors: { [typeof field === 'object' ? field.field : 'password']: message },
+        errors: formErrors(error, LABELS, 'password'),
       });
     }
     const session = await startConsoleSession(deps, {

@@ -1,4 +1,5 @@
 /** More services → OTP: saved OTP services (create, delete), the slug to send with `service_slug`. */
+
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { InputError } from '../../commands/input.js';
 import { listWorkspaceOtpServices } from '../../commands/otp-service-listing.js';
@@ -6,6 +7,7 @@ import { createOtpService, deleteOtpService } from '../../commands/otp-services.
 import { can } from '../access.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
+import { formErrors } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
 import { type Form, formOf, redirect, sendHtml, text } from '../http.js';
 import { render } from '../views.js';
@@ -97,11 +99,9 @@ export async function otpServiceRoutes(
       return page(reply, signedIn, 201, { created: service.slug });
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
-      const field = error.parts.find((part) => typeof part !== 'string');
-      const name = typeof field === 'object' ? field.field : 'name';
       return page(reply, signedIn, error.status, {
         form,
-        errors: { [name]: error.render((label) => LABELS[label] ?? label) },
+        errors: formErrors(error, LABELS, 'name'),
       });
     }
   });

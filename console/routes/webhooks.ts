@@ -1,4 +1,5 @@
 /** Developer Tools → Webhooks: endpoints (secret shown once; enable, disable, delete) and each one's attempts log. */
+
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { InputError } from '../../commands/input.js';
 import {
@@ -13,6 +14,7 @@ import { WEBHOOK_EVENT_TYPES } from '../../domain/webhooks.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
+import { formErrors } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
 import { type Form, formOf, list, redirect, sendHtml, text } from '../http.js';
 import { messagePage } from '../pages.js';
@@ -99,11 +101,9 @@ export async function webhookRoutes(
       return page(reply, signedIn, 201, { secret });
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
-      const field = error.parts.find((part) => typeof part !== 'string');
-      const name = typeof field === 'object' ? field.field : 'events';
       return page(reply, signedIn, error.status, {
         form,
-        errors: { [name]: error.render((label) => LABELS[label] ?? label) },
+        errors: formErrors(error, LABELS, 'events'),
       });
     }
   });
