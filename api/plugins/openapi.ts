@@ -7,11 +7,11 @@ import { MAX_PARAM_LENGTH } from '../http-protocol.js';
 import { jsonWithoutNulSchema, NO_NUL } from '../schemas/common.js';
 
 /**
- * Kept out of the REST description: the health probe, and the MCP endpoint with its OAuth and
- * discovery routes, which their own metadata documents describe.
+ * Kept out of the REST description: the health probe, the MCP endpoint with its OAuth and
+ * discovery routes, which their own metadata documents describe, and the console's HTML pages.
  */
 const isUndocumented = (url: string) =>
-  url === '/health' || /^\/(mcp|oauth|\.well-known)(\/|$)/.test(url);
+  url === '/health' || url === '/' || /^\/(mcp|oauth|\.well-known|console)(\/|$)/.test(url);
 
 const messageOnly: OpenAPIV3_1.SchemaObject = {
   type: 'object',

@@ -31,6 +31,15 @@ describe('OpenAPI description', () => {
     expect(doc.security).toEqual([{ bearerAuth: [] }]);
   });
 
+  it('describes the REST API only: not the health probe, MCP, OAuth or the console pages', () => {
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/api/v1/messages',
+      '/api/v1/messages/{campaign}',
+      '/api/v1/otp/send',
+      '/api/v1/otp/verify',
+    ]);
+  });
+
   it('documents the response status codes of the message routes', () => {
     expect(Object.keys(doc.paths['/api/v1/messages'].post.responses)).toEqual([
       '202',
