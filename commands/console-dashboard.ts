@@ -1,6 +1,6 @@
 /** The console dashboard: balance, delivery summaries (as get_delivery_summary), daily chart, recent batches. */
-import { dailyDelivery, recentBatches, workspaceCreditBalance } from '../db/console-reports.js';
-import { type ReportBatch, sumDeliveryHistory } from '../db/reporting.js';
+import { dailyDelivery, workspaceCreditBalance } from '../db/console-reports.js';
+import { listRecentBatches, type ReportBatch, sumDeliveryHistory } from '../db/reporting.js';
 import type { CommandDeps } from './deps.js';
 
 type Deps = Pick<CommandDeps, 'sql'>;
@@ -63,7 +63,7 @@ export async function loadDashboard(
     deliverySummary(deps, workspaceId, 7, now),
     deliverySummary(deps, workspaceId, 30, now),
     dailyDelivery(deps.sql, workspaceId, firstDay),
-    recentBatches(deps.sql, workspaceId, 10),
+    listRecentBatches(deps.sql, workspaceId, undefined, 10),
   ]);
   const byDay = new Map(daily.map((row) => [row.day.getTime(), row]));
   const chart = {
@@ -88,5 +88,5 @@ export async function listLatestBatches(
   workspaceId: number,
   limit = 10,
 ): Promise<ReportBatch[]> {
-  return recentBatches(deps.sql, workspaceId, limit);
+  return listRecentBatches(deps.sql, workspaceId, undefined, limit);
 }

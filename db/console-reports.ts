@@ -1,6 +1,5 @@
 /** Reads for the console's dashboard and batch pages, from the reporting tables (migration 0004). */
 import type { Sql } from './client.js';
-import type { ReportBatch } from './reporting.js';
 
 export interface DailyDelivery {
   day: Date;
@@ -27,20 +26,6 @@ export async function workspaceCreditBalance(sql: Sql, workspaceId: number): Pro
   const [row] = await sql<{ creditBalance: number }[]>`
     select credit_balance from workspaces where id = ${workspaceId}`;
   return Number(row?.creditBalance ?? 0);
-}
-
-/** The latest batches of every kind, newest first. */
-export async function recentBatches(
-  sql: Sql,
-  workspaceId: number,
-  limit: number,
-): Promise<ReportBatch[]> {
-  return sql<ReportBatch[]>`
-    select campaign_id as id, kind, source, name, status, purpose, routing_type, provider_slug,
-           provider_name, failover_route_slug, failover_route_name, created_at, completed_at,
-           recipients, sent, failed_to_send, delivered, delivery_failed
-    from report_batches where workspace_id = ${workspaceId}
-    order by campaign_id desc limit ${limit}`;
 }
 
 export interface FailureGroup {

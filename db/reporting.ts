@@ -2,6 +2,7 @@
  * Reads for the MCP reporting tools. Batches and delivery history come only from the reporting
  * tables (kept current by the triggers of migration 0004), so no report scans message rows.
  */
+import { batchName } from '../domain/batch-name.js';
 import type { Sql } from './client.js';
 
 export type BatchKind = 'campaign' | 'quick_send';
@@ -12,7 +13,8 @@ export interface ReportBatch {
   kind: BatchKind;
   /** Quick Send only: `quick_send` (dashboard) or `api`; null when not recorded. */
   source: 'quick_send' | 'api' | null;
-  name: string | null;
+  /** Never null: domain/batch-name.ts names a batch that was given no name. */
+  name: string;
   /** The send's own reference (from its campaign row). */
   reference: string | null;
   status: 'paused' | 'queued' | 'completed';
@@ -38,18 +40,23 @@ const batchColumns = (sql: Sql) => sql`
   r.created_at, r.completed_at, r.recipients, r.sent, r.failed_to_send, r.delivered,
   r.delivery_failed`;
 
-/** The workspace's latest batches of one kind, newest first. */
+type StoredBatch = Omit<ReportBatch, 'name'> & { name: string | null };
+
+const named = (row: StoredBatch): ReportBatch => ({ ...row, name: batchName(row) });
+
+/** The workspace's latest batches, of one kind or (undefined) of every kind, newest first. */
 export async function listRecentBatches(
   sql: Sql,
   workspaceId: number,
-  kind: BatchKind,
+  kind: BatchKind | undefined,
   limit: number,
 ): Promise<ReportBatch[]> {
-  return sql<ReportBatch[]>`
+  const rows = await sql<StoredBatch[]>`
     select ${batchColumns(sql)} from report_batches r join campaigns c on c.id = r.campaign_id
-    where r.workspace_id = ${workspaceId} and r.kind = ${kind}
+    where r.workspace_id = ${workspaceId} ${kind ? sql`and r.kind = ${kind}` : sql``}
     order by r.campaign_id desc
     limit ${limit}`;
+  return rows.map(named);
 }
 
 /** One batch of the workspace, whatever its kind (the caller refuses the wrong one). */
@@ -58,10 +65,10 @@ export async function findBatch(
   workspaceId: number,
   batchId: number,
 ): Promise<ReportBatch | undefined> {
-  const [batch] = await sql<ReportBatch[]>`
+  const [batch] = await sql<StoredBatch[]>`
     select ${batchColumns(sql)} from report_batches r join campaigns c on c.id = r.campaign_id
     where r.campaign_id = ${batchId} and r.workspace_id = ${workspaceId}`;
-  return batch;
+  return batch && named(batch);
 }
 
 export interface DeliveryTotals {

@@ -6,7 +6,7 @@ export function batchName(batch: {
   id: number;
   name: string | null;
   reference: string | null;
-  source: 'quick_send' | 'api' | 'campaign' | null;
+  source: 'quick_send' | 'api' | null;
 }): string {
   if (batch.name) return batch.name;
   if (batch.reference) return batch.reference;

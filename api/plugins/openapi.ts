@@ -7,11 +7,11 @@ import { MAX_PARAM_LENGTH } from '../http-protocol.js';
 import { jsonWithoutNulSchema, NO_NUL } from '../schemas/common.js';
 
 /**
- * Kept out of the REST description: the health probe, the MCP endpoint with its OAuth and
- * discovery routes, which their own metadata documents describe, and the console's HTML pages.
+ * The description is of the REST API under /api/v1 only: the health probe, provider callbacks,
+ * MCP with its OAuth routes (described by their own metadata) and the console's pages are not
+ * part of it, whatever else the server composes beside it.
  */
-const isUndocumented = (url: string) =>
-  url === '/health' || url === '/' || /^\/(mcp|oauth|\.well-known|console)(\/|$)/.test(url);
+const isUndocumented = (url: string) => !url.startsWith('/api/v1/');
 
 const messageOnly: OpenAPIV3_1.SchemaObject = {
   type: 'object',

@@ -9,10 +9,12 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import { type LatencySummary, measureLatency } from '../support/measure.js';
+import { stopRole } from '../support/stack.js';
 import type { emptyWorkflow, updatedWorkflow } from './workflows.js';
 import { floorUpdate } from './workflows.js';
 
 const TASK_QUEUE = 'bench-floor';
+const CALL_DEADLINE_MS = 30_000;
 const REQUESTS = { concurrency_1: 200, concurrency_32: 640 };
 
 export interface TemporalFloor {
@@ -41,13 +43,6 @@ async function startFloorWorker(address: string, namespace: string): Promise<Chi
   return worker;
 }
 
-async function stopFloorWorker(worker: ChildProcess): Promise<void> {
-  if (worker.exitCode !== null) return;
-  const exited = new Promise((resolve) => worker.once('exit', resolve));
-  worker.kill('SIGINT');
-  await exited;
-}
-
 export async function measureTemporalFloor(
   address: string,
   namespace: string,
@@ -67,9 +62,10 @@ export async function measureTemporalFloor(
       taskQueue: TASK_QUEUE,
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
-    const answer = await client.workflow.executeUpdateWithStart(floorUpdate, {
-      startWorkflowOperation: operation,
-    });
+    // Bounded: if the floor's worker died, the run fails instead of waiting for it forever.
+    const answer = await client.withDeadline(Date.now() + CALL_DEADLINE_MS, () =>
+      client.workflow.executeUpdateWithStart(floorUpdate, { startWorkflowOperation: operation }),
+    );
     if (answer !== 'ok') throw new Error(`the floor update answered ${answer}`);
   };
   try {
@@ -85,6 +81,6 @@ export async function measureTemporalFloor(
     };
   } finally {
     await connection.close();
-    await stopFloorWorker(worker);
+    await stopRole(worker);
   }
 }

@@ -52,7 +52,8 @@ function spawnRole(role: string, env: NodeJS.ProcessEnv): ChildProcess {
   return child;
 }
 
-async function stopRole(child: ChildProcess): Promise<void> {
+/** SIGINT, as Ctrl-C would, and waits for the process to exit. */
+export async function stopRole(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGINT');

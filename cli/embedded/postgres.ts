@@ -169,7 +169,10 @@ async function binariesReachableBy(
 ): Promise<Binaries> {
   if (await reachableBy(asOwner, binaries.pg_ctl)) return binaries;
   const native = resolve(dirname(binaries.pg_ctl), '..');
-  const version = (await run(binaries.pg_ctl, ['--version'])).stdout.trim().split(' ').at(-1);
+  // The package's own version names the copy: another build of the same Postgres gets its own.
+  const { version } = JSON.parse(await readFile(join(native, '..', 'package.json'), 'utf8')) as {
+    version: string;
+  };
   const copy = join(SHARED_ROOT, `postgres-${version}-${platform()}-${arch()}`);
   if (!existsSync(join(copy, 'bin', 'pg_ctl'))) {
     log?.(`The postgres user cannot reach ${native}: copying the Postgres binaries to ${copy}`);

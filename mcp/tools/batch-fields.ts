@@ -4,7 +4,6 @@
  */
 import { z } from 'zod';
 import { type BatchKind, findBatch, type ReportBatch } from '../../db/reporting.js';
-import { batchName } from '../../domain/batch-name.js';
 import { type ToolContext, ToolRefusal } from './tool.js';
 
 export const timestamp = (what: string) => z.string().describe(`${what} (ISO 8601, UTC).`);
@@ -127,7 +126,7 @@ export const routingFields = {
 export function summaryOf(row: ReportBatch) {
   return {
     id: row.id,
-    name: batchName({ ...row, source: row.kind === 'campaign' ? 'campaign' : row.source }),
+    name: row.name,
     status: row.status,
     purpose: row.purpose,
     created_at: row.createdAt.toISOString(),
