@@ -42,19 +42,23 @@ type Deps = Pick<CommandDeps, 'sql'>;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_NAME_LENGTH = 200;
 
-/** A service's settings; on update, what is not given keeps its value. */
+/**
+ * A service's settings; on update, what is not given (or blank) keeps its value, and `null`
+ * clears an optional one: no template and no message is the default message, no sender the
+ * provider's default, no provider the key's direct provider, else `own`.
+ */
 export interface OtpServiceSettingsInput {
   name?: string;
   purpose?: string;
   codeLength?: number;
   expiresInMinutes?: number;
   /** A transactional template's slug, or... */
-  template?: string;
+  template?: string | null;
   /** ...the message itself, with `{code}` once; giving one replaces the other. */
-  messageTemplate?: string;
+  messageTemplate?: string | null;
   /** Approved for `provider` (for `own` when no provider is set). */
-  senderId?: string;
-  provider?: string;
+  senderId?: string | null;
+  provider?: string | null;
 }
 
 const SETTING_FIELDS = [
@@ -77,6 +81,12 @@ function whole(value: number | undefined, name: 'codeLength' | 'expiresInMinutes
   if (!Number.isInteger(value) || value < range.min || value > range.max)
     throw invalid`${field(name)} must be an integer from ${range.min} to ${range.max}`;
   return value;
+}
+
+/** An optional setting: given, else cleared by `null`, else the current value. */
+function kept(given: string | null | undefined, current: string | null | undefined) {
+  if (given === null) return null;
+  return optionalText(given) ?? current ?? null;
 }
 
 /** The given settings on top of `base` (defaults for a new service), checked as a whole. */
@@ -106,14 +116,18 @@ async function serviceSettings(
     EXPIRES_IN_MINUTES.default;
 
   // The two message sources are exclusive: giving one replaces the other.
-  const givenTemplate = optionalText(input.template);
-  const givenMessage = optionalText(input.messageTemplate);
+  const givenTemplate = optionalText(input.template ?? undefined);
+  const givenMessage = optionalText(input.messageTemplate ?? undefined);
   if (givenTemplate !== undefined && givenMessage !== undefined)
     throw invalid`${field('template')} and ${field('messageTemplate')} are exclusive`;
   const templateSlug =
-    givenTemplate ?? (givenMessage !== undefined ? null : (base?.templateSlug ?? null));
+    givenTemplate ??
+    (givenMessage !== undefined || input.template === null ? null : (base?.templateSlug ?? null));
   const messageTemplate =
-    givenMessage ?? (givenTemplate !== undefined ? null : (base?.messageTemplate ?? null));
+    givenMessage ??
+    (givenTemplate !== undefined || input.messageTemplate === null
+      ? null
+      : (base?.messageTemplate ?? null));
   // A kept template may stop fitting because of a new code length: name what was changed.
   const blame = (given: string | undefined, name: 'template' | 'messageTemplate') =>
     field(given !== undefined || input.codeLength === undefined ? name : 'codeLength');
@@ -137,11 +151,11 @@ async function serviceSettings(
       throw invalid`${blame(givenMessage, 'messageTemplate')}: the message template ${problem}`;
   }
 
-  const providerSlug = optionalText(input.provider) ?? base?.providerSlug ?? null;
+  const providerSlug = kept(input.provider, base?.providerSlug);
   if (providerSlug !== null) await checkProvider(deps, workspace, providerSlug, field('provider'));
 
-  const givenSender = optionalText(input.senderId);
-  const senderId = givenSender ?? base?.senderId ?? null;
+  const givenSender = optionalText(input.senderId ?? undefined);
+  const senderId = kept(input.senderId, base?.senderId);
   if (senderId !== null) {
     if (characters(senderId) > MAX_OTP_SENDER_ID_LENGTH)
       throw invalid`${field('senderId')} must be at most ${MAX_OTP_SENDER_ID_LENGTH} characters`;
@@ -187,7 +201,20 @@ export async function createOtpService(
   return { service: await insertOtpService(deps.sql, workspace.id, settings), workspace };
 }
 
-/** Changes the settings given; the others keep their value. */
+/** One service of the workspace, by slug. */
+export async function showOtpService(
+  deps: Deps,
+  input: { workspace?: string; slug?: string },
+): Promise<SavedOtpService> {
+  const workspace = await findWorkspace(deps, input.workspace);
+  const slug = serviceSlug(input.slug);
+  const service = await findOtpService(deps.sql, workspace.id, slug);
+  if (!service)
+    throw notFound`${field('slug')} "${slug}" is not an OTP service of ${workspace.slug}`;
+  return { service, workspace };
+}
+
+/** Changes the settings given (`null` clears an optional one); the others keep their value. */
 export async function updateOtpService(
   deps: Deps,
   input: OtpServiceSettingsInput & { workspace?: string; slug?: string },

@@ -1,12 +1,26 @@
 /** Sender ids a workspace may send from, per provider: approved, or pending approval. */
 import { upsertSenderId } from '../db/otp-settings.js';
+import {
+  deleteUnusedSenderId,
+  findSenderListing,
+  insertNewSenderId,
+  listSenderIds,
+  otpServicesUsingSender,
+  type SenderListing,
+} from '../db/sender-ids.js';
 import type { Workspace } from '../db/workspaces.js';
 import { MAX_OTP_SENDER_ID_LENGTH } from '../domain/otp.js';
+import { OWN_PROVIDER_SLUG } from '../domain/provider-definition.js';
 import { characters } from '../domain/validation.js';
 import type { CommandDeps } from './deps.js';
-import { fieldsOf, invalid, requiredText, resourceSlug } from './input.js';
+import { conflict, fieldsOf, invalid, notFound, requiredText, resourceSlug } from './input.js';
+import { dependents } from './otp-dependents.js';
 import { checkProvider } from './providers.js';
 import { findWorkspace } from './workspaces.js';
+
+export type { SenderListing };
+
+type Deps = Pick<CommandDeps, 'sql'>;
 
 export interface RegisterSenderInput {
   workspace?: string;
@@ -17,18 +31,10 @@ export interface RegisterSenderInput {
   approved?: boolean;
 }
 
-/** Registers the sender, or sets its approval when it is registered already. */
-export async function registerSender(
-  deps: Pick<CommandDeps, 'sql'>,
-  input: RegisterSenderInput,
-): Promise<{
-  id: number;
-  sender: string;
-  providerSlug: string;
-  approved: boolean;
-  workspace: Workspace;
-}> {
-  const field = fieldsOf<RegisterSenderInput>();
+const field = fieldsOf<RegisterSenderInput>();
+
+/** The workspace, and the provider and sender read by the rules every registration follows. */
+async function senderOf(deps: Deps, input: RegisterSenderInput) {
   const workspace = await findWorkspace(deps, input.workspace);
   const providerSlug = resourceSlug(
     requiredText(input.provider, field('provider')),
@@ -39,6 +45,23 @@ export async function registerSender(
   const sender = requiredText(input.sender, field('sender'));
   if (characters(sender) > MAX_OTP_SENDER_ID_LENGTH)
     throw invalid`${field('sender')} must be at most ${MAX_OTP_SENDER_ID_LENGTH} characters`;
+  return { workspace, providerSlug, sender };
+}
+
+export interface RegisteredSender {
+  id: number;
+  sender: string;
+  providerSlug: string;
+  approved: boolean;
+  workspace: Workspace;
+}
+
+/** The operator's registration: registers the sender, or sets its approval when it is registered already. */
+export async function registerSender(
+  deps: Deps,
+  input: RegisterSenderInput,
+): Promise<RegisteredSender> {
+  const { workspace, providerSlug, sender } = await senderOf(deps, input);
   const approved = input.approved !== false;
   const { id } = await upsertSenderId(deps.sql, {
     workspaceId: workspace.id,
@@ -47,4 +70,54 @@ export async function registerSender(
     approved,
   });
   return { id, sender, providerSlug, approved, workspace };
+}
+
+/**
+ * A workspace member's registration (the console): a sender for one of the workspace's own
+ * providers is approved at once, the workspace answering for its own account; a sender for
+ * `own`, the operator's provider, waits for the operator's approval (`herald sender create`).
+ */
+export async function requestSender(
+  deps: Deps,
+  input: Omit<RegisterSenderInput, 'approved'>,
+): Promise<RegisteredSender> {
+  const { workspace, providerSlug, sender } = await senderOf(deps, input);
+  const approved = providerSlug !== OWN_PROVIDER_SLUG;
+  const row = await insertNewSenderId(deps.sql, {
+    workspaceId: workspace.id,
+    providerSlug,
+    sender,
+    approved,
+  });
+  if (!row)
+    throw conflict`${field('sender')}: "${sender}" is already registered for ${providerSlug} in ${workspace.slug}`;
+  return { id: row.id, sender, providerSlug, approved, workspace };
+}
+
+/** The workspace's senders, by provider. */
+export async function listSenders(
+  deps: Deps,
+  input: { workspace?: string },
+): Promise<SenderListing[]> {
+  const workspace = await findWorkspace(deps, input.workspace);
+  return listSenderIds(deps.sql, workspace.id);
+}
+
+/** Refused while an OTP service sends from the sender: its sends would all be refused. */
+export async function deleteSender(
+  deps: Deps,
+  input: { workspace?: string; id: number },
+): Promise<{ sender: SenderListing; workspace: Workspace }> {
+  const workspace = await findWorkspace(deps, input.workspace);
+  const unknown = () => notFound`${workspace.slug} has no sender id ${input.id}`;
+  const sender = Number.isSafeInteger(input.id)
+    ? await findSenderListing(deps.sql, workspace.id, input.id)
+    : undefined;
+  if (!sender) throw unknown();
+  if (await deleteUnusedSenderId(deps.sql, workspace.id, sender.id, OWN_PROVIDER_SLUG))
+    return { sender, workspace };
+  const services = await otpServicesUsingSender(deps.sql, workspace.id, sender, OWN_PROVIDER_SLUG);
+  if (services.length === 0) throw unknown();
+  const { who, sends, them } = dependents(services);
+  throw conflict`${field('sender')}: ${who} ${sends} from "${sender.sender}" through ${sender.providerSlug}; change ${them} first`;
 }

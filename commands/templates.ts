@@ -1,7 +1,21 @@
 /** Message templates a workspace's OTP services and sends may name by slug. */
+import {
+  type DependentOtpService,
+  deleteUnusedMessageTemplate,
+  findTemplateListing,
+  listMessageTemplates,
+  otpServicesUsingTemplate,
+  type TemplateListing,
+  updateMessageTemplate,
+} from '../db/message-templates.js';
 import { insertMessageTemplate } from '../db/otp-settings.js';
 import type { Workspace } from '../db/workspaces.js';
-import { MAX_MESSAGE_LENGTH, MESSAGE_PURPOSES } from '../domain/send-request.js';
+import { otpTemplateProblem } from '../domain/otp.js';
+import {
+  MAX_MESSAGE_LENGTH,
+  MESSAGE_PURPOSES,
+  type MessagePurpose,
+} from '../domain/send-request.js';
 import { characters } from '../domain/validation.js';
 import type { CommandDeps } from './deps.js';
 import {
@@ -9,11 +23,18 @@ import {
   fieldsOf,
   invalid,
   isUniqueViolation,
+  listOf,
+  notFound,
   optionalText,
   requiredText,
   resourceSlug,
 } from './input.js';
+import { dependents } from './otp-dependents.js';
 import { findWorkspace } from './workspaces.js';
+
+export type { DependentOtpService, TemplateListing };
+
+type Deps = Pick<CommandDeps, 'sql'>;
 
 const MAX_NAME_LENGTH = 200;
 
@@ -29,29 +50,49 @@ export interface CreateTemplateInput {
   enabled?: boolean;
 }
 
-export async function createTemplate(
-  deps: Pick<CommandDeps, 'sql'>,
-  input: CreateTemplateInput,
-): Promise<{ id: number; slug: string; purpose: string; workspace: Workspace }> {
-  const field = fieldsOf<CreateTemplateInput>();
-  const workspace = await findWorkspace(deps, input.workspace);
-  const slug = resourceSlug(requiredText(input.slug, field('slug')), field('slug'));
-  const body = requiredText(input.body, field('body'));
+/** On update, what is not given (or blank) keeps its value; the slug never changes. */
+export type UpdateTemplateInput = CreateTemplateInput;
+
+const field = fieldsOf<CreateTemplateInput>();
+
+function checkedBody(body: string): string {
   if (characters(body) > MAX_MESSAGE_LENGTH)
     throw invalid`${field('body')} must be at most ${MAX_MESSAGE_LENGTH} characters`;
-  const name = optionalText(input.name) ?? slug;
+  return body;
+}
+
+function checkedName(name: string): string {
   if (characters(name) > MAX_NAME_LENGTH)
     throw invalid`${field('name')} must be at most ${MAX_NAME_LENGTH} characters`;
-  const purpose = optionalText(input.purpose) ?? 'transactional';
+  return name;
+}
+
+function checkedPurpose(purpose: string): MessagePurpose {
   if (!(MESSAGE_PURPOSES as readonly string[]).includes(purpose))
     throw invalid`${field('purpose')} must be one of ${MESSAGE_PURPOSES.join(', ')}`;
+  return purpose as MessagePurpose;
+}
+
+function templateSlug(slug: string | undefined): string {
+  return resourceSlug(requiredText(slug, field('slug')), field('slug'));
+}
+
+export async function createTemplate(
+  deps: Deps,
+  input: CreateTemplateInput,
+): Promise<{ id: number; slug: string; purpose: string; workspace: Workspace }> {
+  const workspace = await findWorkspace(deps, input.workspace);
+  const slug = templateSlug(input.slug);
+  const body = checkedBody(requiredText(input.body, field('body')));
+  const name = checkedName(optionalText(input.name) ?? slug);
+  const purpose = checkedPurpose(optionalText(input.purpose) ?? 'transactional');
   try {
     const { id } = await insertMessageTemplate(deps.sql, {
       workspaceId: workspace.id,
       slug,
       name,
       body,
-      purpose: purpose as (typeof MESSAGE_PURPOSES)[number],
+      purpose,
       enabled: input.enabled !== false,
     });
     return { id, slug, purpose, workspace };
@@ -60,4 +101,79 @@ export async function createTemplate(
       throw conflict`${field('slug')}: ${workspace.slug} already has a template "${slug}"`;
     throw error;
   }
+}
+
+/** The workspace's templates, by slug. */
+export async function listTemplates(
+  deps: Deps,
+  input: { workspace?: string },
+): Promise<TemplateListing[]> {
+  const workspace = await findWorkspace(deps, input.workspace);
+  return listMessageTemplates(deps.sql, workspace.id);
+}
+
+export async function showTemplate(
+  deps: Deps,
+  input: { workspace?: string; slug?: string },
+): Promise<{ template: TemplateListing; workspace: Workspace }> {
+  const workspace = await findWorkspace(deps, input.workspace);
+  const slug = templateSlug(input.slug);
+  const template = await findTemplateListing(deps.sql, workspace.id, slug);
+  if (!template) throw notFound`${field('slug')} "${slug}" is not a template of ${workspace.slug}`;
+  return { template, workspace };
+}
+
+/**
+ * Changes what is given. An OTP service that names the template keeps working: the template
+ * stays enabled and transactional and its body fits each such service's code length.
+ */
+export async function updateTemplate(
+  deps: Deps,
+  input: UpdateTemplateInput,
+): Promise<{ template: TemplateListing; workspace: Workspace }> {
+  const { template: current, workspace } = await showTemplate(deps, input);
+  const givenBody = optionalText(input.body);
+  const givenPurpose = optionalText(input.purpose);
+  const givenName = optionalText(input.name);
+  if ([givenBody, givenPurpose, givenName, input.enabled].every((value) => value === undefined))
+    throw invalid`Give at least one of ${listOf([field('name'), field('body'), field('purpose'), field('enabled')])}`;
+  const settings = {
+    name: givenName === undefined ? current.name : checkedName(givenName),
+    body: givenBody === undefined ? current.body : checkedBody(givenBody),
+    purpose: givenPurpose === undefined ? current.purpose : checkedPurpose(givenPurpose),
+    enabled: input.enabled ?? current.enabled,
+  };
+  const services = await otpServicesUsingTemplate(deps.sql, workspace.id, current.slug);
+  if (services.length > 0) {
+    const { who, sends, them } = dependents(services);
+    if (!settings.enabled)
+      throw conflict`${field('enabled')}: ${who} ${sends} with this template; change ${them} first`;
+    if (settings.purpose !== 'transactional')
+      throw conflict`${field('purpose')}: ${who} ${sends} with this template, which must stay transactional`;
+    for (const service of services) {
+      const problem = otpTemplateProblem(settings.body, service.codeLength);
+      if (problem)
+        throw invalid`${field('body')}: the OTP service "${service.name}" sends with this template, which ${problem}`;
+    }
+  }
+  const template = await updateMessageTemplate(deps.sql, workspace.id, current.slug, settings);
+  if (!template)
+    throw notFound`${field('slug')} "${current.slug}" is not a template of ${workspace.slug}`;
+  return { template, workspace };
+}
+
+/** Refused while an OTP service names the template: its sends would all be refused. */
+export async function deleteTemplate(
+  deps: Deps,
+  input: { workspace?: string; slug?: string },
+): Promise<{ slug: string; workspace: Workspace }> {
+  const workspace = await findWorkspace(deps, input.workspace);
+  const slug = templateSlug(input.slug);
+  if (await deleteUnusedMessageTemplate(deps.sql, workspace.id, slug)) return { slug, workspace };
+  const services = await otpServicesUsingTemplate(deps.sql, workspace.id, slug);
+  if (services.length > 0) {
+    const { who, sends, them } = dependents(services);
+    throw conflict`${field('slug')}: ${who} ${sends} with the template "${slug}"; change ${them} first`;
+  }
+  throw notFound`${field('slug')} "${slug}" is not a template of ${workspace.slug}`;
 }
