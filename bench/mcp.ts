@@ -66,9 +66,9 @@ async function main() {
     );
     const report = {
       benchmark: 'mcp',
+      shape: stack.shape,
       machine: { cpus: cpus().length, node: process.version },
-      setup:
-        'herald api (MCP enabled) against embedded Postgres 16; one workspace with 1,000,000 messages in 1,000 batches over 30 days; sequential tools/call over HTTP with an OAuth access token',
+      setup: `${stack.setup}; MCP enabled; one workspace with 1,000,000 messages in 1,000 batches over 30 days; sequential tools/call over HTTP with an OAuth access token`,
       seeded,
       summary_cache_ttl_0: uncached,
       summary_cache_ttl_30: cached,

@@ -1,8 +1,11 @@
 /**
  * `npm run bench:otp`: OTP send and verify latency against a zero-latency simulator, and in the
- * same run the floor: a bare authenticated route doing one indexed Postgres read. Prints JSON.
+ * same run two floors: a bare authenticated route doing one indexed Postgres read, and Temporal's
+ * own bare Update-with-Start on the same server. Prints JSON. BENCH_SHAPE and BENCH_WORKERS
+ * choose the shape.
  */
 import { cpus } from 'node:os';
+import { measureTemporalFloor } from './floor/measure.js';
 import { measureLatency, round } from './support/measure.js';
 import { type BenchStack, log, startBenchStack } from './support/stack.js';
 
@@ -105,11 +108,22 @@ async function main() {
       if (status !== 200) throw new Error(`floor route answered ${status}`);
     });
 
+    log("Temporal's floor on the same server");
+    const temporalFloor = await measureTemporalFloor(stack.temporalAddress, 'default');
+    const bareUpdate = temporalFloor.update_with_start;
+    const sendOverFloor = round(
+      sendConcurrent.requests_per_s / bareUpdate.concurrency_32.requests_per_s,
+      2,
+    );
+    const p50OverFloor = round(sendSequential.p50_ms / bareUpdate.concurrency_1.p50_ms, 2);
+    const verifyOverFloor = round(verify.requests_per_s / floor.requests_per_s, 2);
+
     const result = {
       benchmark: 'otp',
+      shape: stack.shape,
+      workers: stack.workers,
       machine: { cpus: cpus().length, node: process.version },
-      setup:
-        'herald api, worker and simulator as separate processes; embedded Postgres 16; Temporal dev server; simulator at 0 ms latency',
+      setup: `${stack.setup}; simulator at 0 ms latency`,
       send: {
         concurrency_1: sendSequential,
         [`concurrency_${CONCURRENCY}`]: sendConcurrent,
@@ -120,10 +134,17 @@ async function main() {
         route: 'GET /api/v1/messages/{id}: API key lookup + one indexed read',
         [`concurrency_${CONCURRENCY}`]: floor,
       },
-      verify_p50_over_floor_p50: round(verify.p50_ms / floor.p50_ms, 2),
+      temporal_floor: temporalFloor,
+      ratios: {
+        send_c32_over_update_with_start_floor_c32: sendOverFloor,
+        send_c1_p50_over_update_with_start_floor_c1_p50: p50OverFloor,
+        verify_c32_over_floor_route_c32: verifyOverFloor,
+      },
       aims: {
-        send_p50_under_50_ms: sendSequential.p50_ms < 50,
-        verify_p50_under_3x_floor: verify.p50_ms < 3 * floor.p50_ms,
+        send_c32_at_least_200_per_s: sendConcurrent.requests_per_s >= 200,
+        send_c32_at_least_0_5x_update_with_start_floor: sendOverFloor >= 0.5,
+        send_c1_p50_at_most_1_5x_update_with_start_floor: p50OverFloor <= 1.5,
+        verify_at_least_0_8x_floor_route: verifyOverFloor >= 0.8,
       },
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -4,19 +4,22 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Cluster } from '../../cli/cluster/cluster.js';
 import { keyCreate } from '../../cli/commands/keys.js';
 import { userCreate } from '../../cli/commands/users.js';
 import { workspaceCreate } from '../../cli/commands/workspaces.js';
 import { freePort } from '../../cli/embedded/ports.js';
 import { startEmbeddedPostgres } from '../../cli/embedded/postgres.js';
 import { findTemporalCli, startTemporalDevServer } from '../../cli/embedded/temporal.js';
+import { Lifecycle } from '../../cli/lifecycle.js';
 import { parseEnv } from '../../config/env.js';
 import { createSql, type Sql } from '../../db/client.js';
 import { migrate } from '../../db/migrate.js';
 
 /**
- * The production shape on one machine: real Postgres and a Temporal dev server, with
- * `herald api`, `herald worker` and `herald simulator` as separate processes.
+ * Herald as it runs in production, on one machine: real Postgres, `herald api`, `herald worker`
+ * and `herald simulator` as separate processes, on either Temporal shape: the dev server (one
+ * process) or the cluster of `npm run cluster`.
  */
 export interface BenchStack {
   apiUrl: string;
@@ -26,6 +29,12 @@ export interface BenchStack {
   sql: Sql;
   /** A bearer token with every ability, for a fresh workspace. */
   token: string;
+  shape: BenchShape;
+  workers: number;
+  /** The Temporal frontend Herald runs on, where the bench measures Temporal's own floor. */
+  temporalAddress: string;
+  /** One sentence on what ran, for the JSON. */
+  setup: string;
   close(): Promise<void>;
 }
 
@@ -73,15 +82,30 @@ async function waitForOk(url: string, timeoutMs = 90_000): Promise<void> {
   }
 }
 
+export type BenchShape = 'dev' | 'cluster';
+
 export interface BenchStackOptions {
   /** Extra environment for every role. */
   env?: Record<string, string>;
   /** When set, a second `herald api` runs with this environment on top. */
   secondApiEnv?: Record<string, string>;
+  /** Default: `BENCH_SHAPE` (dev or cluster), else dev. */
+  shape?: BenchShape;
+  /** `herald worker` processes. Default: `BENCH_WORKERS`, else 1. */
+  workers?: number;
 }
 
-export async function startBenchStack(options: BenchStackOptions = {}): Promise<BenchStack> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'herald-bench-'));
+/** What the Herald roles run on: Postgres and Temporal, and how to stop them. */
+interface Underneath {
+  databaseUrl: string;
+  temporalAddress: string;
+  /** The Herald environment every role gets (before `options.env`). */
+  env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/** Postgres embedded, Temporal's dev server (one process, SQLite in memory). */
+async function devShape(dataDir: string): Promise<Underneath> {
   const postgres = await startEmbeddedPostgres({ dataDir, adoptRunning: false });
   const temporal = await startTemporalDevServer({
     cli: await findTemporalCli(log),
@@ -90,17 +114,65 @@ export async function startBenchStack(options: BenchStackOptions = {}): Promise<
     namespace: 'default',
     persistent: false,
   });
+  return {
+    databaseUrl: postgres.url,
+    temporalAddress: temporal.address,
+    env: { DATABASE_URL: postgres.url, TEMPORAL_ADDRESS: temporal.address },
+    async stop() {
+      await temporal.stop();
+      await postgres.stop();
+    },
+  };
+}
+
+/**
+ * Postgres embedded, and the Temporal cluster of `npm run cluster` on it (four server processes,
+ * persistence and visibility on Postgres). The cluster's own Herald processes are only its
+ * simulator; the bench starts the api and worker roles itself, as on the dev shape.
+ */
+async function clusterShape(dataDir: string, simulatorPort: number): Promise<Underneath> {
+  const lifecycle = new Lifecycle(log);
+  try {
+    const cluster = await Cluster.start({
+      dataDir,
+      secret: randomBytes(32).toString('base64url'),
+      namespace: 'default',
+      apiPorts: [],
+      workers: 0,
+      simulatorPort,
+      temporalPort: await freePort(),
+      heraldEnv: { ...process.env, LOG_LEVEL: 'warn' },
+      log,
+      register: (name, stop) => lifecycle.add(name, stop),
+    });
+    return {
+      databaseUrl: cluster.databaseUrl,
+      temporalAddress: cluster.temporal.address,
+      env: { DATABASE_URL: cluster.databaseUrl, TEMPORAL_ADDRESS: cluster.temporal.address },
+      stop: () => lifecycle.shutdown(),
+    };
+  } catch (error) {
+    await lifecycle.shutdown();
+    throw error;
+  }
+}
+
+export async function startBenchStack(options: BenchStackOptions = {}): Promise<BenchStack> {
+  const shape = options.shape ?? (process.env.BENCH_SHAPE === 'cluster' ? 'cluster' : 'dev');
+  const workers = options.workers ?? Number(process.env.BENCH_WORKERS ?? 1);
+  const dataDir = await mkdtemp(join(tmpdir(), 'herald-bench-'));
+  const [apiPort, simulatorPort] = [await freePort(), await freePort()];
+  const underneath =
+    shape === 'cluster' ? await clusterShape(dataDir, simulatorPort) : await devShape(dataDir);
   // The bench's own bulk writes (a million seeded rows) are not held to the service's 3 s bound.
-  const sql = createSql(postgres.url, { unboundedStatements: true });
+  const sql = createSql(underneath.databaseUrl, { unboundedStatements: true });
   await migrate(sql);
 
-  const [apiPort, simulatorPort] = [await freePort(), await freePort()];
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const simulatorUrl = `http://127.0.0.1:${simulatorPort}`;
   const secret = randomBytes(32).toString('base64url');
   const env = {
-    DATABASE_URL: postgres.url,
-    TEMPORAL_ADDRESS: temporal.address,
+    ...underneath.env,
     HERALD_SECRET: secret,
     HERALD_DATA_DIR: dataDir,
     PORT: String(apiPort),
@@ -109,7 +181,11 @@ export async function startBenchStack(options: BenchStackOptions = {}): Promise<
     OWN_PROVIDER_URL: simulatorUrl,
     ...options.env,
   };
-  const roles = ['simulator', 'worker', 'api'].map((role) => spawnRole(role, env));
+  const roles = [
+    ...(shape === 'dev' ? ['simulator'] : []),
+    ...Array.from({ length: workers }, () => 'worker'),
+    'api',
+  ].map((role) => spawnRole(role, env));
   let secondApiUrl: string | undefined;
   if (options.secondApiEnv) {
     const port = await freePort();
@@ -143,11 +219,18 @@ export async function startBenchStack(options: BenchStackOptions = {}): Promise<
     simulatorUrl,
     sql,
     token,
+    shape,
+    workers,
+    temporalAddress: underneath.temporalAddress,
+    setup: `herald api, ${workers} herald worker${workers === 1 ? '' : 's'} and the simulator as separate processes; embedded Postgres; ${
+      shape === 'cluster'
+        ? 'a Temporal cluster (frontend, history, matching, worker as four processes on Postgres, 4 history shards)'
+        : 'the Temporal dev server'
+    }`,
     async close() {
       for (const child of roles.reverse()) await stopRole(child);
       await sql.end();
-      await temporal.stop();
-      await postgres.stop();
+      await underneath.stop();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,0 +1,183 @@
+/**
+ * The figures of `npm run bench` side by side per Temporal shape: one row per figure, with the
+ * aim it is held to (issue 16) and whether each shape met it.
+ */
+
+/** One shape's benchmark outputs by name (sms_1_worker, sms_2_workers, otp, mcp). */
+export type Figures = Record<string, object>;
+
+export interface Row {
+  figure: string;
+  aim: string | null;
+  values: Record<string, number | null>;
+  met: Record<string, boolean | null>;
+}
+
+interface LatencyStep {
+  recipients?: number;
+  concurrency: number;
+  p50_ms: number;
+  p99_ms: number;
+  requests_per_s: number;
+}
+
+/** Reads a dotted path of a benchmark's JSON; null where it is missing. */
+function at(figures: Figures, benchmark: string, path: string): unknown {
+  let value: unknown = figures[benchmark];
+  for (const key of path.split('.')) {
+    if (value === null || typeof value !== 'object') return null;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value ?? null;
+}
+
+const number = (value: unknown): number | null => (typeof value === 'number' ? value : null);
+
+function acceptStep(figures: Figures, benchmark: string, recipients: number, concurrency: number) {
+  const steps = at(figures, benchmark, 'accept_latency_202') as LatencyStep[] | null;
+  return steps?.find((step) => step.recipients === recipients && step.concurrency === concurrency);
+}
+
+interface Definition {
+  figure: string;
+  read: (figures: Figures) => number | null;
+  aim?: { text: string; holds: (value: number) => boolean };
+}
+
+const ratio = (a: number | null, b: number | null) =>
+  a === null || b === null || b === 0 ? null : Number((a / b).toFixed(2));
+
+const DEFINITIONS: Definition[] = [
+  {
+    figure: 'SMS drain of 1,000 ÷ straight-to-simulator baseline (1 worker)',
+    read: (f) => number(at(f, 'sms_1_worker', 'drain_1000.fraction_of_baseline')),
+    aim: { text: '≥ 0.9', holds: (v) => v >= 0.9 },
+  },
+  {
+    figure: 'SMS sustained, 20 × 1,000 ÷ baseline (1 worker)',
+    read: (f) => number(at(f, 'sms_1_worker', 'sustained_20_campaigns.fraction_of_baseline')),
+    aim: { text: '≥ 0.9', holds: (v) => v >= 0.9 },
+  },
+  {
+    figure: 'SMS drain of 1,000 ÷ baseline (2 workers)',
+    read: (f) => number(at(f, 'sms_2_workers', 'drain_1000.fraction_of_baseline')),
+  },
+  {
+    figure: 'SMS sustained messages/s, 1 worker',
+    read: (f) => number(at(f, 'sms_1_worker', 'sustained_20_campaigns.messages_per_s')),
+  },
+  {
+    figure: 'SMS sustained messages/s, 2 workers',
+    read: (f) => number(at(f, 'sms_2_workers', 'sustained_20_campaigns.messages_per_s')),
+  },
+  {
+    figure: '1-recipient send, concurrency 1, p50 ms',
+    read: (f) => acceptStep(f, 'sms_1_worker', 1, 1)?.p50_ms ?? null,
+  },
+  {
+    figure: '1-recipient send, concurrency 32, per s',
+    read: (f) => acceptStep(f, 'sms_1_worker', 1, 32)?.requests_per_s ?? null,
+  },
+  {
+    figure: 'Temporal floor: bare workflow start, concurrency 32, per s',
+    read: (f) =>
+      number(at(f, 'sms_1_worker', 'temporal_floor.workflow_start.concurrency_32.requests_per_s')),
+  },
+  {
+    figure: '1-recipient send c32 ÷ bare workflow start c32',
+    read: (f) => number(at(f, 'sms_1_worker', 'one_recipient_c32_over_workflow_start_floor_c32')),
+    aim: { text: '≥ 0.6', holds: (v) => v >= 0.6 },
+  },
+  {
+    figure: '1,000-recipient send, concurrency 1, p50 ms',
+    read: (f) => acceptStep(f, 'sms_1_worker', 1000, 1)?.p50_ms ?? null,
+  },
+  {
+    figure: '1,000-recipient send, concurrency 32, p50 ms',
+    read: (f) => acceptStep(f, 'sms_1_worker', 1000, 32)?.p50_ms ?? null,
+  },
+  {
+    figure: '1,000-recipient send, concurrency 32, p99 ms',
+    read: (f) => acceptStep(f, 'sms_1_worker', 1000, 32)?.p99_ms ?? null,
+    aim: { text: '≤ 500', holds: (v) => v <= 500 },
+  },
+  {
+    figure: 'OTP send, concurrency 1, p50 ms',
+    read: (f) => number(at(f, 'otp', 'send.concurrency_1.p50_ms')),
+  },
+  {
+    figure: 'Temporal floor: bare Update-with-Start, concurrency 1, p50 ms',
+    read: (f) => number(at(f, 'otp', 'temporal_floor.update_with_start.concurrency_1.p50_ms')),
+  },
+  {
+    figure: 'OTP send c1 p50 ÷ bare Update-with-Start c1 p50',
+    read: (f) => number(at(f, 'otp', 'ratios.send_c1_p50_over_update_with_start_floor_c1_p50')),
+    aim: { text: '≤ 1.5', holds: (v) => v <= 1.5 },
+  },
+  {
+    figure: 'OTP send, concurrency 32, per s',
+    read: (f) => number(at(f, 'otp', 'send.concurrency_32.requests_per_s')),
+    aim: { text: '≥ 200', holds: (v) => v >= 200 },
+  },
+  {
+    figure: 'Temporal floor: bare Update-with-Start, concurrency 32, per s',
+    read: (f) =>
+      number(at(f, 'otp', 'temporal_floor.update_with_start.concurrency_32.requests_per_s')),
+  },
+  {
+    figure: 'OTP send c32 ÷ bare Update-with-Start c32',
+    read: (f) => number(at(f, 'otp', 'ratios.send_c32_over_update_with_start_floor_c32')),
+    aim: { text: '≥ 0.5', holds: (v) => v >= 0.5 },
+  },
+  {
+    figure: 'OTP verify, concurrency 32, per s',
+    read: (f) => number(at(f, 'otp', 'verify.concurrency_32.requests_per_s')),
+  },
+  {
+    figure: 'Floor route (API key + one indexed read), concurrency 32, per s',
+    read: (f) => number(at(f, 'otp', 'floor.concurrency_32.requests_per_s')),
+  },
+  {
+    figure: 'OTP verify c32 ÷ floor route c32',
+    read: (f) =>
+      ratio(
+        number(at(f, 'otp', 'verify.concurrency_32.requests_per_s')),
+        number(at(f, 'otp', 'floor.concurrency_32.requests_per_s')),
+      ),
+    aim: { text: '≥ 0.8', holds: (v) => v >= 0.8 },
+  },
+  {
+    figure: 'MCP slowest tool, uncached, p50 ms (1,000,000 messages)',
+    read: (f) => number(at(f, 'mcp', 'slowest_uncached_p50_ms')),
+    aim: { text: '< 50', holds: (v) => v < 50 },
+  },
+];
+
+export function figureRows(runs: Record<string, Figures>): Row[] {
+  return DEFINITIONS.map((definition) => {
+    const values: Row['values'] = {};
+    const met: Row['met'] = {};
+    for (const [shape, figures] of Object.entries(runs)) {
+      const value = definition.read(figures);
+      values[shape] = value;
+      met[shape] = definition.aim && value !== null ? definition.aim.holds(value) : null;
+    }
+    return { figure: definition.figure, aim: definition.aim?.text ?? null, values, met };
+  });
+}
+
+export function markdownTable(rows: Row[], shapes: string[]): string {
+  const cell = (row: Row, shape: string) => {
+    const value = row.values[shape];
+    if (value === null || value === undefined) return '–';
+    const verdict = row.met[shape] === null ? '' : row.met[shape] ? ' ✓' : ' ✗';
+    return `${value.toLocaleString('en-US')}${verdict}`;
+  };
+  const header = `| Figure | Aim | ${shapes.join(' | ')} |`;
+  const rule = `|---|---|${shapes.map(() => '---:').join('|')}|`;
+  const lines = rows.map(
+    (row) =>
+      `| ${row.figure} | ${row.aim ?? ''} | ${shapes.map((s) => cell(row, s)).join(' | ')} |`,
+  );
+  return [header, rule, ...lines].join('\n');
+}
