@@ -1,4 +1,5 @@
 import type { Sql } from '../db/client.js';
+import { deleteEndedConsoleSessions } from '../db/console-sessions.js';
 import { deleteExpiredIdempotencyKeys } from '../db/idempotency.js';
 import { deleteAbandonedClients, deleteOldRegistrationAttempts } from '../db/oauth-clients.js';
 import { deleteExpiredGrants } from '../db/oauth-grants.js';
@@ -42,13 +43,18 @@ export function createMaintenanceActivities(deps: { sql: Sql }) {
       return deleteAbandonedClients(deps.sql, ABANDONED_REGISTRATION_DAYS, input.batchSize);
     },
 
-    /** Authorization requests, codes, tokens, registration attempts and failed sign-ins. */
+    /**
+     * Authorization requests, codes, tokens, registration attempts and failed sign-ins, and the
+     * console's sessions a day after they ended (revoked or expired). The sessions ride along in
+     * this step rather than a step of their own, so the workflow's commands stay as they were.
+     */
     async purgeExpiredOAuthRecords(input: { batchSize: number }): Promise<number> {
       const after = OAUTH_RECORD_RETENTION_SECONDS;
       return (
         (await deleteExpiredGrants(deps.sql, after, input.batchSize)) +
         (await deleteOldRegistrationAttempts(deps.sql, after, input.batchSize)) +
-        (await deleteOldSignInFailures(deps.sql, after, input.batchSize))
+        (await deleteOldSignInFailures(deps.sql, after, input.batchSize)) +
+        (await deleteEndedConsoleSessions(deps.sql, input.batchSize))
       );
     },
 

@@ -5,10 +5,13 @@ import {
   completeSecondFactor,
   findConsoleVisitor,
   insertConsoleSession,
+  listUserConsoleSessions,
   revokeConsoleSession,
+  revokeOwnConsoleSession,
   revokeUserConsoleSessions,
   setSessionWorkspace,
   touchConsoleSession,
+  type UserConsoleSession,
 } from '../db/console-sessions.js';
 import { findSignInWorkspaces, type WorkspaceChoice } from '../db/member-access.js';
 import type { CommandDeps } from './deps.js';
@@ -137,7 +140,7 @@ export async function switchConsoleWorkspace(
   return chosen;
 }
 
-export type { ConsoleVisitor, WorkspaceChoice };
+export type { ConsoleVisitor, UserConsoleSession, WorkspaceChoice };
 
 /** The session's code was right: it opens pages now. */
 export async function completeConsoleSecondFactor(deps: Deps, sessionId: number): Promise<void> {
@@ -150,4 +153,31 @@ export async function endOtherConsoleSessions(
   input: { userId: number; keepSessionId: number },
 ): Promise<number> {
   return revokeUserConsoleSessions(deps.sql, input.userId, input.keepSessionId);
+}
+
+/** The user's signed-in browsers, for their profile. */
+export async function listMyConsoleSessions(
+  deps: Deps,
+  userId: number,
+): Promise<UserConsoleSession[]> {
+  return listUserConsoleSessions(deps.sql, userId, CONSOLE_SESSION_TIMEOUTS.idleSeconds);
+}
+
+/**
+ * Signs one of the user's own browsers out: its next request is refused. Another user's session,
+ * or one already ended, is not found (the answer does not tell which).
+ */
+export async function endMyConsoleSession(
+  deps: Deps,
+  input: { userId: number; sessionId: number },
+): Promise<void> {
+  const ended =
+    Number.isSafeInteger(input.sessionId) &&
+    (await revokeOwnConsoleSession(
+      deps.sql,
+      input.userId,
+      input.sessionId,
+      CONSOLE_SESSION_TIMEOUTS.idleSeconds,
+    ));
+  if (!ended) throw notFound`This is not one of your signed-in sessions, or it has already ended`;
 }

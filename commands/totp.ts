@@ -8,16 +8,20 @@ import { Secret, TOTP } from 'otpauth';
 import { admitSignInAttempt, forgetAttempt } from '../db/sign-in-failures.js';
 import {
   findTotpState,
+  listMemberSecondFactors,
+  type MemberSecondFactor,
+  removeTotp,
   secondFactorRequiredFor,
   setRequireSecondFactor,
   storePendingTotpSecret,
   useTotpStep,
 } from '../db/totp.js';
+import type { Role } from '../domain/access.js';
 import { decryptCredentials, encryptCredentials } from '../security/credentials.js';
 import { purposeKey } from '../security/keys.js';
 import type { CommandDeps } from './deps.js';
-import { conflict } from './input.js';
-import { SIGN_IN_LIMITS } from './sign-in.js';
+import { conflict, InputError, notFound } from './input.js';
+import { SIGN_IN_LIMITS, signInWithPassword } from './sign-in.js';
 
 type Deps = Pick<CommandDeps, 'sql' | 'secret'>;
 
@@ -135,4 +139,77 @@ export async function requireSecondFactor(
   if (input.required && !(await totpEnrolled(deps, input.ownerUserId)))
     throw conflict`Set up your own second factor before requiring one of every member`;
   await setRequireSecondFactor(deps.sql, input.workspaceId, input.required);
+}
+
+export type TotpRemoval =
+  | { outcome: 'removed'; sessionsEnded: number }
+  | { outcome: 'not-enrolled' }
+  | { outcome: 'incorrect-password' }
+  | { outcome: 'incorrect-code' }
+  | { outcome: 'throttled'; retryAfterSeconds: number }
+  | { outcome: 'busy' };
+
+/**
+ * The user turns their own factor off, proving both factors once more: the password (checked and
+ * throttled as a sign-in is) and a current code (checked, used and throttled as at sign-in). Their
+ * other console sessions end, as when a factor is set up.
+ */
+export async function disableTotp(
+  deps: Deps,
+  input: {
+    userId: number;
+    email: string;
+    password: string;
+    code: string;
+    address: string;
+    keepSessionId: number;
+  },
+): Promise<TotpRemoval> {
+  if (!(await totpEnrolled(deps, input.userId))) return { outcome: 'not-enrolled' };
+  const password = await signInWithPassword(deps, input);
+  if (password.outcome === 'incorrect') return { outcome: 'incorrect-password' };
+  if (password.outcome !== 'signed-in') return password;
+  if (password.user.id !== input.userId) return { outcome: 'incorrect-password' };
+  const code = await checkTotpCode(deps, input.userId, input.code);
+  if (code.outcome === 'incorrect') return { outcome: 'incorrect-code' };
+  if (code.outcome === 'throttled') return code;
+  const { removed, sessionsEnded } = await removeTotp(deps.sql, input.userId, input.keepSessionId);
+  return removed ? { outcome: 'removed', sessionsEnded } : { outcome: 'not-enrolled' };
+}
+
+export type { MemberSecondFactor };
+
+const forbidden = (message: string) => new InputError('forbidden', [message]);
+
+/** The members of a workspace and whether each uses a second factor, for its owners and admins. */
+export async function listWorkspaceSecondFactors(
+  deps: Pick<CommandDeps, 'sql'>,
+  workspaceId: number,
+): Promise<MemberSecondFactor[]> {
+  return listMemberSecondFactors(deps.sql, workspaceId);
+}
+
+/**
+ * An owner or admin resets another member's second factor (a lost phone): it goes, with every
+ * console session of theirs, and they set one up again, at their next page if the workspace
+ * requires it. Only an owner resets an owner's; their own factor a member turns off themselves.
+ */
+export async function resetMemberSecondFactor(
+  deps: Pick<CommandDeps, 'sql'>,
+  input: { workspaceId: number; email: string; by: { userId: number; role: Role } },
+): Promise<{ email: string; sessionsEnded: number }> {
+  if (input.by.role !== 'owner' && input.by.role !== 'admin')
+    throw forbidden("Only an owner or admin can reset a member's two-step verification");
+  const email = input.email.trim().toLowerCase();
+  const member = (await listMemberSecondFactors(deps.sql, input.workspaceId)).find(
+    (candidate) => candidate.email.toLowerCase() === email,
+  );
+  if (!member) throw notFound`This workspace has no member ${input.email}`;
+  if (member.userId === input.by.userId)
+    throw conflict`Turn off your own two-step verification from your profile, with your password and a code`;
+  if (member.role === 'owner' && input.by.role !== 'owner')
+    throw forbidden("Only an owner can reset an owner's two-step verification");
+  const { removed, sessionsEnded } = await removeTotp(deps.sql, member.userId, null);
+  if (!removed) throw conflict`${member.email} has not set up two-step verification`;
+  return { email: member.email, sessionsEnded };
 }

@@ -71,6 +71,46 @@ export async function touchConsoleSession(sql: Sql, sessionId: number): Promise<
     where id = ${sessionId} and last_seen_at < now() - interval '1 minute'`;
 }
 
+/** A signed-in browser of the user, as their profile lists it. */
+export interface UserConsoleSession {
+  id: number;
+  createdAt: Date;
+  lastSeenAt: Date;
+  address: string | null;
+  userAgent: string | null;
+  workspaceName: string;
+  secondFactorPending: boolean;
+}
+
+/** The user's live sessions (not revoked, within both timeouts), the most recently seen first. */
+export async function listUserConsoleSessions(
+  sql: Sql,
+  userId: number,
+  idleSeconds: number,
+): Promise<UserConsoleSession[]> {
+  return sql<UserConsoleSession[]>`
+    select s.id, s.created_at, s.last_seen_at, host(s.address) as address, s.user_agent,
+           w.name as workspace_name, s.second_factor_pending
+    from console_sessions s join workspaces w on w.id = s.workspace_id
+    where s.user_id = ${userId} and s.revoked_at is null and s.expires_at > now()
+      and s.last_seen_at > now() - make_interval(secs => ${idleSeconds})
+    order by s.last_seen_at desc, s.id desc`;
+}
+
+/** Ends one live session of the user's own; false when they have no such live session. */
+export async function revokeOwnConsoleSession(
+  sql: Sql,
+  userId: number,
+  sessionId: number,
+  idleSeconds: number,
+): Promise<boolean> {
+  const result = await sql`
+    update console_sessions set revoked_at = now()
+    where id = ${sessionId} and user_id = ${userId} and revoked_at is null and expires_at > now()
+      and last_seen_at > now() - make_interval(secs => ${idleSeconds})`;
+  return result.count === 1;
+}
+
 export async function revokeConsoleSession(sql: Sql, sessionId: number): Promise<void> {
   await sql`update console_sessions set revoked_at = now() where id = ${sessionId} and revoked_at is null`;
 }

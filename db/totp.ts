@@ -1,3 +1,4 @@
+import type { Role } from '../domain/access.js';
 import type { Sql } from './client.js';
 
 export interface TotpState {
@@ -60,4 +61,45 @@ export async function secondFactorRequiredFor(sql: Sql, userId: number): Promise
       where m.user_id = ${userId} and m.status = 'active' and w.require_second_factor
     ) as required`;
   return row?.required ?? false;
+}
+
+/** A member of a workspace and whether their second factor is in use. */
+export interface MemberSecondFactor {
+  userId: number;
+  email: string;
+  role: Role;
+  status: 'active' | 'suspended';
+  enrolled: boolean;
+}
+
+export async function listMemberSecondFactors(
+  sql: Sql,
+  workspaceId: number,
+): Promise<MemberSecondFactor[]> {
+  return sql<MemberSecondFactor[]>`
+    select m.user_id, u.email, m.role, m.status, u.totp_enabled_at is not null as enrolled
+    from workspace_members m join users u on u.id = m.user_id
+    where m.workspace_id = ${workspaceId}
+    order by lower(u.email), m.user_id`;
+}
+
+/**
+ * Takes the user's factor out of use (its secret goes) and ends their console sessions but
+ * `keepSessionId`, in one transaction: false, and nothing ended, when no factor was in use.
+ */
+export async function removeTotp(
+  sql: Sql,
+  userId: number,
+  keepSessionId: number | null,
+): Promise<{ removed: boolean; sessionsEnded: number }> {
+  return sql.begin(async (tx) => {
+    const cleared = await tx`
+      update users set totp_secret = null, totp_enabled_at = null, totp_last_step = null
+      where id = ${userId} and totp_enabled_at is not null`;
+    if (cleared.count !== 1) return { removed: false, sessionsEnded: 0 };
+    const ended = await tx`
+      update console_sessions set revoked_at = now()
+      where user_id = ${userId} and revoked_at is null and id is distinct from ${keepSessionId}`;
+    return { removed: true, sessionsEnded: ended.count };
+  });
 }

@@ -72,7 +72,8 @@ async function inBatches(
  * deletes OAuth client registrations that never completed consent within 30 days, webhook events (and
  * their attempts) dispatched over 30 days ago, throughput slots idle for a day, submission leases a
  * day past their end, and OAuth authorization requests, codes and tokens a day past their expiry
- * with the registration attempts and failed sign-ins of over a day ago.
+ * with the registration attempts and failed sign-ins of over a day ago (and, in the same step,
+ * console sessions a day past their end).
  */
 export async function maintenanceWorkflow(): Promise<MaintenanceResult> {
   const orphanCampaignsClosed = patched(CLOSE_ORPHAN_CAMPAIGNS)

@@ -1,7 +1,12 @@
-/** Signing in and out, switching workspace, and the console's front door. */
+/**
+ * Signing in and out, switching workspace, the console's front door, and the user's signed-in
+ * browsers on their profile (sign one out, or every other one).
+ */
 import type { FastifyInstance } from 'fastify';
 import {
   endConsoleSession,
+  endMyConsoleSession,
+  endOtherConsoleSessions,
   findConsoleSession,
   listSwitchableWorkspaces,
   signInToConsole,
@@ -12,6 +17,7 @@ import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { clientAddress, formOf, redirect, sendHtml, text, userAgent } from '../http.js';
 import { csrfRefusal, messagePage } from '../pages.js';
+import { profilePage } from '../profile.js';
 import {
   clearSessionCookie,
   formToken,
@@ -174,5 +180,46 @@ export async function accountRoutes(
         csrf: signedIn.csrf,
       });
     }
+  });
+
+  app.post<{ Params: { id: string } }>('/profile/sessions/:id/end', async (request, reply) => {
+    const signedIn = await guard(request, reply, null, { beforeEnrolment: true });
+    if (!signedIn) return reply;
+    const { visitor } = signedIn;
+    const sessionId = /^\d{1,15}$/.test(request.params.id) ? Number(request.params.id) : 0;
+    // This browser signs out with the sign-out button, which also clears its cookie.
+    if (sessionId === visitor.sessionId)
+      return profilePage(
+        deps,
+        reply,
+        signedIn,
+        409,
+        {},
+        {
+          error: 'This is the browser you are using: sign it out with "Sign out".',
+        },
+      );
+    try {
+      await endMyConsoleSession(deps, { userId: visitor.userId, sessionId });
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      return profilePage(deps, reply, signedIn, error.status, {}, { error: error.message });
+    }
+    await audit(deps, request, visitor, 'session.revoked', `session #${sessionId}`);
+    return redirect(request, reply, '/console/profile?done=session_ended');
+  });
+
+  app.post('/profile/sessions/end-others', async (request, reply) => {
+    const signedIn = await guard(request, reply, null, { beforeEnrolment: true });
+    if (!signedIn) return reply;
+    const { visitor } = signedIn;
+    const ended = await endOtherConsoleSessions(deps, {
+      userId: visitor.userId,
+      keepSessionId: visitor.sessionId,
+    });
+    await audit(deps, request, visitor, 'session.signed_out_elsewhere', null, {
+      sessions_ended: ended,
+    });
+    return redirect(request, reply, '/console/profile?done=others_ended');
   });
 }

@@ -1,4 +1,7 @@
-/** The TOTP second factor: the code after the password, enrolment from the profile, an owner's requirement. */
+/**
+ * The TOTP second factor: the code after the password, enrolment from the profile and turning it
+ * off again, an owner's requirement, and an owner's or admin's reset of a member's factor.
+ */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import {
   completeConsoleSecondFactor,
@@ -9,26 +12,17 @@ import { InputError } from '../../commands/input.js';
 import {
   beginTotpEnrolment,
   checkTotpCode,
+  disableTotp,
   requireSecondFactor,
-  type TotpEnrolment,
-  totpEnrolled,
+  resetMemberSecondFactor,
 } from '../../commands/totp.js';
-import { can } from '../access.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
-import type { SignedIn } from '../guard.js';
-import { formOf, redirect, sendHtml, text } from '../http.js';
-import { navigationFor } from '../navigation.js';
+import { clientAddress, formOf, redirect, sendHtml, text } from '../http.js';
 import { csrfRefusal } from '../pages.js';
+import { profilePage } from '../profile.js';
 import { csrfTokenFor, hasValidCsrf, sessionToken } from '../session.js';
 import { render } from '../views.js';
-
-const DONE: Record<string, string> = {
-  enrolled:
-    'Two-step verification is on. Other browsers signed in to your account were signed out.',
-  required: 'Every member of this workspace now needs two-step verification.',
-  optional: 'Two-step verification is optional again in this workspace.',
-};
 
 const minutes = (seconds: number) =>
   `${Math.ceil(seconds / 60)} minute${Math.ceil(seconds / 60) === 1 ? '' : 's'}`;
@@ -84,37 +78,12 @@ export async function secondFactorRoutes(
     return redirect(request, reply, `/console/w/${visitor.workspaceSlug}`);
   });
 
-  async function profile(
-    query: { done?: string; required?: string },
-    reply: FastifyReply,
-    signedIn: SignedIn,
-    status: number,
-    extra: { enrolment?: TotpEnrolment; error?: string; confirming?: boolean } = {},
-  ) {
-    return sendHtml(
-      reply,
-      status,
-      render('profile', {
-        title: 'Profile',
-        nav: navigationFor(signedIn.visitor, '/console/profile'),
-        csrf: signedIn.csrf,
-        base: signedIn.base,
-        visitor: signedIn.visitor,
-        enrolled: await totpEnrolled(deps, signedIn.visitor.userId),
-        canRequire: can(signedIn.visitor, 'security.manage'),
-        flash: DONE[query.done ?? ''],
-        required: query.required === '1',
-        ...extra,
-      }),
-    );
-  }
-
   app.get<{ Querystring: { done?: string; required?: string } }>(
     '/profile',
     async (request, reply) => {
       const signedIn = await guard(request, reply, null, { beforeEnrolment: true });
       if (!signedIn) return reply;
-      return profile(request.query, reply, signedIn, 200);
+      return profilePage(deps, reply, signedIn, 200, request.query);
     },
   );
 
@@ -123,15 +92,10 @@ export async function secondFactorRoutes(
     if (!signedIn) return reply;
     try {
       const enrolment = await beginTotpEnrolment(deps, signedIn.visitor.userId);
-      return profile({}, reply, signedIn, 200, {
-        enrolment,
-        confirming: true,
-      });
+      return profilePage(deps, reply, signedIn, 200, {}, { enrolment, confirming: true });
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
-      return profile({}, reply, signedIn, 409, {
-        error: error.message,
-      });
+      return profilePage(deps, reply, signedIn, 409, {}, { error: error.message });
     }
   });
 
@@ -145,13 +109,20 @@ export async function secondFactorRoutes(
     if (result.outcome !== 'accepted') {
       if (result.outcome === 'throttled')
         reply.header('retry-after', String(result.retryAfterSeconds));
-      return profile({}, reply, signedIn, result.outcome === 'throttled' ? 429 : 422, {
-        confirming: true,
-        error:
-          result.outcome === 'throttled'
-            ? `Too many wrong codes. Try again in ${minutes(result.retryAfterSeconds)}.`
-            : 'That code is not right. Check the time on your phone and enter the current code.',
-      });
+      return profilePage(
+        deps,
+        reply,
+        signedIn,
+        result.outcome === 'throttled' ? 429 : 422,
+        {},
+        {
+          confirming: true,
+          error:
+            result.outcome === 'throttled'
+              ? `Too many wrong codes. Try again in ${minutes(result.retryAfterSeconds)}.`
+              : 'That code is not right. Check the time on your phone and enter the current code.',
+        },
+      );
     }
     await endOtherConsoleSessions(deps, {
       userId: visitor.userId,
@@ -175,9 +146,7 @@ export async function secondFactorRoutes(
         });
       } catch (error) {
         if (!(error instanceof InputError)) throw error;
-        return profile({}, reply, signedIn, 409, {
-          error: error.message,
-        });
+        return profilePage(deps, reply, signedIn, 409, {}, { error: error.message });
       }
       await audit(
         deps,
@@ -191,6 +160,80 @@ export async function secondFactorRoutes(
         reply,
         `/console/profile?done=${required ? 'required' : 'optional'}`,
       );
+    },
+  );
+
+  /** Both factors once more: the password and a current code. */
+  const DISABLE_REFUSALS = {
+    'not-enrolled': { status: 409, text: 'Two-step verification is not on for your account.' },
+    'incorrect-password': { status: 422, text: 'The password is incorrect.' },
+    'incorrect-code': {
+      status: 422,
+      text: 'That code is not right. Enter the current code from your authenticator app.',
+    },
+    busy: {
+      status: 503,
+      text: 'Too many sign-ins are being checked right now. Try again in a moment.',
+    },
+  } as const;
+
+  app.post('/profile/totp/disable', async (request, reply) => {
+    const signedIn = await guard(request, reply, null, { beforeEnrolment: true });
+    if (!signedIn) return reply;
+    const { visitor } = signedIn;
+    const form = formOf(request);
+    const result = await disableTotp(deps, {
+      userId: visitor.userId,
+      email: visitor.email,
+      password: text(form, 'password') ?? '',
+      code: text(form, 'code') ?? '',
+      address: clientAddress(request),
+      keepSessionId: visitor.sessionId,
+    });
+    if (result.outcome === 'throttled') {
+      reply.header('retry-after', String(result.retryAfterSeconds));
+      return profilePage(
+        deps,
+        reply,
+        signedIn,
+        429,
+        {},
+        {
+          disableError: `Too many failed attempts. Try again in ${minutes(result.retryAfterSeconds)}.`,
+        },
+      );
+    }
+    if (result.outcome !== 'removed') {
+      const refusal = DISABLE_REFUSALS[result.outcome];
+      if (result.outcome === 'busy') reply.header('retry-after', '2');
+      return profilePage(deps, reply, signedIn, refusal.status, {}, { disableError: refusal.text });
+    }
+    await audit(deps, request, visitor, 'second_factor.disabled', `user ${visitor.email}`, {
+      sessions_ended: result.sessionsEnded,
+    });
+    return redirect(request, reply, '/console/profile?done=disabled');
+  });
+
+  app.post<{ Params: { workspace: string } }>(
+    '/w/:workspace/security/second-factor/reset',
+    async (request, reply) => {
+      const signedIn = await guard(request, reply, 'team.manage');
+      if (!signedIn) return reply;
+      const { visitor } = signedIn;
+      try {
+        const reset = await resetMemberSecondFactor(deps, {
+          workspaceId: visitor.workspaceId,
+          email: text(formOf(request), 'email') ?? '',
+          by: { userId: visitor.userId, role: visitor.role ?? 'viewer' },
+        });
+        await audit(deps, request, visitor, 'second_factor.reset', `member ${reset.email}`, {
+          sessions_ended: reset.sessionsEnded,
+        });
+      } catch (error) {
+        if (!(error instanceof InputError)) throw error;
+        return profilePage(deps, reply, signedIn, error.status, {}, { error: error.message });
+      }
+      return redirect(request, reply, '/console/profile?done=reset');
     },
   );
 }

@@ -40,14 +40,17 @@ function codeFor(secret: string, stepsAhead = 0): string {
   });
 }
 
-async function enrol(browser: ConsoleBrowser): Promise<string> {
+/** Sets up TOTP from the profile, confirming with the code `stepsAhead` periods from now. */
+async function enrol(browser: ConsoleBrowser, stepsAhead = 0): Promise<string> {
   await browser.get('/console/profile');
   const started = await browser.post('/console/profile/totp', {});
   expect(started.status).toBe(200);
   const secret = /<code id="totp-secret">([A-Z2-7]+)<\/code>/.exec(started.body)?.[1] ?? '';
   expect(secret).toMatch(/^[A-Z2-7]{32}$/);
   expect(started.body).toContain(`otpauth://totp/Herald:`);
-  const confirmed = await browser.post('/console/profile/totp/confirm', { code: codeFor(secret) });
+  const confirmed = await browser.post('/console/profile/totp/confirm', {
+    code: codeFor(secret, stepsAhead),
+  });
   expect(confirmed.status).toBe(303);
   expect(confirmed.location).toBe('/console/profile?done=enrolled');
   return secret;
@@ -149,5 +152,166 @@ describe('TOTP second factor', () => {
     );
     await enrol(developer.browser);
     expect((await developer.browser.get(`/console/w/${owner.slug}`)).status).toBe(200);
+  });
+});
+
+describe('turning TOTP off and resetting it', () => {
+  /** A code that is not the app's current one (nor the next's). */
+  const wrongCodeFor = (secret: string) =>
+    ['000000', '111111', '222222'].find(
+      (code) =>
+        code !== codeFor(secret) && code !== codeFor(secret, 1) && code !== codeFor(secret, -1),
+    ) as string;
+
+  const enrolledAt = async (email: string) =>
+    (
+      await server.sql<{ enabled: boolean }[]>`
+        select totp_enabled_at is not null as enabled from users where email = ${email}`
+    )[0]?.enabled;
+
+  const auditOf = (email: string, action: string) =>
+    server.sql<{ actor: string; target: string | null; details: object; source: string }[]>`
+      select a.actor, a.target, a.details, a.source from audit_log a
+      join users u on u.id = a.user_id
+      where u.email = ${email} and a.action = ${action} order by a.id`;
+
+  it('a user turns it off with their password and a current code; a wrong code is refused inline', async () => {
+    const { browser, email, slug } = await member('owner');
+    // Each code is used once and never an older one after it: the previous period's code enrols,
+    // this period's signs the other browser in, and the next period's turns the factor off.
+    const secret = await enrol(browser, -1);
+    const other = new ConsoleBrowser(server.app);
+    await other.signIn(email, PASSWORD);
+    await other.get('/console/sign-in/code');
+    expect((await other.post('/console/sign-in/code', { code: codeFor(secret) })).status).toBe(303);
+
+    await browser.get('/console/profile');
+    const wrongCode = await browser.post('/console/profile/totp/disable', {
+      password: PASSWORD,
+      code: wrongCodeFor(secret),
+    });
+    expect(wrongCode.status).toBe(422);
+    expect(/<div class="field-error" role="alert">([^<]*)<\/div>/.exec(wrongCode.body)?.[1]).toBe(
+      'That code is not right. Enter the current code from your authenticator app.',
+    );
+    expect(wrongCode.body).toContain('<details id="turn-off" open>');
+    const wrongPassword = await browser.post('/console/profile/totp/disable', {
+      password: 'not my password',
+      code: codeFor(secret, 1),
+    });
+    expect(wrongPassword.status).toBe(422);
+    expect(
+      /<div class="field-error" role="alert">([^<]*)<\/div>/.exec(wrongPassword.body)?.[1],
+    ).toBe('The password is incorrect.');
+    expect(await enrolledAt(email)).toBe(true);
+    expect((await other.get(`/console/w/${slug}`)).status).toBe(200);
+
+    const off = await browser.post('/console/profile/totp/disable', {
+      password: PASSWORD,
+      code: codeFor(secret, 1),
+    });
+    expect(off.status).toBe(303);
+    expect(off.location).toBe('/console/profile?done=disabled');
+    expect(await enrolledAt(email)).toBe(false);
+    const page = await browser.get('/console/profile?done=disabled');
+    expect(visibleText(page.body)).toContain(
+      'Two-step verification is off. Other browsers signed in to your account were signed out.',
+    );
+    expect(page.body).toContain('Set up two-step verification');
+    // The other browser is signed out; signing in again asks for no code.
+    expect((await other.get(`/console/w/${slug}`)).location).toMatch(/^\/console\/sign-in\?/);
+    const again = await new ConsoleBrowser(server.app).signIn(email, PASSWORD);
+    expect(again.location).toBe(`/console/w/${slug}`);
+    expect(await auditOf(email, 'second_factor.disabled')).toEqual([
+      {
+        actor: email,
+        target: `user ${email}`,
+        details: { sessions_ended: 1 },
+        source: 'console',
+      },
+    ]);
+  });
+
+  it('an owner resets a member’s factor: their browsers are signed out and they must set it up again', async () => {
+    const owner = await member('owner');
+    await enrol(owner.browser);
+    await owner.browser.get('/console/profile');
+    await owner.browser.post(`/console/w/${owner.slug}/security/second-factor`, {
+      required: 'true',
+    });
+    const developer = await member('developer', owner.slug);
+    await enrol(developer.browser);
+    expect((await developer.browser.get(`/console/w/${owner.slug}`)).status).toBe(200);
+
+    const profile = await owner.browser.get('/console/profile');
+    expect(visibleText(profile.body)).toContain("Members' two-step verification");
+    expect(profile.body).toContain(`<input type="hidden" name="email" value="${developer.email}">`);
+    const reset = await owner.browser.post(
+      `/console/w/${owner.slug}/security/second-factor/reset`,
+      { email: developer.email },
+    );
+    expect(reset.status).toBe(303);
+    expect(reset.location).toBe('/console/profile?done=reset');
+    expect(await enrolledAt(developer.email)).toBe(false);
+
+    const signedOut = await developer.browser.get(`/console/w/${owner.slug}`);
+    expect(signedOut.status).toBe(303);
+    expect(signedOut.location).toMatch(/^\/console\/sign-in\?/);
+    const back = new ConsoleBrowser(server.app);
+    const signedIn = await back.signIn(developer.email, PASSWORD);
+    expect(signedIn.location).toBe(`/console/w/${owner.slug}`);
+    const sent = await back.get(`/console/w/${owner.slug}`);
+    expect(sent.status).toBe(303);
+    expect(sent.location).toBe('/console/profile?required=1');
+    await enrol(back);
+    expect((await back.get(`/console/w/${owner.slug}`)).status).toBe(200);
+
+    const [entry] = await server.sql<
+      { actor: string; action: string; target: string; details: object }[]
+    >`
+      select a.actor, a.action, a.target, a.details from audit_log a
+      join workspaces w on w.id = a.workspace_id
+      where w.slug = ${owner.slug} and a.action = 'second_factor.reset'`;
+    expect(entry).toEqual({
+      actor: owner.email,
+      action: 'second_factor.reset',
+      target: `member ${developer.email}`,
+      details: { sessions_ended: 1 },
+    });
+  });
+
+  it('refuses a reset by a developer, and an admin’s reset of an owner', async () => {
+    const owner = await member('owner');
+    await enrol(owner.browser);
+    const developer = await member('developer', owner.slug);
+    await developer.browser.get('/console/profile');
+    expect(developer.browser.token).toBeTruthy();
+    const byDeveloper = await developer.browser.post(
+      `/console/w/${owner.slug}/security/second-factor/reset`,
+      { email: owner.email },
+    );
+    expect(byDeveloper.status).toBe(403);
+    expect(visibleText(byDeveloper.body)).toContain(
+      'This needs the members.read permission and the owner or admin role in this workspace.',
+    );
+
+    const admin = await member('developer', owner.slug);
+    await server.sql`
+      update workspace_members set role = 'admin',
+        permissions = array['developer_tools.read', 'campaigns.read', 'messages.read',
+                            'reports.read', 'members.read']
+      where user_id = (select id from users where email = ${admin.email})`;
+    const page = await admin.browser.get('/console/profile');
+    expect(page.body).not.toContain(`name="email" value="${owner.email}"`);
+    const byAdmin = await admin.browser.post(
+      `/console/w/${owner.slug}/security/second-factor/reset`,
+      { email: owner.email },
+    );
+    expect(byAdmin.status).toBe(403);
+    expect(/<div class="alert error" role="alert">([^<]*)<\/div>/.exec(byAdmin.body)?.[1]).toBe(
+      'Only an owner can reset an owner&#39;s two-step verification',
+    );
+    expect(await enrolledAt(owner.email)).toBe(true);
+    expect(await auditOf(owner.email, 'second_factor.reset')).toEqual([]);
   });
 });

@@ -1,0 +1,79 @@
+/**
+ * The profile page, drawn by the routes that act on it (console/routes/second-factor.ts, the
+ * second factor; console/routes/account.ts, the signed-in sessions): the user's two-step
+ * verification, their signed-in browsers, and for owners and admins the workspace's security.
+ */
+import type { FastifyReply } from 'fastify';
+import { listMyConsoleSessions } from '../commands/console-sessions.js';
+import { listWorkspaceSecondFactors, type TotpEnrolment, totpEnrolled } from '../commands/totp.js';
+import { can } from './access.js';
+import type { ConsoleDeps } from './deps.js';
+import type { SignedIn } from './guard.js';
+import { sendHtml } from './http.js';
+import { navigationFor } from './navigation.js';
+import { render } from './views.js';
+
+/** What `?done=` says after an action on the page. */
+const DONE: Record<string, string> = {
+  enrolled:
+    'Two-step verification is on. Other browsers signed in to your account were signed out.',
+  disabled:
+    'Two-step verification is off. Other browsers signed in to your account were signed out.',
+  required: 'Every member of this workspace now needs two-step verification.',
+  optional: 'Two-step verification is optional again in this workspace.',
+  session_ended: 'That browser is signed out.',
+  others_ended: 'Every other browser signed in to your account is signed out.',
+  reset: "The member's two-step verification was reset, and their browsers were signed out.",
+};
+
+export interface ProfileExtras {
+  enrolment?: TotpEnrolment;
+  confirming?: boolean;
+  /** A refusal shown at the top of the page. */
+  error?: string;
+  /** A refusal of the turn-off form, shown in it. */
+  disableError?: string;
+}
+
+export async function profilePage(
+  deps: ConsoleDeps,
+  reply: FastifyReply,
+  signedIn: SignedIn,
+  status: number,
+  query: { done?: string; required?: string },
+  extras: ProfileExtras = {},
+) {
+  const { visitor } = signedIn;
+  const canReset = can(visitor, 'team.manage');
+  const [enrolled, sessions, members] = await Promise.all([
+    totpEnrolled(deps, visitor.userId),
+    listMyConsoleSessions(deps, visitor.userId),
+    canReset ? listWorkspaceSecondFactors(deps, visitor.workspaceId) : [],
+  ]);
+  return sendHtml(
+    reply,
+    status,
+    render('profile', {
+      title: 'Profile',
+      nav: navigationFor(visitor, '/console/profile'),
+      csrf: signedIn.csrf,
+      base: signedIn.base,
+      visitor,
+      enrolled,
+      canRequire: can(visitor, 'security.manage'),
+      // Only an owner resets an owner's, and nobody their own here (they turn it off above).
+      members: members.map((member) => ({
+        ...member,
+        resettable:
+          member.enrolled &&
+          member.userId !== visitor.userId &&
+          (member.role !== 'owner' || visitor.role === 'owner'),
+      })),
+      canReset,
+      sessions,
+      flash: DONE[query.done ?? ''],
+      required: query.required === '1',
+      ...extras,
+    }),
+  );
+}
