@@ -10,3 +10,5 @@ export function dependents(services: DependentOtpService[]) {
     them: one ? 'it' : 'them',
   };
 }
+
+export const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);

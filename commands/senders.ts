@@ -14,7 +14,7 @@ import { OWN_PROVIDER_SLUG } from '../domain/provider-definition.js';
 import { characters } from '../domain/validation.js';
 import type { CommandDeps } from './deps.js';
 import { conflict, fieldsOf, invalid, notFound, requiredText, resourceSlug } from './input.js';
-import { dependents } from './otp-dependents.js';
+import { capitalised, dependents } from './otp-dependents.js';
 import { checkProvider } from './providers.js';
 import { findWorkspace } from './workspaces.js';
 
@@ -119,5 +119,5 @@ export async function deleteSender(
   const services = await otpServicesUsingSender(deps.sql, workspace.id, sender, OWN_PROVIDER_SLUG);
   if (services.length === 0) throw unknown();
   const { who, sends, them } = dependents(services);
-  throw conflict`${field('sender')}: ${who} ${sends} from "${sender.sender}" through ${sender.providerSlug}; change ${them} first`;
+  throw conflict`${capitalised(who)} ${sends} from "${sender.sender}" through ${sender.providerSlug}; change ${them} first`;
 }

@@ -29,7 +29,7 @@ import {
   requiredText,
   resourceSlug,
 } from './input.js';
-import { dependents } from './otp-dependents.js';
+import { capitalised, dependents } from './otp-dependents.js';
 import { findWorkspace } from './workspaces.js';
 
 export type { DependentOtpService, TemplateListing };
@@ -173,7 +173,7 @@ export async function deleteTemplate(
   const services = await otpServicesUsingTemplate(deps.sql, workspace.id, slug);
   if (services.length > 0) {
     const { who, sends, them } = dependents(services);
-    throw conflict`${field('slug')}: ${who} ${sends} with the template "${slug}"; change ${them} first`;
+    throw conflict`${capitalised(who)} ${sends} with the template "${slug}"; change ${them} first`;
   }
   throw notFound`${field('slug')} "${slug}" is not a template of ${workspace.slug}`;
 }

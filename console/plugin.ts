@@ -19,7 +19,9 @@ import { batchRoutes } from './routes/batches.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { invitationRoutes } from './routes/invitations.js';
 import { mcpConnectionRoutes } from './routes/mcp-connections.js';
+import { otpSenderRoutes } from './routes/otp-senders.js';
 import { otpServiceRoutes } from './routes/otp-services.js';
+import { otpTemplateRoutes } from './routes/otp-templates.js';
 import { quickSendRoutes } from './routes/quick-send.js';
 import { secondFactorRoutes } from './routes/second-factor.js';
 import { teamRoutes } from './routes/team.js';
@@ -77,6 +79,8 @@ async function consolePages(app: FastifyInstance, { deps }: { deps: ConsoleDeps 
       await workspace.register(auditRoutes, { context });
       await workspace.register(teamRoutes, { context });
       await workspace.register(otpServiceRoutes, { context });
+      await workspace.register(otpTemplateRoutes, { context });
+      await workspace.register(otpSenderRoutes, { context });
       await workspace.register(webhookRoutes, { context });
     },
     { prefix: '/w/:workspace' },

@@ -1,9 +1,21 @@
-/** More services → OTP: saved OTP services (create, delete), the slug to send with `service_slug`. */
+/**
+ * More services → OTP: saved OTP services (create, edit, delete), the slug to send with
+ * `service_slug`. Every rule is the use-case's, as for `herald otp-service`.
+ */
 
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InputError } from '../../commands/input.js';
 import { listWorkspaceOtpServices } from '../../commands/otp-service-listing.js';
-import { createOtpService, deleteOtpService } from '../../commands/otp-services.js';
+import {
+  createOtpService,
+  deleteOtpService,
+  type OtpServiceSettingsInput,
+  showOtpService,
+  updateOtpService,
+} from '../../commands/otp-services.js';
+import { listRoutingChoices } from '../../commands/routing-choices.js';
+import { listTemplates } from '../../commands/templates.js';
+import type { OtpServiceRecord } from '../../db/otp-settings.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
@@ -21,17 +33,79 @@ const LABELS: Record<string, string> = {
   messageTemplate: 'Message',
   senderId: 'Sender id',
   provider: 'Provider',
+  slug: 'OTP service',
+};
+
+const FLASH: Record<string, string> = {
+  deleted: 'The OTP service was deleted. Codes already sent with it still verify.',
+  updated: 'The OTP service was saved. Sends with its slug use the new settings from now on.',
 };
 
 /** A number field as the use-case takes it: blank is not given, anything else is read (NaN refused there). */
 const number = (value: string | undefined) =>
   value === undefined || value.trim() === '' ? undefined : Number(value);
 
+/** An optional setting on the edit form, which shows them all: blank clears it. */
+const orNull = (value: string | undefined) =>
+  value === undefined || value.trim() === '' ? null : value;
+
+/** The settings as the create form gives them (blank: the default). */
+function createdSettings(form: Form): OtpServiceSettingsInput {
+  return {
+    name: text(form, 'name'),
+    purpose: text(form, 'purpose'),
+    codeLength: number(text(form, 'code_length')),
+    expiresInMinutes: number(text(form, 'expires_in_minutes')),
+    template: text(form, 'template'),
+    messageTemplate: text(form, 'message_template'),
+    senderId: text(form, 'sender_id'),
+    provider: text(form, 'provider'),
+  };
+}
+
+/** The settings as the edit form gives them: the whole service, a blank optional one cleared. */
+function editedSettings(form: Form): OtpServiceSettingsInput {
+  return {
+    ...createdSettings(form),
+    template: orNull(text(form, 'template')),
+    messageTemplate: orNull(text(form, 'message_template')),
+    senderId: orNull(text(form, 'sender_id')),
+    provider: orNull(text(form, 'provider')),
+  };
+}
+
+/** The edit form's fields filled with the service's current settings. */
+function formOfService(service: OtpServiceRecord): Form {
+  return {
+    name: service.name,
+    purpose: service.purpose,
+    code_length: String(service.codeLength),
+    expires_in_minutes: String(service.expiresInMinutes),
+    template: service.templateSlug ?? '',
+    message_template: service.messageTemplate ?? '',
+    sender_id: service.senderId ?? '',
+    provider: service.providerSlug ?? '',
+  };
+}
+
 export async function otpServiceRoutes(
   app: FastifyInstance,
   { context }: { context: ConsoleContext },
 ) {
   const { deps, guard } = context;
+
+  /** What the service form offers: the workspace's transactional templates and providers. */
+  async function formChoices(signedIn: SignedIn) {
+    const workspace = signedIn.visitor.workspaceSlug;
+    const [templates, routing] = await Promise.all([
+      listTemplates(deps, { workspace }),
+      listRoutingChoices(deps, { workspace }),
+    ]);
+    return {
+      templates: templates.filter((template) => template.purpose === 'transactional'),
+      providers: routing.providers,
+    };
+  }
 
   async function page(
     reply: FastifyReply,
@@ -51,6 +125,7 @@ export async function otpServiceRoutes(
         csrf: signedIn.csrf,
         base: signedIn.base,
         services,
+        ...(await formChoices(signedIn)),
         canManage: can(signedIn.visitor, 'otp_services.manage'),
         form: extra.form ?? { code_length: '6', expires_in_minutes: '5' },
         errors: extra.errors ?? {},
@@ -60,15 +135,52 @@ export async function otpServiceRoutes(
     );
   }
 
+  async function editPage(
+    reply: FastifyReply,
+    signedIn: SignedIn,
+    status: number,
+    service: OtpServiceRecord,
+    extra: { form?: Form; errors?: Record<string, string> } = {},
+  ) {
+    return sendHtml(
+      reply,
+      status,
+      render('otp-service-edit', {
+        title: `Edit ${service.name}`,
+        nav: signedIn.nav,
+        csrf: signedIn.csrf,
+        base: signedIn.base,
+        service,
+        ...(await formChoices(signedIn)),
+        form: extra.form ?? formOfService(service),
+        errors: extra.errors ?? {},
+      }),
+    );
+  }
+
+  /** The service named in the URL, or the list page answering that there is none. */
+  async function serviceOf(
+    request: FastifyRequest<{ Params: { slug: string } }>,
+    reply: FastifyReply,
+    signedIn: SignedIn,
+  ): Promise<OtpServiceRecord | undefined> {
+    try {
+      const { service } = await showOtpService(deps, {
+        workspace: signedIn.visitor.workspaceSlug,
+        slug: request.params.slug,
+      });
+      return service;
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      await page(reply, signedIn, 404, { errors: { notice: error.render((f) => LABELS[f] ?? f) } });
+      return undefined;
+    }
+  }
+
   app.get<{ Querystring: { done?: string } }>('/otp-services', async (request, reply) => {
     const signedIn = await guard(request, reply, 'otp_services.view');
     if (!signedIn) return reply;
-    return page(reply, signedIn, 200, {
-      flash:
-        request.query.done === 'deleted'
-          ? 'The OTP service was deleted. Codes already sent with it still verify.'
-          : undefined,
-    });
+    return page(reply, signedIn, 200, { flash: FLASH[request.query.done ?? ''] });
   });
 
   app.post('/otp-services', async (request, reply) => {
@@ -78,13 +190,7 @@ export async function otpServiceRoutes(
     try {
       const { service } = await createOtpService(deps, {
         workspace: signedIn.visitor.workspaceSlug,
-        name: text(form, 'name'),
-        purpose: text(form, 'purpose'),
-        codeLength: number(text(form, 'code_length')),
-        expiresInMinutes: number(text(form, 'expires_in_minutes')),
-        messageTemplate: text(form, 'message_template'),
-        senderId: text(form, 'sender_id'),
-        provider: text(form, 'provider'),
+        ...createdSettings(form),
       });
       await audit(
         deps,
@@ -92,14 +198,50 @@ export async function otpServiceRoutes(
         signedIn.visitor,
         'otp_service.created',
         `OTP service ${service.name}`,
-        {
-          slug: service.slug,
-        },
+        { slug: service.slug },
       );
       return page(reply, signedIn, 201, { created: service.slug });
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       return page(reply, signedIn, error.status, {
+        form,
+        errors: formErrors(error, LABELS, 'name'),
+      });
+    }
+  });
+
+  app.get<{ Params: { slug: string } }>('/otp-services/:slug/edit', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'otp_services.manage');
+    if (!signedIn) return reply;
+    const service = await serviceOf(request, reply, signedIn);
+    if (!service) return reply;
+    return editPage(reply, signedIn, 200, service);
+  });
+
+  app.post<{ Params: { slug: string } }>('/otp-services/:slug/edit', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'otp_services.manage');
+    if (!signedIn) return reply;
+    const current = await serviceOf(request, reply, signedIn);
+    if (!current) return reply;
+    const form = formOf(request);
+    try {
+      const { service } = await updateOtpService(deps, {
+        workspace: signedIn.visitor.workspaceSlug,
+        slug: current.slug,
+        ...editedSettings(form),
+      });
+      await audit(
+        deps,
+        request,
+        signedIn.visitor,
+        'otp_service.updated',
+        `OTP service ${service.name}`,
+        { slug: service.slug },
+      );
+      return redirect(request, reply, `${signedIn.base}/otp-services?done=updated`);
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      return editPage(reply, signedIn, error.status, current, {
         form,
         errors: formErrors(error, LABELS, 'name'),
       });
@@ -116,7 +258,9 @@ export async function otpServiceRoutes(
       });
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
-      return page(reply, signedIn, error.status, { errors: { delete: error.message } });
+      return page(reply, signedIn, error.status, {
+        errors: { notice: error.render((f) => LABELS[f] ?? f) },
+      });
     }
     await audit(
       deps,

@@ -1,0 +1,120 @@
+/**
+ * More services → OTP → Sender ids: the workspace's registered senders, per provider (list,
+ * register, delete). A sender for one of the workspace's own providers is approved at once; one
+ * for `own` waits for the operator (commands/senders.ts requestSender).
+ */
+
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { InputError } from '../../commands/input.js';
+import { listRoutingChoices } from '../../commands/routing-choices.js';
+import { deleteSender, listSenders, requestSender } from '../../commands/senders.js';
+import { can } from '../access.js';
+import { audit } from '../audit.js';
+import type { ConsoleContext } from '../context.js';
+import { formErrors } from '../form-errors.js';
+import type { SignedIn } from '../guard.js';
+import { type Form, formOf, redirect, sendHtml, text } from '../http.js';
+import { render } from '../views.js';
+
+const LABELS: Record<string, string> = { provider: 'Provider', sender: 'Sender id' };
+
+export async function otpSenderRoutes(
+  app: FastifyInstance,
+  { context }: { context: ConsoleContext },
+) {
+  const { deps, guard } = context;
+
+  async function page(
+    reply: FastifyReply,
+    signedIn: SignedIn,
+    status: number,
+    extra: { form?: Form; errors?: Record<string, string>; flash?: string } = {},
+  ) {
+    const workspace = signedIn.visitor.workspaceSlug;
+    const [senders, routing] = await Promise.all([
+      listSenders(deps, { workspace }),
+      listRoutingChoices(deps, { workspace }),
+    ]);
+    return sendHtml(
+      reply,
+      status,
+      render('otp-senders', {
+        title: 'Sender ids',
+        nav: signedIn.nav,
+        csrf: signedIn.csrf,
+        base: signedIn.base,
+        senders,
+        providers: routing.providers,
+        canManage: can(signedIn.visitor, 'otp_services.manage'),
+        form: extra.form ?? { provider: 'own' },
+        errors: extra.errors ?? {},
+        flash: extra.flash,
+      }),
+    );
+  }
+
+  app.get<{ Querystring: { done?: string } }>('/otp-senders', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'otp_services.view');
+    if (!signedIn) return reply;
+    return page(reply, signedIn, 200, {
+      flash: request.query.done === 'deleted' ? 'The sender id was deleted.' : undefined,
+    });
+  });
+
+  app.post('/otp-senders', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'otp_services.manage');
+    if (!signedIn) return reply;
+    const form = formOf(request);
+    try {
+      const registered = await requestSender(deps, {
+        workspace: signedIn.visitor.workspaceSlug,
+        provider: text(form, 'provider'),
+        sender: text(form, 'sender'),
+      });
+      await audit(
+        deps,
+        request,
+        signedIn.visitor,
+        'sender.registered',
+        `Sender ${registered.sender} (${registered.providerSlug})`,
+        { approved: registered.approved },
+      );
+      return page(reply, signedIn, 201, {
+        flash: registered.approved
+          ? `"${registered.sender}" is registered and approved for ${registered.providerSlug}.`
+          : `"${registered.sender}" is registered for ${registered.providerSlug} and waits for the operator's approval.`,
+      });
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      return page(reply, signedIn, error.status, {
+        form,
+        errors: formErrors(error, LABELS, 'sender'),
+      });
+    }
+  });
+
+  app.post<{ Params: { id: string } }>('/otp-senders/:id/delete', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'otp_services.manage');
+    if (!signedIn) return reply;
+    const id = /^\d{1,15}$/.test(request.params.id) ? Number(request.params.id) : Number.NaN;
+    try {
+      const { sender } = await deleteSender(deps, {
+        workspace: signedIn.visitor.workspaceSlug,
+        id,
+      });
+      await audit(
+        deps,
+        request,
+        signedIn.visitor,
+        'sender.deleted',
+        `Sender ${sender.sender} (${sender.providerSlug})`,
+      );
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      return page(reply, signedIn, error.status, {
+        errors: { notice: error.render((field) => LABELS[field] ?? field) },
+      });
+    }
+    return redirect(request, reply, `${signedIn.base}/otp-senders?done=deleted`);
+  });
+}

@@ -1,0 +1,209 @@
+/**
+ * More services → OTP → Templates: the workspace's message templates (list, create, edit,
+ * delete) with the rules of `herald template create`; a template an OTP service sends with is
+ * never disabled, made marketing, broken or deleted from under it.
+ */
+
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { InputError } from '../../commands/input.js';
+import {
+  createTemplate,
+  deleteTemplate,
+  listTemplates,
+  showTemplate,
+  type TemplateListing,
+  updateTemplate,
+} from '../../commands/templates.js';
+import { MESSAGE_PURPOSES } from '../../domain/send-request.js';
+import { can } from '../access.js';
+import { audit } from '../audit.js';
+import type { ConsoleContext } from '../context.js';
+import { formErrors } from '../form-errors.js';
+import type { SignedIn } from '../guard.js';
+import { type Form, formOf, redirect, sendHtml, text } from '../http.js';
+import { render } from '../views.js';
+
+const LABELS: Record<string, string> = {
+  slug: 'Slug',
+  name: 'Name',
+  body: 'Text',
+  purpose: 'Purpose',
+  enabled: 'Enabled',
+};
+
+const FLASH: Record<string, string> = {
+  deleted: 'The template was deleted.',
+  updated: 'The template was saved.',
+};
+
+const labelled = (error: InputError) => error.render((field) => LABELS[field] ?? field);
+
+/** The edit form's fields filled with the template's current values. */
+function formOfTemplate(template: TemplateListing): Form {
+  return {
+    name: template.name,
+    body: template.body,
+    purpose: template.purpose,
+    enabled: template.enabled ? 'on' : undefined,
+  };
+}
+
+export async function otpTemplateRoutes(
+  app: FastifyInstance,
+  { context }: { context: ConsoleContext },
+) {
+  const { deps, guard } = context;
+
+  async function page(
+    reply: FastifyReply,
+    signedIn: SignedIn,
+    status: number,
+    extra: { form?: Form; errors?: Record<string, string>; flash?: string; created?: string } = {},
+  ) {
+    const templates = await listTemplates(deps, { workspace: signedIn.visitor.workspaceSlug });
+    return sendHtml(
+      reply,
+      status,
+      render('otp-templates', {
+        title: 'Templates',
+        nav: signedIn.nav,
+        csrf: signedIn.csrf,
+        base: signedIn.base,
+        templates,
+        purposes: MESSAGE_PURPOSES,
+        canManage: can(signedIn.visitor, 'otp_services.manage'),
+        form: extra.form ?? { purpose: 'transactional', enabled: 'on' },
+        errors: extra.errors ?? {},
+        flash: extra.flash,
+        created: extra.created,
+      }),
+    );
+  }
+
+  async function editPage(
+    reply: FastifyReply,
+    signedIn: SignedIn,
+    status: number,
+    template: TemplateListing,
+    extra: { form?: Form; errors?: Record<string, string> } = {},
+  ) {
+    return sendHtml(
+      reply,
+      status,
+      render('otp-template-edit', {
+        title: `Edit template ${template.slug}`,
+        nav: signedIn.nav,
+        csrf: signedIn.csrf,
+        base: signedIn.base,
+        template,
+        purposes: MESSAGE_PURPOSES,
+        form: extra.form ?? formOfTemplate(template),
+        errors: extra.errors ?? {},
+      }),
+    );
+  }
+
+  /** The template named in the URL, or the list page answering that there is none. */
+  async function templateOf(reply: FastifyReply, signedIn: SignedIn, slug: string) {
+    try {
+      return (await showTemplate(deps, { workspace: signedIn.visitor.workspaceSlug, slug }))
+        .template;
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      await page(reply, signedIn, error.status, { errors: { notice: labelled(error) } });
+      return undefined;
+    }
+  }
+
+  app.get<{ Querystring: { done?: string } }>('/otp-templates', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'otp_services.view');
+    if (!signedIn) return reply;
+    return page(reply, signedIn, 200, { flash: FLASH[request.query.done ?? ''] });
+  });
+
+  app.post('/otp-templates', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'otp_services.manage');
+    if (!signedIn) return reply;
+    const form = formOf(request);
+    try {
+      const created = await createTemplate(deps, {
+        workspace: signedIn.visitor.workspaceSlug,
+        slug: text(form, 'slug'),
+        name: text(form, 'name'),
+        body: text(form, 'body'),
+        purpose: text(form, 'purpose'),
+        enabled: text(form, 'enabled') !== undefined,
+      });
+      await audit(deps, request, signedIn.visitor, 'template.created', `Template ${created.slug}`, {
+        purpose: created.purpose,
+      });
+      return page(reply, signedIn, 201, { created: created.slug });
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      return page(reply, signedIn, error.status, {
+        form,
+        errors: formErrors(error, LABELS, 'body'),
+      });
+    }
+  });
+
+  app.get<{ Params: { slug: string } }>('/otp-templates/:slug/edit', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'otp_services.manage');
+    if (!signedIn) return reply;
+    const template = await templateOf(reply, signedIn, request.params.slug);
+    if (!template) return reply;
+    return editPage(reply, signedIn, 200, template);
+  });
+
+  app.post<{ Params: { slug: string } }>('/otp-templates/:slug/edit', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'otp_services.manage');
+    if (!signedIn) return reply;
+    const current = await templateOf(reply, signedIn, request.params.slug);
+    if (!current) return reply;
+    const form = formOf(request);
+    try {
+      const { template } = await updateTemplate(deps, {
+        workspace: signedIn.visitor.workspaceSlug,
+        slug: current.slug,
+        name: text(form, 'name'),
+        body: text(form, 'body'),
+        purpose: text(form, 'purpose'),
+        enabled: text(form, 'enabled') !== undefined,
+      });
+      await audit(
+        deps,
+        request,
+        signedIn.visitor,
+        'template.updated',
+        `Template ${template.slug}`,
+        {
+          purpose: template.purpose,
+          enabled: template.enabled,
+        },
+      );
+      return redirect(request, reply, `${signedIn.base}/otp-templates?done=updated`);
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      return editPage(reply, signedIn, error.status, current, {
+        form,
+        errors: formErrors(error, LABELS, 'body'),
+      });
+    }
+  });
+
+  app.post<{ Params: { slug: string } }>('/otp-templates/:slug/delete', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'otp_services.manage');
+    if (!signedIn) return reply;
+    try {
+      const { slug } = await deleteTemplate(deps, {
+        workspace: signedIn.visitor.workspaceSlug,
+        slug: request.params.slug,
+      });
+      await audit(deps, request, signedIn.visitor, 'template.deleted', `Template ${slug}`);
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      return page(reply, signedIn, error.status, { errors: { notice: labelled(error) } });
+    }
+    return redirect(request, reply, `${signedIn.base}/otp-templates?done=deleted`);
+  });
+}
