@@ -1,9 +1,60 @@
-/** A batch's report for the console: its counters (reporting tables) and failures by error. */
-import { type FailureGroup, failureGroups } from '../db/console-reports.js';
-import { findBatch, type ReportBatch } from '../db/reporting.js';
+/**
+ * The console's Campaigns pages: the workspace's batches (named campaigns and Quick Send / API
+ * batches) a page at a time under a filter, a batch's report (counters from the reporting tables,
+ * failures by error) and its recipients, masked unless the member may read them.
+ */
+import {
+  type BatchRecipient,
+  type FailureGroup,
+  failureGroups,
+  listBatchRecipients,
+} from '../db/console-reports.js';
+import {
+  type BatchCursor,
+  type BatchFilter,
+  findBatch,
+  listBatchPage,
+  type ReportBatch,
+} from '../db/reporting.js';
+import { ratePercent } from '../domain/delivery-rate.js';
 import type { CommandDeps } from './deps.js';
 
-export type { FailureGroup, ReportBatch };
+export type { BatchCursor, BatchFilter, FailureGroup, ReportBatch };
+
+type Deps = Pick<CommandDeps, 'sql'>;
+
+export const BATCH_PAGE_SIZE = 25;
+export const RECIPIENT_PAGE_SIZE = 50;
+
+export interface BatchPage {
+  batches: ReportBatch[];
+  /** The cursor of the next older page, or null on the last. */
+  olderThan: number | null;
+  /** The cursor of the next newer page, or null on the first. */
+  newerThan: number | null;
+}
+
+/** One page of the workspace's batches under `filter`, newest first. */
+export async function listBatches(
+  deps: Deps,
+  workspaceId: number,
+  filter: BatchFilter,
+  cursor: BatchCursor,
+): Promise<BatchPage> {
+  // One more than shown tells whether a further page exists in the direction read.
+  const rows = await listBatchPage(deps.sql, workspaceId, filter, cursor, BATCH_PAGE_SIZE + 1);
+  const newer = cursor !== undefined && 'newerThan' in cursor;
+  const more = rows.length > BATCH_PAGE_SIZE;
+  // Read newest first either way; going newer, the extra row is the newest (first) one.
+  const batches = more ? (newer ? rows.slice(1) : rows.slice(0, BATCH_PAGE_SIZE)) : rows;
+  const first = batches[0]?.id ?? null;
+  const last = batches.at(-1)?.id ?? null;
+  return {
+    batches,
+    olderThan: newer || more ? last : null,
+    newerThan: cursor === undefined || (newer && !more) ? null : first,
+  };
+}
 
 export interface BatchReport {
   batch: ReportBatch;
@@ -14,7 +65,7 @@ export interface BatchReport {
 
 /** Undefined when the workspace has no such batch. */
 export async function loadBatchReport(
-  deps: Pick<CommandDeps, 'sql'>,
+  deps: Deps,
   workspaceId: number,
   batchId: number,
 ): Promise<BatchReport | undefined> {
@@ -26,8 +77,48 @@ export async function loadBatchReport(
   return {
     batch,
     awaiting: Math.max(0, batch.sent - batch.delivered - batch.deliveryFailed),
-    deliveryRatePercent:
-      batch.sent === 0 ? 0 : Math.round((batch.delivered / batch.sent) * 10_000) / 100,
+    deliveryRatePercent: ratePercent(batch.delivered, batch.sent),
     failures,
+  };
+}
+
+/** `•••• 4567`: what a member without recipients.read sees of a number. */
+export function maskedNumber(number: string): string {
+  return `•••• ${number.slice(-4)}`;
+}
+
+export interface RecipientRow extends Omit<BatchRecipient, 'recipient'> {
+  /** The number in full, or masked (maskedNumber) when the member may not read it. */
+  number: string;
+}
+
+export interface RecipientPage {
+  recipients: RecipientRow[];
+  /** The cursor of the next page (the last seq shown), or null on the last. */
+  afterSeq: number | null;
+}
+
+/**
+ * One page of the batch's recipients in the order they were given. The numbers are masked here,
+ * before any page sees them, unless `fullNumbers` (the member has recipients.read).
+ */
+export async function loadBatchRecipients(
+  deps: Deps,
+  batchId: number,
+  options: { afterSeq: number; fullNumbers: boolean },
+): Promise<RecipientPage> {
+  const rows = await listBatchRecipients(
+    deps.sql,
+    batchId,
+    options.afterSeq,
+    RECIPIENT_PAGE_SIZE + 1,
+  );
+  const page = rows.slice(0, RECIPIENT_PAGE_SIZE);
+  return {
+    recipients: page.map(({ recipient, ...row }) => ({
+      ...row,
+      number: options.fullNumbers ? recipient : maskedNumber(recipient),
+    })),
+    afterSeq: rows.length > RECIPIENT_PAGE_SIZE ? (page.at(-1)?.seq ?? null) : null,
   };
 }

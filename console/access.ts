@@ -18,6 +18,9 @@ const ADMINS: readonly Role[] = ['owner', 'admin'];
 export const RULES = {
   'dashboard.view': { permissions: ['reports.read'] },
   'batches.view': { permissions: ['campaigns.read'] },
+  'campaigns.create': { permissions: ['campaigns.read'], roles: BUILDERS },
+  /** Recipient numbers in full on a batch's report; masked to the last four digits otherwise. */
+  'recipients.view': { permissions: ['campaigns.read', 'recipients.read'] },
   'quick_send.send': { permissions: ['campaigns.read'], roles: BUILDERS },
   'api_keys.view': { permissions: ['developer_tools.read'] },
   'api_keys.manage': { permissions: ['developer_tools.read'], roles: BUILDERS },

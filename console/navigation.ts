@@ -17,7 +17,8 @@ export interface Navigation {
 /** The sidebar: only what the member may open, the current page marked. */
 export function navigationFor(visitor: ConsoleVisitor, currentPath: string): Navigation {
   const base = `/console/w/${visitor.workspaceSlug}`;
-  const item = (label: string, path: string, action: Action): NavItem[] =>
+  /** `within`: further paths whose pages belong to the item (a batch's report, under Campaigns). */
+  const item = (label: string, path: string, action: Action, within: string[] = []): NavItem[] =>
     can(visitor, action)
       ? [
           {
@@ -25,7 +26,9 @@ export function navigationFor(visitor: ConsoleVisitor, currentPath: string): Nav
             href: `${base}${path}`,
             current:
               currentPath === `${base}${path}` ||
-              (path !== '' && currentPath.startsWith(`${base}${path}/`)),
+              [path, ...within].some(
+                (prefix) => prefix !== '' && currentPath.startsWith(`${base}${prefix}/`),
+              ),
           },
         ]
       : [];
@@ -35,7 +38,7 @@ export function navigationFor(visitor: ConsoleVisitor, currentPath: string): Nav
       items: [
         ...item('Dashboard', '', 'dashboard.view'),
         ...item('Quick Send', '/quick-send', 'quick_send.send'),
-        ...item('Batches', '/batches', 'batches.view'),
+        ...item('Campaigns', '/campaigns', 'batches.view', ['/batches']),
       ],
     },
     {

@@ -16,6 +16,7 @@ import { accountRoutes } from './routes/account.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { auditRoutes } from './routes/audit.js';
 import { batchRoutes } from './routes/batches.js';
+import { campaignRoutes } from './routes/campaigns.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { invitationRoutes } from './routes/invitations.js';
 import { mcpConnectionRoutes } from './routes/mcp-connections.js';
@@ -76,6 +77,7 @@ async function consolePages(app: FastifyInstance, { deps }: { deps: ConsoleDeps 
       await workspace.register(mcpConnectionRoutes, { context });
       await workspace.register(quickSendRoutes, { context });
       await workspace.register(batchRoutes, { context });
+      await workspace.register(campaignRoutes, { context });
       await workspace.register(auditRoutes, { context });
       await workspace.register(teamRoutes, { context });
       await workspace.register(otpServiceRoutes, { context });

@@ -34,11 +34,6 @@ function when(value: Date | null | undefined): string {
 const numbers = new Intl.NumberFormat('en-US');
 const count = (value: number | null | undefined) => numbers.format(Number(value ?? 0));
 
-/** Recipients are shown by their last four digits unless the member may read messages. */
-function masked(phone: string): string {
-  return `••• ${phone.slice(-4)}`;
-}
-
 export function render(view: string, data: Frame & Record<string, unknown>): string {
-  return eta.render(view, { ...data, asset: assetUrl, when, count, masked });
+  return eta.render(view, { ...data, asset: assetUrl, when, count });
 }

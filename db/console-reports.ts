@@ -51,3 +51,34 @@ export async function failureGroups(sql: Sql, campaignId: number): Promise<Failu
     order by count desc, stage, error
     limit 50`;
 }
+
+export interface BatchRecipient {
+  seq: number;
+  recipient: string;
+  status: 'queued' | 'sent' | 'failed';
+  deliveryStatus: 'delivered' | 'undelivered' | null;
+  /** Why it failed to send, or the undelivered receipt's code. */
+  error: string | null;
+  providerSlug: string | null;
+  submittedAt: Date | null;
+  deliveredAt: Date | null;
+}
+
+/** Up to `limit` messages of a batch in recipient order, after `afterSeq` (keyset on the primary key). */
+export async function listBatchRecipients(
+  sql: Sql,
+  campaignId: number,
+  afterSeq: number,
+  limit: number,
+): Promise<BatchRecipient[]> {
+  return sql<BatchRecipient[]>`
+    select seq, recipient, status, delivery_status,
+           case when status = 'failed' then coalesce(error, 'unknown')
+                when delivery_status = 'undelivered' then coalesce(delivery_error_code, 'unknown')
+           end as error,
+           provider_slug, submitted_at, delivered_at
+    from campaign_messages
+    where campaign_id = ${campaignId} and seq > ${afterSeq}
+    order by seq
+    limit ${limit}`;
+}

@@ -59,6 +59,51 @@ export async function listRecentBatches(
   return rows.map(named);
 }
 
+/** What the console's Campaigns page narrows the workspace's batches to; each part optional. */
+export interface BatchFilter {
+  status?: ReportBatch['status'];
+  /** `campaign`: named campaigns; `quick_send` or `api`: Quick Send batches of that source. */
+  source?: 'campaign' | 'quick_send' | 'api';
+  /** Created at or after. */
+  createdFrom?: Date;
+  /** Created before (exclusive). */
+  createdBefore?: Date;
+}
+
+/** Where a page starts: after the newest, or next to a batch id seen on the page before. */
+export type BatchCursor = { olderThan: number } | { newerThan: number } | undefined;
+
+/**
+ * Up to `limit` batches of the workspace matching `filter`, newest (highest id) first, from the
+ * cursor on. Keyset by id: the ids of report_batches_recent_idx (by kind) or the primary key.
+ */
+export async function listBatchPage(
+  sql: Sql,
+  workspaceId: number,
+  filter: BatchFilter,
+  cursor: BatchCursor,
+  limit: number,
+): Promise<ReportBatch[]> {
+  const source =
+    filter.source === undefined
+      ? sql``
+      : filter.source === 'campaign'
+        ? sql`and r.kind = 'campaign'`
+        : sql`and r.kind = 'quick_send' and r.source = ${filter.source}`;
+  const newer = cursor !== undefined && 'newerThan' in cursor;
+  const rows = await sql<StoredBatch[]>`
+    select ${batchColumns(sql)} from report_batches r join campaigns c on c.id = r.campaign_id
+    where r.workspace_id = ${workspaceId} ${source}
+      ${filter.status ? sql`and r.status = ${filter.status}` : sql``}
+      ${filter.createdFrom ? sql`and r.created_at >= ${filter.createdFrom}` : sql``}
+      ${filter.createdBefore ? sql`and r.created_at < ${filter.createdBefore}` : sql``}
+      ${cursor === undefined ? sql`` : newer ? sql`and r.campaign_id > ${cursor.newerThan}` : sql`and r.campaign_id < ${cursor.olderThan}`}
+    order by r.campaign_id ${newer ? sql`asc` : sql`desc`}
+    limit ${limit}`;
+  const page = rows.map(named);
+  return newer ? page.reverse() : page;
+}
+
 /** One batch of the workspace, whatever its kind (the caller refuses the wrong one). */
 export async function findBatch(
   sql: Sql,

@@ -12,6 +12,8 @@ export const PERMISSIONS = [
   'messages.read',
   'reports.read',
   'members.read',
+  /** Full recipient numbers on console reports; without it they are masked to the last four digits. */
+  'recipients.read',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 

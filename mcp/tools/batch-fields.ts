@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { type BatchKind, findBatch, type ReportBatch } from '../../db/reporting.js';
+import { ratePercent } from '../../domain/delivery-rate.js';
 import { type ToolContext, ToolRefusal } from './tool.js';
 
 export const timestamp = (what: string) => z.string().describe(`${what} (ISO 8601, UTC).`);
@@ -27,10 +28,7 @@ export const deliveryRatePercent = z
   .number()
   .describe('delivered as a percentage of sent, rounded to 2 decimals; 0 when nothing was sent.');
 
-/** delivered / sent × 100, rounded half up to 2 decimals (2/3 gives 66.67); 0 when nothing was sent. */
-export function ratePercent(delivered: number, sent: number): number {
-  return sent === 0 ? 0 : Math.round((delivered * 10_000) / sent) / 100;
-}
+export { ratePercent };
 
 /** Counts of one batch, or a sum of batches. */
 export const batchCounts = {

@@ -334,6 +334,7 @@ describe('invitations', () => {
         'messages.read',
         'reports.read',
         'members.read',
+        'recipients.read',
       ],
     });
     // Used once: the link is dead now, and the new password signs in.

@@ -385,6 +385,7 @@ describe('herald member list|update|remove', () => {
             'messages.read',
             'reports.read',
             'members.read',
+            'recipients.read',
           ],
         }),
       ],
@@ -425,7 +426,8 @@ describe('herald member list|update|remove', () => {
 
   it('refuses unknown values, conflicting options and leaving no active owner', async () => {
     const base = ['member', 'update', '--workspace', tenant.slug, '--email'];
-    const all = 'developer_tools.read, campaigns.read, messages.read, reports.read, members.read';
+    const all =
+      'developer_tools.read, campaigns.read, messages.read, reports.read, members.read, recipients.read';
     await expectRefusals([
       [[...base, dev()], 'Give at least one of --role, --permissions, --grant, --revoke, --status'],
       [[...base, dev(), '--role', 'boss'], '--role must be one of owner, admin, developer, viewer'],

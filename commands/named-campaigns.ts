@@ -1,0 +1,144 @@
+/**
+ * Named campaigns (`herald campaign create`, the console's Create campaign form): checked by the
+ * REST send's own rules (domain validation, then routing), saved with source `campaign`, then
+ * handed to the caller's dispatch. A named campaign has no Idempotency-Key: it is saved with its
+ * workflow id in the same transaction, so whatever stops the dispatch (Temporal not confirming,
+ * the process dying) leaves it `paused` under that id, and `campaign resume` starts exactly that
+ * workflow. Each front end reaches Temporal its own way (the CLI connects only for this), so the
+ * dispatch is the caller's.
+ */
+import { insertCampaign } from '../db/campaigns.js';
+import type { Workspace } from '../db/workspaces.js';
+import { type FieldErrors, HeraldError } from '../domain/errors.js';
+import { campaignSegments } from '../domain/segments.js';
+import { validateSendRequest } from '../domain/send-request.js';
+import { characters } from '../domain/validation.js';
+import { campaignWorkflowId } from '../workflows/definitions.js';
+import type { CommandDeps } from './deps.js';
+import { checkFailoverRoute } from './failover-routes.js';
+import {
+  fieldsOf,
+  InputError,
+  invalid,
+  type MessagePart,
+  optionalText,
+  requiredText,
+} from './input.js';
+import { checkProvider } from './providers.js';
+import { resolveRouting } from './routing.js';
+import { findWorkspace } from './workspaces.js';
+
+export interface NamedCampaignInput {
+  workspace?: string;
+  name?: string;
+  /** Numbers as given: each trimmed, blanks dropped. */
+  recipients?: string[];
+  body?: string;
+  /** `transactional` (default) or `marketing`. */
+  purpose?: string;
+  senderId?: string;
+  /** A direct provider of the workspace; without it (and without a route), `own`. */
+  provider?: string;
+  /** A failover route of the workspace; exclusive with `provider`. */
+  failoverRoute?: string;
+}
+
+export const NAME_MAX_CHARACTERS = 200;
+
+const field = fieldsOf<NamedCampaignInput>();
+
+/** The input field that carries each field of the REST request body. */
+const INPUT_FIELD_OF_REST: Record<string, keyof NamedCampaignInput & string> = {
+  recipients: 'recipients',
+  message: 'body',
+  message_purpose: 'purpose',
+  sender_id: 'senderId',
+  provider_slug: 'provider',
+  routing_type: 'failoverRoute',
+  failover_route_slug: 'failoverRoute',
+};
+
+/** The send rules' messages, each led by the input field it is about: `<field>: <message>; ...`. */
+function sendRuleRefusal(errors: FieldErrors): InputError {
+  const parts: MessagePart[] = [];
+  for (const [restField, messages] of Object.entries(errors)) {
+    const name = INPUT_FIELD_OF_REST[restField.split('.')[0] ?? restField];
+    for (const message of messages) {
+      if (parts.length > 0) parts.push('; ');
+      parts.push(name ? field(name) : restField, `: ${message}`);
+    }
+  }
+  return new InputError('validation_failed', parts);
+}
+
+export interface CreatedNamedCampaign<Dispatched> {
+  workspace: Workspace;
+  id: number;
+  name: string;
+  /** Recipients requested (a marketing send then leaves out opted-out numbers). */
+  recipients: number;
+  dispatched: Dispatched;
+}
+
+/**
+ * Refuses with an InputError naming its input fields (each front end labels them); once saved,
+ * the campaign is paused until `dispatch` starts its workflow.
+ */
+export async function createNamedCampaign<Dispatched>(
+  deps: Pick<CommandDeps, 'sql' | 'env' | 'publicUrl'>,
+  input: NamedCampaignInput,
+  dispatch: (campaign: { workspace: Workspace; id: number }) => Promise<Dispatched>,
+): Promise<CreatedNamedCampaign<Dispatched>> {
+  const workspace = await findWorkspace(deps, input.workspace);
+  const name = requiredText(input.name, field('name'));
+  if (characters(name) > NAME_MAX_CHARACTERS)
+    throw invalid`${field('name')} must be at most ${NAME_MAX_CHARACTERS} characters`;
+  const recipients = (input.recipients ?? []).map((item) => item.trim()).filter(Boolean);
+  if (recipients.length === 0) throw invalid`${field('recipients')} is required`;
+  const body = requiredText(input.body, field('body'));
+  const provider = optionalText(input.provider);
+  const failoverRoute = optionalText(input.failoverRoute);
+  if (provider && failoverRoute)
+    throw invalid`${field('provider')} and ${field('failoverRoute')} are exclusive`;
+
+  const validation = validateSendRequest({
+    recipients,
+    message: body,
+    message_purpose: optionalText(input.purpose),
+    sender_id: optionalText(input.senderId),
+    provider_slug: provider,
+    ...(failoverRoute && { routing_type: 'failover', failover_route_slug: failoverRoute }),
+  });
+  if (!validation.ok) throw sendRuleRefusal(validation.errors);
+  const request = validation.value;
+  if (provider) await checkProvider(deps, workspace, provider, field('provider'));
+  if (failoverRoute)
+    await checkFailoverRoute(deps, workspace, failoverRoute, field('failoverRoute'));
+  // No API key stands behind the campaign: without a provider or route it goes through `own`.
+  const noKey = { routingType: null, providerSlug: null, failoverRouteSlug: null };
+  let routing: Awaited<ReturnType<typeof resolveRouting>>;
+  try {
+    routing = await resolveRouting(deps.sql, { workspaceId: workspace.id, ...noKey }, request);
+  } catch (error) {
+    if (error instanceof HeraldError && error.fieldErrors) throw sendRuleRefusal(error.fieldErrors);
+    throw error;
+  }
+
+  const { id } = await insertCampaign(deps.sql, {
+    workspaceId: workspace.id,
+    apiKeyId: null,
+    source: 'campaign',
+    name,
+    reference: null,
+    purpose: request.messagePurpose,
+    body: request.message,
+    senderId: request.senderId,
+    ...routing,
+    validityHours: deps.env.MESSAGE_VALIDITY_HOURS,
+    segments: campaignSegments(request.message, deps.publicUrl),
+    recipients: request.recipients,
+    workflowIdOf: (campaignId) => campaignWorkflowId(workspace.id, null, campaignId),
+  });
+  const dispatched = await dispatch({ workspace, id });
+  return { workspace, id, name, recipients: request.recipients.length, dispatched };
+}

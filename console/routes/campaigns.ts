@@ -1,0 +1,156 @@
+/**
+ * Campaigns: the workspace's named campaigns and Quick Send / API batches, filtered by status,
+ * source and period, a page at a time; and the form that creates a named campaign with the
+ * use-case `herald campaign create` runs.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { listBatches } from '../../commands/console-batches.js';
+import { dispatchCampaign } from '../../commands/dispatch-campaign.js';
+import { InputError } from '../../commands/input.js';
+import { type CreatedNamedCampaign, createNamedCampaign } from '../../commands/named-campaigns.js';
+import { recipientLines } from '../../commands/quick-send.js';
+import { can } from '../access.js';
+import { audit } from '../audit.js';
+import {
+  BATCH_SOURCES,
+  BATCH_STATUSES,
+  type FilterForm,
+  pageHref,
+  readCampaignQuery,
+} from '../campaign-filters.js';
+import type { ConsoleContext } from '../context.js';
+import { formErrors } from '../form-errors.js';
+import type { SignedIn } from '../guard.js';
+import { type Form, formOf, redirect, sendHtml, text } from '../http.js';
+import { render } from '../views.js';
+
+/** The use-case's input fields, as this form labels them. */
+const LABELS: Record<string, string> = {
+  name: 'Name',
+  recipients: 'Recipients',
+  body: 'Message',
+  purpose: 'Purpose',
+  senderId: 'Sender id',
+  provider: 'Provider',
+  failoverRoute: 'Failover route',
+};
+
+export async function campaignRoutes(
+  app: FastifyInstance,
+  { context }: { context: ConsoleContext },
+) {
+  const { deps, guard } = context;
+
+  app.get('/campaigns', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'batches.view');
+    if (!signedIn) return reply;
+    const query = readCampaignQuery(request.query, new Date());
+    const base = {
+      title: 'Campaigns',
+      nav: signedIn.nav,
+      csrf: signedIn.csrf,
+      base: signedIn.base,
+      statuses: BATCH_STATUSES,
+      sources: BATCH_SOURCES,
+      canCreate: can(signedIn.visitor, 'campaigns.create'),
+      form: query.form,
+    };
+    if (!query.ok) {
+      return sendHtml(reply, 422, render('campaigns', { ...base, errors: query.errors }));
+    }
+    const page = await listBatches(deps, signedIn.visitor.workspaceId, query.filter, query.cursor);
+    const filtered = Object.keys(query.filter).length > 0;
+    return sendHtml(
+      reply,
+      200,
+      render('campaigns', {
+        ...base,
+        errors: {},
+        batches: page.batches,
+        filtered,
+        firstPage: query.cursor === undefined,
+        hrefs: {
+          clear: pageHref(signedIn.base, emptyForm()),
+          first: pageHref(signedIn.base, query.form),
+          older:
+            page.olderThan === null
+              ? null
+              : pageHref(signedIn.base, query.form, { older_than: page.olderThan }),
+          newer:
+            page.newerThan === null
+              ? null
+              : pageHref(signedIn.base, query.form, { newer_than: page.newerThan }),
+        },
+      }),
+    );
+  });
+
+  const createPage = (
+    reply: FastifyReply,
+    signedIn: SignedIn,
+    status: number,
+    form: Form,
+    errors: Record<string, string> = {},
+  ) =>
+    sendHtml(
+      reply,
+      status,
+      render('campaign-new', {
+        title: 'Create campaign',
+        nav: signedIn.nav,
+        csrf: signedIn.csrf,
+        base: signedIn.base,
+        form,
+        errors,
+      }),
+    );
+
+  app.get('/campaigns/new', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'campaigns.create');
+    if (!signedIn) return reply;
+    return createPage(reply, signedIn, 200, { purpose: 'transactional' });
+  });
+
+  app.post('/campaigns', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'campaigns.create');
+    if (!signedIn) return reply;
+    const form = formOf(request);
+    const workspaceId = signedIn.visitor.workspaceId;
+    let created: CreatedNamedCampaign<boolean>;
+    try {
+      created = await createNamedCampaign(
+        deps,
+        {
+          workspace: signedIn.visitor.workspaceSlug,
+          name: text(form, 'name'),
+          recipients: recipientLines(text(form, 'recipients') ?? '').map((line) => line.value),
+          body: text(form, 'message'),
+          purpose: text(form, 'purpose'),
+          senderId: text(form, 'sender_id'),
+          provider: text(form, 'provider'),
+          failoverRoute: text(form, 'failover_route'),
+        },
+        // Confirmed, or left paused until someone resumes it (`herald campaign resume`).
+        async ({ id }) =>
+          (await dispatchCampaign(deps, { workspaceId, campaignId: id, key: null })).confirmed,
+      );
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      return createPage(reply, signedIn, error.status, form, formErrors(error, LABELS, 'name'));
+    }
+    await audit(deps, request, signedIn.visitor, 'campaign.created', `campaign #${created.id}`, {
+      name: created.name,
+      recipients: created.recipients,
+      dispatch_confirmed: created.dispatched,
+    });
+    return redirect(
+      request,
+      reply,
+      `${signedIn.base}/batches/${created.id}?done=${created.dispatched ? 'created' : 'paused'}`,
+    );
+  });
+}
+
+function emptyForm(): FilterForm {
+  return { status: '', source: '', period: '', from: '', to: '' };
+}
