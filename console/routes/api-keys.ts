@@ -1,4 +1,7 @@
-/** Developer Tools → API keys: create (token shown once), list, revoke. */
+/**
+ * Developer Tools → API keys: create (token shown once; optional routing: a direct provider or a
+ * failover route of the workspace, as `herald key create`), list, revoke.
+ */
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import {
@@ -8,6 +11,7 @@ import {
   revokeApiKey,
 } from '../../commands/api-keys.js';
 import { InputError } from '../../commands/input.js';
+import { listRoutingChoices } from '../../commands/routing-choices.js';
 import { ABILITIES } from '../../domain/access.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';
@@ -19,13 +23,35 @@ import { render } from '../views.js';
 
 const LABELS: Record<string, string> = {
   abilities: 'Abilities',
-  provider: 'Provider',
+  provider: 'Direct provider',
   failoverRoute: 'Failover route',
   name: 'Name',
   user: 'User',
 };
 
 const FLASH: Record<string, string> = { revoked: 'The API key was revoked.' };
+
+/**
+ * The routing picker's one value: blank (none: the request's choice, else `own`),
+ * `provider:<slug>` or `route:<slug>`. Undefined when it is none of these.
+ */
+function routingOf(
+  value: string | undefined,
+): { provider?: string; failoverRoute?: string } | undefined {
+  if (value === undefined || value.trim() === '') return {};
+  const [kind, ...rest] = value.split(':');
+  const slug = rest.join(':');
+  if (kind === 'provider' && slug !== '') return { provider: slug };
+  if (kind === 'route' && slug !== '') return { failoverRoute: slug };
+  return undefined;
+}
+
+/** The use-case names the provider or route field; the form has one picker for both. */
+function pickerErrors(errors: Record<string, string>): Record<string, string> {
+  const { provider, failoverRoute, ...others } = errors;
+  const routing = provider ?? failoverRoute;
+  return routing === undefined ? others : { ...others, routing };
+}
 
 export async function apiKeyRoutes(app: FastifyInstance, { context }: { context: ConsoleContext }) {
   const { deps, guard } = context;
@@ -41,7 +67,11 @@ export async function apiKeyRoutes(app: FastifyInstance, { context }: { context:
       flash?: string;
     } = {},
   ) {
-    const keys = await listWorkspaceApiKeys(deps, { workspace: signedIn.visitor.workspaceSlug });
+    const workspace = signedIn.visitor.workspaceSlug;
+    const [keys, routing] = await Promise.all([
+      listWorkspaceApiKeys(deps, { workspace }),
+      listRoutingChoices(deps, { workspace }),
+    ]);
     return sendHtml(
       reply,
       status,
@@ -52,6 +82,8 @@ export async function apiKeyRoutes(app: FastifyInstance, { context }: { context:
         base: signedIn.base,
         keys,
         abilities: ABILITIES,
+        providers: routing.providers,
+        failoverRoutes: routing.failoverRoutes,
         canManage: can(signedIn.visitor, 'api_keys.manage'),
         created: extra.created,
         form: extra.form ?? { abilities: ['messages:send', 'messages:read'] },
@@ -71,25 +103,33 @@ export async function apiKeyRoutes(app: FastifyInstance, { context }: { context:
     const signedIn = await guard(request, reply, 'api_keys.manage');
     if (!signedIn) return reply;
     const form = formOf(request);
+    const routing = routingOf(text(form, 'routing'));
+    if (!routing) {
+      return page(reply, signedIn, 422, {
+        form,
+        errors: { routing: 'Routing must be none, a direct provider or a failover route.' },
+      });
+    }
     try {
       const created = await createApiKey(deps, {
         workspace: signedIn.visitor.workspaceSlug,
         user: signedIn.visitor.email,
         name: text(form, 'name'),
         abilities: list(form, 'abilities'),
-        provider: text(form, 'provider'),
-        failoverRoute: text(form, 'failover_route'),
+        ...routing,
       });
       await audit(deps, request, signedIn.visitor, 'api_key.created', `API key ${created.prefix}`, {
         abilities: created.abilities.join(','),
         name: text(form, 'name')?.trim() || null,
+        provider: routing.provider ?? null,
+        failover_route: routing.failoverRoute ?? null,
       });
       return page(reply, signedIn, 201, { created });
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       return page(reply, signedIn, 422, {
         form,
-        errors: formErrors(error, LABELS, 'abilities'),
+        errors: pickerErrors(formErrors(error, LABELS, 'abilities')),
       });
     }
   });

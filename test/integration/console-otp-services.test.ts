@@ -18,6 +18,8 @@ import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.
 let server: Awaited<ReturnType<typeof openConsoleApp>>;
 const simulators: RunningSimulator[] = [];
 const PASSWORD = 'correct horse 1';
+/** A send reaches the simulator through its workflow: seconds on a busy machine. */
+const POLL = { timeout: 30_000, interval: 100 };
 
 beforeAll(async () => {
   server = await openConsoleApp();
@@ -139,7 +141,9 @@ describe('OTP services', () => {
     await addCredits(server.deps, { workspace: slug, amount: 10 });
     const before = mobile();
     expect((await sendCode(slug, serviceSlug, before)).statusCode).toBe(202);
-    await expect.poll(async () => (await inbox(inject('simulatorUrl'), before)).length).toBe(1);
+    await expect
+      .poll(async () => (await inbox(inject('simulatorUrl'), before)).length, POLL)
+      .toBe(1);
 
     // The sender the edit will name, registered on its page: approved, the provider being the workspace's own.
     await browser.get(`/console/w/${slug}/otp-senders`);
@@ -191,7 +195,7 @@ describe('OTP services', () => {
     const after = mobile();
     const sent = await sendCode(slug, serviceSlug, after);
     expect(sent.statusCode).toBe(202);
-    await expect.poll(async () => (await inbox(own.url, after)).length).toBe(1);
+    await expect.poll(async () => (await inbox(own.url, after)).length, POLL).toBe(1);
     const [message] = await inbox(own.url, after);
     expect(message?.body).toMatch(/^Acme sign-in: \d{8}$/);
     expect(message?.from).toBe('AcmeSec');
