@@ -276,7 +276,7 @@ describe('Templates', () => {
     for (const [templateSlug, body] of [
       ['login-code', 'Your Acme login code is {code}'],
       ['spare', 'Spare code {code}'],
-    ]) {
+    ] as const) {
       const created = await browser.post(`/console/w/${slug}/otp-templates`, {
         slug: templateSlug,
         name: '',
