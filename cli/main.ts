@@ -1,38 +1,10 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/env.js';
-import { CAMPAIGN_COMMANDS } from './commands/campaigns.js';
-import { CREDIT_COMMANDS } from './commands/credits.js';
-import { INVITE_COMMANDS } from './commands/invites.js';
-import { KEY_COMMANDS } from './commands/keys.js';
-import { MCP_COMMANDS } from './commands/mcp-admin.js';
-import { MEMBER_COMMANDS } from './commands/members.js';
-import { OTP_SERVICE_COMMANDS } from './commands/otp-services.js';
-import { PROVIDER_COMMANDS } from './commands/providers.js';
-import { SENDER_COMMANDS } from './commands/senders.js';
+import { runAudited } from './audit.js';
+import { ADMIN_COMMANDS } from './commands/index.js';
 import { type AdminCommand, optionsOf, usageOf } from './commands/table.js';
-import { TEMPLATE_COMMANDS } from './commands/templates.js';
-import { USER_COMMANDS } from './commands/users.js';
-import { WEBHOOK_COMMANDS } from './commands/webhooks.js';
-import { WORKSPACE_COMMANDS } from './commands/workspaces.js';
 import { withAdminContext } from './context.js';
 import { printError, printResult, UsageError } from './output.js';
-
-/** Every admin command, in the order usage lists them. */
-const ADMIN_COMMANDS: readonly AdminCommand[] = [
-  ...WORKSPACE_COMMANDS,
-  ...USER_COMMANDS,
-  ...KEY_COMMANDS,
-  ...PROVIDER_COMMANDS,
-  ...CREDIT_COMMANDS,
-  ...OTP_SERVICE_COMMANDS,
-  ...TEMPLATE_COMMANDS,
-  ...SENDER_COMMANDS,
-  ...CAMPAIGN_COMMANDS,
-  ...MEMBER_COMMANDS,
-  ...INVITE_COMMANDS,
-  ...MCP_COMMANDS,
-  ...WEBHOOK_COMMANDS,
-];
 
 const ADMIN_COMMAND_BY_NAME = new Map(ADMIN_COMMANDS.map((command) => [command.name, command]));
 
@@ -153,8 +125,12 @@ async function main(argv: string[]): Promise<number> {
     }
     const { command, args } = findAdminCommand(argv);
     const options = parseOptions(args, command);
-    const result = await withAdminContext((context) => command.run(context, options));
+    // Recorded in the audit log when it changes something (cli/audit.ts).
+    const { result, warning } = await withAdminContext((context) =>
+      runAudited(context, command, options),
+    );
     printResult(json, result.json, result.human);
+    if (warning) process.stderr.write(`herald: ${warning}\n`);
     return 0;
   } catch (error) {
     const known = error instanceof UsageError || error instanceof ConfigError;

@@ -1,7 +1,9 @@
 /** The audit log: who did what, when and from where, for every state-changing admin action. */
 import {
   type AuditEntry,
+  type AuditedRecord,
   type AuditRecord,
+  findAuditSubject,
   insertAuditEntry,
   listAuditEntries,
 } from '../db/audit-log.js';
@@ -17,6 +19,7 @@ export async function recordAudit(deps: Deps, entry: AuditEntry): Promise<void> 
   await insertAuditEntry(deps.sql, {
     ...entry,
     userAgent: entry.userAgent?.slice(0, 500) ?? null,
+    origin: entry.origin?.slice(0, 300) ?? null,
   });
 }
 
@@ -35,4 +38,15 @@ export async function listAudit(
     entries: page,
     nextBefore: entries.length > PAGE_SIZE ? (page.at(-1)?.id ?? null) : null,
   };
+}
+
+export type { AuditedRecord };
+
+/** The workspace of a record an admin command names by id, and its name in the log. */
+export async function auditSubjectOf(
+  deps: Deps,
+  kind: AuditedRecord,
+  id: number,
+): Promise<{ workspaceId: number; target: string } | undefined> {
+  return findAuditSubject(deps.sql, kind, id);
 }

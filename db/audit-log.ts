@@ -10,6 +10,8 @@ export interface AuditEntry {
   details: Record<string, string | number | boolean | null>;
   address: string | null;
   userAgent: string | null;
+  /** Where it came from when no address says it: `cli@<hostname>`. */
+  origin?: string | null;
 }
 
 export interface AuditRecord extends AuditEntry {
@@ -20,10 +22,10 @@ export interface AuditRecord extends AuditEntry {
 export async function insertAuditEntry(sql: Sql, entry: AuditEntry): Promise<void> {
   await sql`
     insert into audit_log (workspace_id, user_id, actor, source, action, target, details,
-                           address, user_agent)
+                           address, user_agent, origin)
     values (${entry.workspaceId}, ${entry.userId}, ${entry.actor}, ${entry.source},
             ${entry.action}, ${entry.target}, ${sql.json(entry.details)}, ${entry.address},
-            ${entry.userAgent})`;
+            ${entry.userAgent}, ${entry.origin ?? null})`;
 }
 
 /** The workspace's entries, newest first, those older than `beforeId` when given. */
@@ -34,10 +36,40 @@ export async function listAuditEntries(
 ): Promise<AuditRecord[]> {
   return sql<AuditRecord[]>`
     select id, workspace_id, user_id, actor, source, action, target, details,
-           host(address) as address, user_agent, at
+           host(address) as address, user_agent, origin, at
     from audit_log
     where workspace_id = ${workspaceId}
       ${options.beforeId === undefined ? sql`` : sql`and id < ${options.beforeId}`}
     order by id desc
     limit ${options.limit}`;
+}
+
+/** A record an admin command names by its id, whose workspace its audit entry belongs to. */
+export type AuditedRecord = 'api_key' | 'invitation' | 'webhook_endpoint' | 'mcp_connection';
+
+/** The record's workspace and how the audit log names it (`API key hld_ab12cd34`), if it exists. */
+export async function findAuditSubject(
+  sql: Sql,
+  kind: AuditedRecord,
+  id: number,
+): Promise<{ workspaceId: number; target: string } | undefined> {
+  const rows = await (() => {
+    switch (kind) {
+      case 'api_key':
+        return sql<{ workspaceId: number; target: string }[]>`
+          select workspace_id, 'API key ' || prefix as target from api_keys where id = ${id}`;
+      case 'invitation':
+        return sql<{ workspaceId: number; target: string }[]>`
+          select workspace_id, 'invitation ' || email as target from invitations where id = ${id}`;
+      case 'webhook_endpoint':
+        return sql<{ workspaceId: number; target: string }[]>`
+          select workspace_id, 'webhook ' || url as target from webhook_endpoints where id = ${id}`;
+      case 'mcp_connection':
+        return sql<{ workspaceId: number; target: string }[]>`
+          select k.workspace_id, 'connection #' || k.id || ' (' || c.name || ')' as target
+          from oauth_connections k join oauth_clients c on c.id = k.client_id
+          where k.id = ${id}`;
+    }
+  })();
+  return rows[0];
 }

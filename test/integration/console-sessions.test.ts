@@ -159,20 +159,20 @@ describe('daily maintenance', () => {
     const [user] = await server.sql<{ id: number; workspaceId: number }[]>`
       select u.id, m.workspace_id from users u join workspace_members m on m.user_id = u.id
       where u.email = ${email}`;
-    const rows = {
-      live: { expires: '10 hours', revoked: null },
-      'revoked an hour ago': { expires: '10 hours', revoked: '1 hour' },
-      'revoked two days ago': { expires: '10 hours', revoked: '2 days' },
-      'expired an hour ago': { expires: '-1 hour', revoked: null },
-      'expired two days ago': { expires: '-2 days', revoked: null },
+    // Expiry from now, and how long ago it was revoked (null: never).
+    const rows: Record<string, [string, string | null]> = {
+      live: ['10 hours', null],
+      'revoked an hour ago': ['10 hours', '1 hour'],
+      'revoked two days ago': ['10 hours', '2 days'],
+      'expired an hour ago': ['-1 hour', null],
+      'expired two days ago': ['-2 days', null],
     };
     const ids: Record<string, number> = {};
-    for (const [label, { expires, revoked }] of Object.entries(rows)) {
+    for (const [label, [expires, revoked]] of Object.entries(rows)) {
       const [row] = await server.sql<{ id: number }[]>`
         insert into console_sessions (token_hash, user_id, workspace_id, expires_at, revoked_at)
-        values (${randomBytes(32)}, ${user?.id}, ${user?.workspaceId},
-                now() + ${expires}::interval,
-                ${revoked === null ? null : server.sql`now() - ${revoked}::interval`})
+        values (${randomBytes(32)}, ${user?.id ?? 0}, ${user?.workspaceId ?? 0},
+                now() + ${expires}::interval, now() - ${revoked}::interval)
         returning id`;
       ids[label] = row?.id as number;
     }
