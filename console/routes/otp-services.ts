@@ -5,7 +5,10 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InputError } from '../../commands/input.js';
-import { listWorkspaceOtpServices } from '../../commands/otp-service-listing.js';
+import {
+  listWorkspaceOtpServices,
+  type OtpServiceRecord,
+} from '../../commands/otp-service-listing.js';
 import {
   createOtpService,
   deleteOtpService,
@@ -15,7 +18,6 @@ import {
 } from '../../commands/otp-services.js';
 import { listRoutingChoices } from '../../commands/routing-choices.js';
 import { listTemplates } from '../../commands/templates.js';
-import type { OtpServiceRecord } from '../../db/otp-settings.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
