@@ -96,7 +96,12 @@ export async function otpSenderRoutes(
   app.post<{ Params: { id: string } }>('/otp-senders/:id/delete', async (request, reply) => {
     const signedIn = await guard(request, reply, 'otp_services.manage');
     if (!signedIn) return reply;
-    const id = /^\d{1,15}$/.test(request.params.id) ? Number(request.params.id) : Number.NaN;
+    if (!/^\d{1,15}$/.test(request.params.id)) {
+      return page(reply, signedIn, 404, {
+        errors: { notice: 'This workspace has no such sender id.' },
+      });
+    }
+    const id = Number(request.params.id);
     try {
       const { sender } = await deleteSender(deps, {
         workspace: signedIn.visitor.workspaceSlug,
