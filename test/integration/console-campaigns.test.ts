@@ -6,6 +6,7 @@
  * digits unless the member has recipients.read; members without campaigns.read refused.
  */
 import { randomBytes, randomInt } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { updateWorkspaceMember } from '../../commands/members.js';
 import { addUser } from '../../commands/users.js';
@@ -671,6 +672,63 @@ describe('Batch report', () => {
       );
       expect(page.body).not.toContain('+61491');
     }
+  });
+});
+
+describe('migration 0015', () => {
+  it('grants recipients.read to the owners and admins already there, not to developers or viewers', async () => {
+    const space = await workspace();
+    for (const role of ['owner', 'admin', 'developer', 'viewer'] as const) await space.member(role);
+    const permissionsOf = async () =>
+      Object.fromEntries(
+        (
+          await server.sql<{ role: string; permissions: string[] }[]>`
+            select role, permissions from workspace_members
+            where workspace_id = ${space.id} order by role`
+        ).map((row) => [row.role, row.permissions]),
+      );
+    const migration = await readFile(
+      new URL('../../db/migrations/0015_recipients_permission.sql', import.meta.url),
+      'utf8',
+    );
+    const rolledBack = new Error('rolled back');
+    // Members saved before the permission existed: run the migration on them, then undo it all.
+    await expect(
+      server.sql.begin(async (tx) => {
+        await tx`
+          update workspace_members set permissions = array_remove(permissions, 'recipients.read')
+          where workspace_id = ${space.id}`;
+        await tx.unsafe(migration);
+        await tx.unsafe(migration);
+        const rows = await tx<{ role: string; permissions: string[] }[]>`
+          select role, permissions from workspace_members
+          where workspace_id = ${space.id} order by role`;
+        expect(Object.fromEntries(rows.map((row) => [row.role, row.permissions]))).toEqual({
+          owner: [
+            'developer_tools.read',
+            'campaigns.read',
+            'messages.read',
+            'reports.read',
+            'members.read',
+            'recipients.read',
+          ],
+          admin: [
+            'developer_tools.read',
+            'campaigns.read',
+            'messages.read',
+            'reports.read',
+            'members.read',
+            'recipients.read',
+          ],
+          developer: ['developer_tools.read', 'campaigns.read', 'messages.read', 'reports.read'],
+          viewer: ['campaigns.read', 'reports.read'],
+        });
+        throw rolledBack;
+      }),
+    ).rejects.toBe(rolledBack);
+    // Members added today have the role's set already.
+    expect((await permissionsOf()).owner).toContain('recipients.read');
+    expect((await permissionsOf()).developer).not.toContain('recipients.read');
   });
 });
 
