@@ -6,6 +6,7 @@
  */
 import { cpus } from 'node:os';
 import { measureTemporalFloor } from './floor/measure.js';
+import { cpuByPart, cpuPerRequest } from './support/cpu.js';
 import { measureLatency, round } from './support/measure.js';
 import { type BenchStack, log, startBenchStack } from './support/stack.js';
 
@@ -86,13 +87,16 @@ async function main() {
     });
     log(`send latency at concurrency ${CONCURRENCY} (${CONCURRENT_SENDS})`);
     const accepted: { index: number; requestId: string }[] = [];
+    const cpuBeforeSends = cpuByPart(stack.dataDir);
     const sendConcurrent = await measureLatency(CONCURRENT_SENDS, CONCURRENCY, async (i) => {
       const requestId = await sendOtp(stack, 2_000_000 + i);
       if (requestId) accepted.push({ index: 2_000_000 + i, requestId });
     });
+    const sendCpu = cpuPerRequest(cpuBeforeSends, cpuByPart(stack.dataDir), CONCURRENT_SENDS);
     const codes = await Promise.all(accepted.map(({ index }) => codeSentTo(stack, index)));
 
     log(`verify latency at concurrency ${CONCURRENCY}`);
+    const cpuBeforeVerify = cpuByPart(stack.dataDir);
     const verify = await measureLatency(accepted.length, CONCURRENCY, async (i) => {
       const { index, requestId } = accepted[i] as { index: number; requestId: string };
       const { status, body } = await call(stack, 'POST', '/api/v1/otp/verify', {
@@ -102,14 +106,21 @@ async function main() {
       });
       if (status !== 200) throw new Error(`verify answered ${status}: ${JSON.stringify(body)}`);
     });
+    const verifyCpu = cpuPerRequest(cpuBeforeVerify, cpuByPart(stack.dataDir), accepted.length);
     log(`floor latency at concurrency ${CONCURRENCY}`);
+    const cpuBeforeFloor = cpuByPart(stack.dataDir);
     const floor = await measureLatency(CONCURRENT_SENDS, CONCURRENCY, async () => {
       const { status } = await call(stack, 'GET', floorPath);
       if (status !== 200) throw new Error(`floor route answered ${status}`);
     });
 
+    const floorCpu = cpuPerRequest(cpuBeforeFloor, cpuByPart(stack.dataDir), CONCURRENT_SENDS);
     log("Temporal's floor on the same server");
-    const temporalFloor = await measureTemporalFloor(stack.temporalAddress, 'default');
+    const temporalFloor = await measureTemporalFloor(
+      stack.temporalAddress,
+      'default',
+      stack.dataDir,
+    );
     const bareUpdate = temporalFloor.update_with_start;
     const sendOverFloor = round(
       sendConcurrent.requests_per_s / bareUpdate.concurrency_32.requests_per_s,
@@ -129,6 +140,8 @@ async function main() {
         [`concurrency_${CONCURRENCY}`]: sendConcurrent,
         answers_by_status: outcomes,
       },
+      // Where the CPU of a request at concurrency 32 went, by process (ms per request).
+      cpu_ms_per_request: { send: sendCpu, verify: verifyCpu, floor_route: floorCpu },
       verify: { [`concurrency_${CONCURRENCY}`]: verify },
       floor: {
         route: 'GET /api/v1/messages/{id}: API key lookup + one indexed read',

@@ -5,6 +5,7 @@
  */
 import { cpus } from 'node:os';
 import { measureTemporalFloor } from './floor/measure.js';
+import { cpuByPart, cpuPerRequest } from './support/cpu.js';
 import { measureLatency, median, round, runConcurrently } from './support/measure.js';
 import { type BenchStack, log, startBenchStack } from './support/stack.js';
 
@@ -58,10 +59,12 @@ async function acceptLatency(stack: BenchStack) {
   const results = [];
   for (const step of LATENCY_PLAN) {
     log(`202 latency: ${step.recipients} recipient(s) at concurrency ${step.concurrency}`);
+    const cpuBefore = cpuByPart(stack.dataDir);
     const summary = await measureLatency(step.requests, step.concurrency, async () => {
       await send(stack, step.recipients);
     });
-    results.push({ recipients: step.recipients, ...summary });
+    const cpu = cpuPerRequest(cpuBefore, cpuByPart(stack.dataDir), step.requests);
+    results.push({ recipients: step.recipients, ...summary, cpu_ms_per_request: cpu });
     await drained(stack);
     await clearInbox(stack);
   }
@@ -70,21 +73,25 @@ async function acceptLatency(stack: BenchStack) {
 
 /** Seconds from the request to the campaigns' completion, and the rate that makes. */
 async function herald(stack: BenchStack, campaigns: number) {
+  const cpuBefore = cpuByPart(stack.dataDir);
   const started = Date.now();
   const ids = await Promise.all(
     Array.from({ length: campaigns }, async () => (await send(stack, CAMPAIGN_SIZE)).id),
   );
   const seconds = ((await drained(stack, ids)).getTime() - started) / 1000;
+  const cpu = cpuPerRequest(cpuBefore, cpuByPart(stack.dataDir), campaigns * CAMPAIGN_SIZE);
   await clearInbox(stack);
   return {
     messages: campaigns * CAMPAIGN_SIZE,
     seconds: round(seconds, 3),
     messages_per_s: round((campaigns * CAMPAIGN_SIZE) / seconds),
+    cpu_ms_per_message: cpu,
   };
 }
 
 /** The same messages posted straight to the simulator, as fast as the baseline client can. */
 async function baseline(stack: BenchStack, messages: number) {
+  const cpuBefore = cpuByPart(stack.dataDir);
   const started = performance.now();
   await runConcurrently(messages, BASELINE_CONCURRENCY, async (index) => {
     const response = await fetch(`${stack.simulatorUrl}/v1/messages`, {
@@ -100,8 +107,14 @@ async function baseline(stack: BenchStack, messages: number) {
     if (response.status !== 202) throw new Error(`simulator answered ${response.status}`);
   });
   const seconds = (performance.now() - started) / 1000;
+  const cpu = cpuPerRequest(cpuBefore, cpuByPart(stack.dataDir), messages);
   await clearInbox(stack);
-  return { messages, seconds: round(seconds, 3), messages_per_s: round(messages / seconds) };
+  return {
+    messages,
+    seconds: round(seconds, 3),
+    messages_per_s: round(messages / seconds),
+    cpu_ms_per_message: cpu,
+  };
 }
 
 async function main() {
@@ -129,7 +142,11 @@ async function main() {
     const sustained = await herald(stack, SUSTAINED_CAMPAIGNS);
     const sustainedBaseline = await baseline(stack, SUSTAINED_CAMPAIGNS * CAMPAIGN_SIZE);
     log("Temporal's floor on the same server");
-    const temporalFloor = await measureTemporalFloor(stack.temporalAddress, 'default');
+    const temporalFloor = await measureTemporalFloor(
+      stack.temporalAddress,
+      'default',
+      stack.dataDir,
+    );
 
     const drainSeconds = median(drainRuns.map((run) => run.seconds));
     const drainRate = CAMPAIGN_SIZE / drainSeconds;

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
+import { cpuByPart, cpuPerRequest } from '../support/cpu.js';
 import { type LatencySummary, measureLatency } from '../support/measure.js';
 import { stopRole } from '../support/stack.js';
 import type { emptyWorkflow, updatedWorkflow } from './workflows.js';
@@ -17,9 +18,14 @@ const TASK_QUEUE = 'bench-floor';
 const CALL_DEADLINE_MS = 30_000;
 const REQUESTS = { concurrency_1: 200, concurrency_32: 640 };
 
+type Measured = Record<keyof typeof REQUESTS, LatencySummary> & {
+  /** Where the CPU of a call at concurrency 32 went, by process (ms per call). */
+  cpu_ms_per_call_c32: Record<string, number>;
+};
+
 export interface TemporalFloor {
-  workflow_start: Record<keyof typeof REQUESTS, LatencySummary>;
-  update_with_start: Record<keyof typeof REQUESTS, LatencySummary>;
+  workflow_start: Measured;
+  update_with_start: Measured;
 }
 
 async function startFloorWorker(address: string, namespace: string): Promise<ChildProcess> {
@@ -43,9 +49,11 @@ async function startFloorWorker(address: string, namespace: string): Promise<Chi
   return worker;
 }
 
+/** `dataDir`: where the run's Postgres lives, so its CPU is counted too (a cluster's store). */
 export async function measureTemporalFloor(
   address: string,
   namespace: string,
+  dataDir = '/nonexistent',
 ): Promise<TemporalFloor> {
   const worker = await startFloorWorker(address, namespace);
   const connection = await Connection.connect({ address });
@@ -71,10 +79,13 @@ export async function measureTemporalFloor(
   try {
     // Warm the worker's workflow cache and the connection first.
     for (let i = 0; i < 20; i++) await updateWithStart();
-    const measure = async (task: () => Promise<void>) => ({
-      concurrency_1: await measureLatency(REQUESTS.concurrency_1, 1, task),
-      concurrency_32: await measureLatency(REQUESTS.concurrency_32, 32, task),
-    });
+    const measure = async (task: () => Promise<void>): Promise<Measured> => {
+      const concurrency_1 = await measureLatency(REQUESTS.concurrency_1, 1, task);
+      const cpuBefore = cpuByPart(dataDir);
+      const concurrency_32 = await measureLatency(REQUESTS.concurrency_32, 32, task);
+      const cpu = cpuPerRequest(cpuBefore, cpuByPart(dataDir), REQUESTS.concurrency_32);
+      return { concurrency_1, concurrency_32, cpu_ms_per_call_c32: cpu };
+    };
     return {
       workflow_start: await measure(start),
       update_with_start: await measure(updateWithStart),

@@ -35,6 +35,8 @@ export interface BenchStack {
   temporalAddress: string;
   /** One sentence on what ran, for the JSON. */
   setup: string;
+  /** Where Postgres and Temporal keep their data for the run. */
+  dataDir: string;
   close(): Promise<void>;
 }
 
@@ -222,6 +224,7 @@ export async function startBenchStack(options: BenchStackOptions = {}): Promise<
     shape,
     workers,
     temporalAddress: underneath.temporalAddress,
+    dataDir,
     setup: `herald api, ${workers} herald worker${workers === 1 ? '' : 's'} and the simulator as separate processes; embedded Postgres; ${
       shape === 'cluster'
         ? 'a Temporal cluster (frontend, history, matching, worker as four processes on Postgres, 4 history shards)'
