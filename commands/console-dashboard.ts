@@ -1,6 +1,7 @@
 /** The console dashboard: balance, delivery summaries (as get_delivery_summary), daily chart, recent batches. */
 import { dailyDelivery, workspaceCreditBalance } from '../db/console-reports.js';
 import { listRecentBatches, type ReportBatch, sumDeliveryHistory } from '../db/reporting.js';
+import { ratePercent } from '../domain/delivery-rate.js';
 import type { CommandDeps } from './deps.js';
 
 type Deps = Pick<CommandDeps, 'sql'>;
@@ -21,7 +22,8 @@ export interface DeliverySummary {
 
 /**
  * The rolling totals get_delivery_summary reports (mcp/tools/get-delivery-summary.ts): history
- * from the minute `days` ago to now, each event by its own timestamp.
+ * from the minute `days` ago to now, each event by its own timestamp, and its rate (one formula,
+ * domain/delivery-rate.ts).
  */
 export async function deliverySummary(
   deps: Deps,
@@ -39,7 +41,7 @@ export async function deliverySummary(
     delivered,
     failed: Number(totals.failed),
     awaiting: Number(totals.awaiting),
-    deliveryRatePercent: sent === 0 ? 0 : Math.round((delivered / sent) * 10_000) / 100,
+    deliveryRatePercent: ratePercent(delivered, sent),
   };
 }
 
