@@ -119,10 +119,24 @@ const AUDITED: Record<string, CommandAudit> = {
     target: (_, output) => `template ${word(output.slug)}`,
     details: (options) => asked(options, 'purpose'),
   },
+  'template update': {
+    action: 'template.updated',
+    target: (_, output) => `template ${word(output.slug)}`,
+    details: (_, output) => ({ purpose: word(output.purpose), enabled: output.enabled === true }),
+  },
+  'template delete': {
+    action: 'template.deleted',
+    target: (_, output) => `template ${word(output.slug)}`,
+  },
   'sender create': {
     action: 'sender.created',
     target: (options) => `sender ${word(given(options, 'sender'))}`,
     details: (options) => ({ ...asked(options, 'provider'), approved: options.pending !== true }),
+  },
+  'sender delete': {
+    action: 'sender.deleted',
+    target: (_, output) => `sender ${word(output.sender)}`,
+    details: (_, output) => ({ provider: word(output.provider_slug) }),
   },
   'campaign create': {
     action: 'campaign.created',
@@ -169,6 +183,8 @@ const AUDITED: Record<string, CommandAudit> = {
 
 /** The admin commands that change nothing, and so are not recorded. */
 export const READ_ONLY_COMMANDS: ReadonlySet<string> = new Set([
+  'template list',
+  'sender list',
   'invite list',
   'member list',
   'webhook list',

@@ -1,9 +1,11 @@
 /**
  * The OTP admin commands (credits, OTP services, templates, senders) against the real stack:
- * what each prints, a usage error each, and that a saved service's edits apply to the next send
- * while codes already sent keep verifying by request_id (SPEC §4.3), even after deletion.
+ * what each prints, a usage error each, the audit entry of a change run as the operator runs it,
+ * and that a saved service's edits apply to the next send while codes already sent keep verifying
+ * by request_id (SPEC §4.3), even after deletion.
  */
 import { randomInt } from 'node:crypto';
+import { hostname, userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { creditsAdd } from '../../cli/commands/credits.js';
 import type { Options } from '../../cli/commands/options.js';
@@ -13,8 +15,13 @@ import {
   otpServiceUpdate,
 } from '../../cli/commands/otp-services.js';
 import { providerCreate, providerDisable } from '../../cli/commands/providers.js';
-import { senderCreate } from '../../cli/commands/senders.js';
-import { templateCreate } from '../../cli/commands/templates.js';
+import { senderCreate, senderDelete, senderList } from '../../cli/commands/senders.js';
+import {
+  templateCreate,
+  templateDelete,
+  templateList,
+  templateUpdate,
+} from '../../cli/commands/templates.js';
 import { UsageError } from '../../cli/output.js';
 import { creditBalance } from '../../db/credits.js';
 import { heraldEnv, runHeraldJson } from '../support/processes.js';
@@ -41,6 +48,14 @@ function mobile(): string {
 
 const cliEnv = () =>
   heraldEnv({ DATABASE_URL: inject('databaseUrl'), HERALD_SECRET: inject('secret') });
+
+/** The audit entries the CLI recorded in the workspace, oldest first, as the operator who ran it. */
+const cliEntries = (workspaceId: number, action: string) =>
+  stack.sql`
+    select action, target, details from audit_log
+    where workspace_id = ${workspaceId} and source = 'cli' and action like ${action}
+      and actor = ${userInfo().username} and origin = ${`cli@${hostname()}`}
+    order by id`;
 
 function api(url: string, payload: object) {
   return stack.app.inject({
@@ -225,6 +240,307 @@ describe('herald sender create', () => {
         message: `--provider "ghost" is not a provider of ${workspace}`,
       },
     });
+  });
+});
+
+describe('herald template list, update and delete', () => {
+  let other: Tenant;
+  const ISO = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+
+  beforeAll(async () => {
+    other = await createTenant(stack.admin);
+  });
+
+  const template = (fields: Record<string, unknown>) => ({
+    id: expect.any(Number),
+    name: fields.slug,
+    purpose: 'transactional',
+    enabled: true,
+    created_at: ISO,
+    ...fields,
+  });
+
+  it('lists the templates by slug, or says there are none', async () => {
+    const empty = await templateList(stack.admin, { workspace: other.slug });
+    expect(empty).toEqual({ json: { templates: [] }, human: `${other.slug} has no templates` });
+    const code = await templateCreate(stack.admin, {
+      workspace: other.slug,
+      slug: 'b-code',
+      body: 'Code {code}',
+    });
+    const promo = await templateCreate(stack.admin, {
+      workspace: other.slug,
+      slug: 'a-promo',
+      body: 'Sale today',
+      name: 'Promotion',
+      purpose: 'marketing',
+      disabled: true,
+    });
+    const listed = await templateList(stack.admin, { workspace: other.slug });
+    expect(listed.json).toEqual({
+      templates: [
+        template({
+          id: promo.json.id,
+          slug: 'a-promo',
+          name: 'Promotion',
+          body: 'Sale today',
+          purpose: 'marketing',
+          enabled: false,
+        }),
+        template({ id: code.json.id, slug: 'b-code', body: 'Code {code}' }),
+      ],
+    });
+    expect(listed.human).toBe(
+      [
+        `a-promo (id ${promo.json.id}): Promotion, marketing, disabled: Sale today`,
+        `b-code (id ${code.json.id}): b-code, transactional, enabled: Code {code}`,
+      ].join('\n'),
+    );
+    await expect(templateList(stack.admin, { workspace: 'no-such-workspace' })).rejects.toThrow(
+      new UsageError('No workspace has the slug "no-such-workspace"'),
+    );
+  });
+
+  it('updates only what is given', async () => {
+    await templateCreate(stack.admin, {
+      workspace: other.slug,
+      slug: 'welcome',
+      body: 'Hi {code}',
+    });
+    const renamed = await templateUpdate(stack.admin, {
+      workspace: other.slug,
+      slug: 'welcome',
+      name: 'Welcome',
+      body: 'Welcome! {code}',
+    });
+    expect(renamed.json).toEqual(
+      template({ slug: 'welcome', name: 'Welcome', body: 'Welcome! {code}' }),
+    );
+    expect(renamed.human).toBe(
+      `Updated template welcome (id ${renamed.json.id}): Welcome, transactional, enabled: Welcome! {code} in ${other.slug}`,
+    );
+    const disabled = await templateUpdate(stack.admin, {
+      workspace: other.slug,
+      slug: 'welcome',
+      enabled: 'false',
+      purpose: 'marketing',
+    });
+    expect(disabled.json).toEqual(
+      template({
+        slug: 'welcome',
+        name: 'Welcome',
+        body: 'Welcome! {code}',
+        purpose: 'marketing',
+        enabled: false,
+      }),
+    );
+  });
+
+  it('refuses an update without settings, a bad --enabled, an unknown slug, and disabling a template an OTP service sends with', async () => {
+    await templateCreate(stack.admin, {
+      workspace: other.slug,
+      slug: 'in-use',
+      body: 'Code {code}',
+    });
+    await otpServiceCreate(stack.admin, {
+      workspace: other.slug,
+      name: 'Sign-in',
+      purpose: 'login',
+      template: 'in-use',
+    });
+    const refusals: [Options, string][] = [
+      [{ slug: 'in-use' }, 'Give at least one of --name, --body, --purpose, --enabled'],
+      [{ slug: 'in-use', enabled: 'no' }, '--enabled must be true or false, not "no"'],
+      [{ slug: 'ghost', name: 'x' }, `--slug "ghost" is not a template of ${other.slug}`],
+      [
+        { slug: 'in-use', enabled: 'false' },
+        '--enabled: the OTP service "Sign-in" sends with this template; change it first',
+      ],
+      [
+        { slug: 'in-use', purpose: 'marketing' },
+        '--purpose: the OTP service "Sign-in" sends with this template, which must stay transactional',
+      ],
+    ];
+    for (const [options, message] of refusals) {
+      await expect(
+        templateUpdate(stack.admin, { workspace: other.slug, ...options }),
+      ).rejects.toThrow(new UsageError(message));
+    }
+  });
+
+  it('deletes a template once; one an OTP service sends with is refused', async () => {
+    await templateCreate(stack.admin, { workspace: other.slug, slug: 'spare', body: 'x' });
+    expect(await templateDelete(stack.admin, { workspace: other.slug, slug: 'spare' })).toEqual({
+      json: { slug: 'spare', deleted: true },
+      human: `Deleted template spare from ${other.slug}`,
+    });
+    await expect(
+      templateDelete(stack.admin, { workspace: other.slug, slug: 'spare' }),
+    ).rejects.toThrow(new UsageError(`--slug "spare" is not a template of ${other.slug}`));
+    await expect(
+      templateDelete(stack.admin, { workspace: other.slug, slug: 'in-use' }),
+    ).rejects.toThrow(
+      new UsageError('The OTP service "Sign-in" sends with the template "in-use"; change it first'),
+    );
+  });
+
+  it('prints one JSON object each with --json, records the changes in the audit log, and exits 2 naming the option', async () => {
+    const base = ['--workspace', other.slug];
+    await templateCreate(stack.admin, {
+      workspace: other.slug,
+      slug: 'cli-edit',
+      body: 'A {code}',
+    });
+    const listed = await runHeraldJson(['template', 'list', ...base], cliEnv());
+    expect(listed.code, listed.stderr).toBe(0);
+    expect((listed.json.templates as { slug: string }[]).map((row) => row.slug)).toContain(
+      'cli-edit',
+    );
+    const updated = await runHeraldJson(
+      ['template', 'update', ...base, '--slug', 'cli-edit', '--enabled', 'false'],
+      cliEnv(),
+    );
+    expect(updated.code, updated.stderr).toBe(0);
+    expect(updated.json).toEqual(template({ slug: 'cli-edit', body: 'A {code}', enabled: false }));
+    const deleted = await runHeraldJson(
+      ['template', 'delete', ...base, '--slug', 'cli-edit'],
+      cliEnv(),
+    );
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.json).toEqual({ slug: 'cli-edit', deleted: true });
+    const gone = await runHeraldJson(
+      ['template', 'delete', ...base, '--slug', 'cli-edit'],
+      cliEnv(),
+    );
+    expect(gone.code, gone.stderr).toBe(2);
+    expect(gone.json).toEqual({
+      error: {
+        type: 'UsageError',
+        message: `--slug "cli-edit" is not a template of ${other.slug}`,
+      },
+    });
+    expect(await cliEntries(other.workspaceId, 'template.%')).toEqual([
+      {
+        action: 'template.updated',
+        target: 'template cli-edit',
+        details: { purpose: 'transactional', enabled: false },
+      },
+      { action: 'template.deleted', target: 'template cli-edit', details: {} },
+    ]);
+  });
+});
+
+describe('herald sender list and delete', () => {
+  let other: Tenant;
+
+  beforeAll(async () => {
+    other = await createTenant(stack.admin);
+    await providerCreate(stack.admin, {
+      workspace: other.slug,
+      slug: 'sim',
+      type: 'simulator',
+      'base-url': simulatorUrl,
+    });
+  });
+
+  it('lists the senders by provider, then sender, or says there are none', async () => {
+    expect(await senderList(stack.admin, { workspace: other.slug })).toEqual({
+      json: { senders: [] },
+      human: `${other.slug} has no sender ids`,
+    });
+    const own = await senderCreate(stack.admin, {
+      workspace: other.slug,
+      provider: 'own',
+      sender: 'Herald',
+    });
+    const pending = await senderCreate(stack.admin, {
+      workspace: other.slug,
+      provider: 'sim',
+      sender: 'Acme',
+      pending: true,
+    });
+    const listed = await senderList(stack.admin, { workspace: other.slug });
+    const ISO = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(listed.json).toEqual({
+      senders: [
+        {
+          id: own.json.id,
+          provider_slug: 'own',
+          sender: 'Herald',
+          approved: true,
+          created_at: ISO,
+        },
+        {
+          id: pending.json.id,
+          provider_slug: 'sim',
+          sender: 'Acme',
+          approved: false,
+          created_at: ISO,
+        },
+      ],
+    });
+    expect(listed.human).toBe(
+      `${own.json.id}  Herald  own  approved\n${pending.json.id}  Acme  sim  pending approval`,
+    );
+  });
+
+  it("deletes a sender once; one an OTP service sends from, a bad id and another workspace's are refused", async () => {
+    const { id } = (
+      await senderCreate(stack.admin, { workspace: other.slug, provider: 'sim', sender: 'Spare' })
+    ).json as { id: number };
+    expect(await senderDelete(stack.admin, { workspace: other.slug, id: String(id) })).toEqual({
+      json: { id, sender: 'Spare', provider_slug: 'sim', deleted: true },
+      human: `Deleted sender "Spare" of sim from ${other.slug}`,
+    });
+    await expect(
+      senderDelete(stack.admin, { workspace: other.slug, id: String(id) }),
+    ).rejects.toThrow(new UsageError(`${other.slug} has no sender id ${id}`));
+    await expect(senderDelete(stack.admin, { workspace: other.slug, id: 'x1' })).rejects.toThrow(
+      new UsageError('--id "x1" is not a sender id'),
+    );
+    const { id: used } = (
+      await senderCreate(stack.admin, { workspace: other.slug, provider: 'sim', sender: 'InUse' })
+    ).json as { id: number };
+    await otpServiceCreate(stack.admin, {
+      workspace: other.slug,
+      name: 'Checkout',
+      purpose: 'checkout',
+      'sender-id': 'InUse',
+      provider: 'sim',
+    });
+    await expect(
+      senderDelete(stack.admin, { workspace: other.slug, id: String(used) }),
+    ).rejects.toThrow(
+      new UsageError('The OTP service "Checkout" sends from "InUse" through sim; change it first'),
+    );
+    // The id exists, but in another workspace.
+    await expect(senderDelete(stack.admin, { workspace, id: String(used) })).rejects.toThrow(
+      new UsageError(`${workspace} has no sender id ${used}`),
+    );
+  });
+
+  it('prints one JSON object each with --json, records the delete in the audit log, and exits 2 naming the option', async () => {
+    const base = ['--workspace', other.slug];
+    const { id } = (
+      await senderCreate(stack.admin, { workspace: other.slug, provider: 'sim', sender: 'CliGone' })
+    ).json as { id: number };
+    const listed = await runHeraldJson(['sender', 'list', ...base], cliEnv());
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.json.senders).toContainEqual(
+      expect.objectContaining({ id, provider_slug: 'sim', sender: 'CliGone', approved: true }),
+    );
+    const deleted = await runHeraldJson(
+      ['sender', 'delete', ...base, '--id', String(id)],
+      cliEnv(),
+    );
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.json).toEqual({ id, sender: 'CliGone', provider_slug: 'sim', deleted: true });
+    const refused = await runHeraldJson(['sender', 'delete', ...base], cliEnv());
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.json).toEqual({ error: { type: 'UsageError', message: '--id is required' } });
+    expect(await cliEntries(other.workspaceId, 'sender.deleted')).toEqual([
+      { action: 'sender.deleted', target: 'sender CliGone', details: { provider: 'sim' } },
+    ]);
   });
 });
 
