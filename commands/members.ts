@@ -74,7 +74,13 @@ const ordered = (permissions: Iterable<Permission>) => {
 const lastOwner = (email: string, workspace: Workspace) =>
   conflict`${email} is the only active owner of ${workspace.slug}; make another member owner first`;
 
-/** Refused when it would leave the workspace without an active owner. */
+const lastManagingOwner = (email: string, workspace: Workspace) =>
+  conflict`${email} is the only active owner of ${workspace.slug} with members.read, which managing the team needs; grant it to another owner first`;
+
+/**
+ * Refused when it would leave the workspace without an active owner, or without an active owner
+ * holding members.read.
+ */
 export async function updateWorkspaceMember(
   deps: Deps,
   input: UpdateMemberInput,
@@ -114,6 +120,7 @@ export async function updateWorkspaceMember(
   if (result.outcome === 'not_member')
     throw notFound`${email} is not a member of ${workspace.slug}`;
   if (result.outcome === 'last_owner') throw lastOwner(email, workspace);
+  if (result.outcome === 'last_managing_owner') throw lastManagingOwner(email, workspace);
   return { member: result.member };
 }
 
@@ -128,5 +135,6 @@ export async function removeWorkspaceMember(
   if (result.outcome === 'not_member')
     throw notFound`${email} is not a member of ${workspace.slug}`;
   if (result.outcome === 'last_owner') throw lastOwner(email, workspace);
+  if (result.outcome === 'last_managing_owner') throw lastManagingOwner(email, workspace);
   return { email, workspace, connectionsRevoked: result.connectionsRevoked };
 }

@@ -20,6 +20,7 @@ import { campaignRoutes } from './routes/campaigns.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { invitationRoutes } from './routes/invitations.js';
 import { mcpConnectionRoutes } from './routes/mcp-connections.js';
+import { memberPermissionRoutes } from './routes/member-permissions.js';
 import { otpSenderRoutes } from './routes/otp-senders.js';
 import { otpServiceRoutes } from './routes/otp-services.js';
 import { otpTemplateRoutes } from './routes/otp-templates.js';
@@ -80,6 +81,7 @@ async function consolePages(app: FastifyInstance, { deps }: { deps: ConsoleDeps 
       await workspace.register(campaignRoutes, { context });
       await workspace.register(auditRoutes, { context });
       await workspace.register(teamRoutes, { context });
+      await workspace.register(memberPermissionRoutes, { context });
       await workspace.register(otpServiceRoutes, { context });
       await workspace.register(otpTemplateRoutes, { context });
       await workspace.register(otpSenderRoutes, { context });

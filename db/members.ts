@@ -22,7 +22,8 @@ export async function listMembers(sql: Sql, workspaceId: number): Promise<Member
 
 /**
  * Locks the workspace's memberships (so two operators cannot each demote one of two owners)
- * and returns the one of `email` with the number of active owners.
+ * and returns the one of `email` with the number of active owners, and of those who hold
+ * members.read (who can manage the team).
  */
 async function lockMembers(tx: TransactionSql, workspaceId: number, email: string) {
   const rows = await tx<(Member & { isTarget: boolean })[]>`
@@ -32,7 +33,7 @@ async function lockMembers(tx: TransactionSql, workspaceId: number, email: strin
     where m.workspace_id = ${workspaceId}
     order by m.user_id
     for update of m`;
-  const activeOwners = rows.filter((row) => row.role === 'owner' && row.status === 'active');
+  const activeOwners = rows.filter(isActiveOwner);
   const target = rows.find((row) => row.isTarget);
   return {
     member: target && {
@@ -43,20 +44,30 @@ async function lockMembers(tx: TransactionSql, workspaceId: number, email: strin
       status: target.status,
     },
     activeOwners: activeOwners.length,
+    managingOwners: activeOwners.filter(isManagingOwner).length,
   };
 }
 
-const isActiveOwner = (member: MemberChange) =>
-  member.role === 'owner' && member.status === 'active';
+function isActiveOwner(member: MemberChange): boolean {
+  return member.role === 'owner' && member.status === 'active';
+}
+
+/** An active owner who can still open the team to change it: the one the workspace must keep. */
+function isManagingOwner(member: MemberChange): boolean {
+  return isActiveOwner(member) && member.permissions.includes('members.read');
+}
 
 export type MemberUpdate =
   | { outcome: 'updated'; member: Member }
   | { outcome: 'not_member' }
-  | { outcome: 'last_owner' };
+  | { outcome: 'last_owner' }
+  | { outcome: 'last_managing_owner' };
 
 /**
  * Applies `change` (which sees the current values and may throw) to the member of `email`.
- * A change that would leave a workspace that has an active owner without one is refused.
+ * A change that would leave a workspace that has an active owner without one is refused, and so
+ * is one that would leave it without an active owner holding members.read (nobody could then
+ * reach the team to give it back).
  */
 export async function updateMember(
   sql: Sql,
@@ -65,11 +76,13 @@ export async function updateMember(
   change: (current: Member) => MemberChange,
 ): Promise<MemberUpdate> {
   return sql.begin(async (tx) => {
-    const { member, activeOwners } = await lockMembers(tx, workspaceId, email);
+    const { member, activeOwners, managingOwners } = await lockMembers(tx, workspaceId, email);
     if (!member) return { outcome: 'not_member' } as const;
     const next = change(member);
     if (activeOwners === 1 && isActiveOwner(member) && !isActiveOwner(next))
       return { outcome: 'last_owner' } as const;
+    if (managingOwners === 1 && isManagingOwner(member) && !isManagingOwner(next))
+      return { outcome: 'last_managing_owner' } as const;
     const [updated] = await tx<Member[]>`
       update workspace_members m
       set role = ${next.role}, permissions = ${next.permissions as string[]}, status = ${next.status}
@@ -83,11 +96,13 @@ export async function updateMember(
 export type MemberRemoval =
   | { outcome: 'removed'; connectionsRevoked: number }
   | { outcome: 'not_member' }
-  | { outcome: 'last_owner' };
+  | { outcome: 'last_owner' }
+  | { outcome: 'last_managing_owner' };
 
 /**
  * Removes the membership and revokes the user's MCP connections to the workspace, so that
- * adding the user again later does not revive them. The last active owner cannot be removed.
+ * adding the user again later does not revive them. The last active owner cannot be removed,
+ * nor the last active owner holding members.read.
  */
 export async function removeMember(
   sql: Sql,
@@ -95,9 +110,11 @@ export async function removeMember(
   email: string,
 ): Promise<MemberRemoval> {
   return sql.begin(async (tx) => {
-    const { member, activeOwners } = await lockMembers(tx, workspaceId, email);
+    const { member, activeOwners, managingOwners } = await lockMembers(tx, workspaceId, email);
     if (!member) return { outcome: 'not_member' } as const;
     if (activeOwners === 1 && isActiveOwner(member)) return { outcome: 'last_owner' } as const;
+    if (managingOwners === 1 && isManagingOwner(member))
+      return { outcome: 'last_managing_owner' } as const;
     await tx`
       delete from workspace_members
       where workspace_id = ${workspaceId} and user_id = ${member.userId}`;

@@ -1,4 +1,7 @@
-/** Team: members (role, suspend, remove; the last owner protected) and invitations (link shown once, revoke). */
+/**
+ * Team: members (role, suspend, remove; the last owner protected; each member's permissions on
+ * their own page, routes/member-permissions.ts) and invitations (link shown once, revoke).
+ */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { InputError } from '../../commands/input.js';
 import {
@@ -17,6 +20,7 @@ import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import type { SignedIn } from '../guard.js';
 import { type Form, formOf, redirect, sendHtml, text } from '../http.js';
+import { permissionEditRefusal } from '../member-permissions.js';
 import { render } from '../views.js';
 
 const DONE: Record<string, string> = {
@@ -52,6 +56,9 @@ export async function teamRoutes(app: FastifyInstance, { context }: { context: C
         roles: ROLES,
         me: signedIn.visitor,
         canManage: can(signedIn.visitor, 'team.manage'),
+        permissionsEditable: members
+          .filter((member) => !permissionEditRefusal(signedIn.visitor, member))
+          .map((member) => member.userId),
         form: extra.form ?? { role: 'developer' },
         ...extra,
       }),
