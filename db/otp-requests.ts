@@ -37,14 +37,6 @@ export interface OtpRequestView {
   codeLength: number;
 }
 
-/** Whose earlier codes a new one supersedes, and whose failures count together (SPEC §3). */
-export interface OtpSubject {
-  workspaceId: number;
-  userId: number | null;
-  recipient: string;
-  purpose: string;
-}
-
 export class InsufficientCreditsError extends Error {
   constructor(readonly needed: number) {
     super(`Insufficient credits: this send needs ${needed}.`);
@@ -212,77 +204,33 @@ export async function finishOtpRequest(sql: Sql, id: string): Promise<OtpOutcome
   return row?.outcome ?? 'failed';
 }
 
-export interface VerificationCandidate {
-  id: string;
-  purpose: string;
-  codeHash: Buffer | null;
-  usable: boolean;
-  recentFailures: number;
-}
-
 /**
- * Serializes the verifications of one user and recipient until the transaction ends, across
- * requests and api replicas, so that each one counts the failures of all before it: a row lock
- * alone would not do, because the failure limit spans every request of the subject and a
- * statement's snapshot is taken before its row lock is granted.
+ * One verification, atomically (migration 0019, herald_verify_otp): serialized per user and
+ * recipient across requests and api replicas, so each counts the failures of all before it;
+ * the request chosen by id, or the subject's latest usable one for the purpose, is marked
+ * verified when its stored hash is one of `codeHashes` and it is usable and under the failure
+ * limit; otherwise a failure is recorded. One round trip; true when verified.
  */
-export async function lockVerificationSubject(
-  tx: TransactionSql,
-  subject: { workspaceId: number; userId: number | null; recipient: string },
-): Promise<void> {
-  const key = `otp-verify:${subject.workspaceId}:${subject.userId ?? '-'}:${subject.recipient}`;
-  await tx`select pg_advisory_xact_lock(hashtextextended(${key}::text, 0))`;
-}
-
-/**
- * The request a verification is about, locked for the rest of the transaction: by id, or the
- * subject's latest request for the purpose that was not refused. `usable` is false once verified, superseded,
- * expired or failed; `recentFailures` counts the subject's failures in the window.
- */
-export async function lockVerificationCandidate(
-  tx: TransactionSql,
-  selector: {
+export async function verifyOtpCode(
+  sql: Sql,
+  attempt: {
     workspaceId: number;
     userId: number | null;
     recipient: string;
     requestId: string | null;
     purpose: string | null;
+    /** Keyed hashes of the submitted code: the current scheme's, and the first scheme's. */
+    codeHashes: [Buffer, Buffer];
     windowMinutes: number;
+    maxFailures: number;
   },
-): Promise<VerificationCandidate | undefined> {
-  const [candidate] = await tx<VerificationCandidate[]>`
-    select r.id, r.purpose, r.code_hash,
-      (r.status <> 'failed' and r.verified_at is null and r.superseded_at is null
-        and r.expires_at > now()) as usable,
-      (select count(*) from otp_verification_failures f
-        where f.workspace_id = r.workspace_id and f.recipient = r.recipient
-          and f.purpose = r.purpose and f.user_id is not distinct from r.user_id
-          and f.failed_at > now() - make_interval(mins => ${selector.windowMinutes}))::int
-        as recent_failures
-    from otp_requests r
-    where r.workspace_id = ${selector.workspaceId} and r.recipient = ${selector.recipient}
-      and r.user_id is not distinct from ${selector.userId}
-      and ${
-        selector.requestId === null
-          ? tx`r.purpose = ${selector.purpose} and r.code_hash is not null and r.status <> 'failed'`
-          : tx`r.id = ${selector.requestId}`
-      }
-    order by r.created_at desc
-    limit 1
-    for update of r`;
-  return candidate;
-}
-
-export async function markOtpVerified(tx: TransactionSql, id: string): Promise<boolean> {
-  const result = await tx`
-    update otp_requests set verified_at = now() where id = ${id} and verified_at is null`;
-  return result.count > 0;
-}
-
-export async function recordFailedVerification(tx: TransactionSql, subject: OtpSubject) {
-  await tx`
-    insert into otp_verification_failures (workspace_id, user_id, recipient, purpose)
-    values (${subject.workspaceId}, ${subject.userId}, ${subject.recipient}, ${subject.purpose})`;
+): Promise<boolean> {
+  const [row] = await sql<{ verified: boolean }[]>`
+    select herald_verify_otp(
+      ${attempt.workspaceId}, ${attempt.userId}, ${attempt.recipient}, ${attempt.requestId},
+      ${attempt.purpose}, ${attempt.codeHashes[0]}, ${attempt.codeHashes[1]}, ${attempt.windowMinutes},
+      ${attempt.maxFailures}) as verified`;
+  return row?.verified === true;
 }
 
 /**

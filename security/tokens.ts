@@ -52,7 +52,11 @@ function legacyKeyedHash(secret: string, value: string): Buffer {
 }
 
 /** The hashes a stored row of `value` may carry: the current scheme's, then the legacy one. */
-export function keyedHashCandidates(secret: string, purpose: HashPurpose, value: string): Buffer[] {
+export function keyedHashCandidates(
+  secret: string,
+  purpose: HashPurpose,
+  value: string,
+): [Buffer, Buffer] {
   return [keyedHash(secret, purpose, value), legacyKeyedHash(secret, value)];
 }
 

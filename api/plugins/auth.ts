@@ -33,7 +33,7 @@ async function authenticate(deps: ApiDeps, request: FastifyRequest): Promise<Api
   const found = await findActiveApiKey(deps.sql, candidates);
   if (!found) throw new HeraldError('unauthenticated');
   const { tokenHash, ...principal } = found;
-  const [current] = candidates as [Buffer];
+  const [current] = candidates;
   if (!tokenHash.equals(current)) {
     // Stored before per-purpose keys: store it under the current scheme now the token is known.
     upgradeApiKeyHash(deps.sql, principal.keyId, tokenHash, current).catch((error) =>

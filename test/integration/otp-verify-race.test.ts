@@ -48,7 +48,7 @@ async function waitingVerifications(): Promise<number> {
   const [row] = await stack.sql<{ waiting: number }[]>`
     select count(*)::int as waiting from pg_stat_activity
     where wait_event_type = 'Lock'
-      and (query like '%otp_verification_failures%' or query like '%pg_advisory_xact_lock(hashtextextended%')`;
+      and query like '%herald_verify_otp(%'`;
   return row?.waiting ?? 0;
 }
 
