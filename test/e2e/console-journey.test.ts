@@ -12,19 +12,9 @@
  */
 import { createHmac, randomBytes, randomInt } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import {
-  type OAuthClientProvider,
-  UnauthorizedError,
-} from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
 import { Secret, TOTP } from 'otpauth';
 import {
   type Browser,
@@ -40,6 +30,7 @@ import { addUser } from '../../commands/users.js';
 import { createWorkspace } from '../../commands/workspaces.js';
 import { purposeKey } from '../../security/keys.js';
 import { freshAddress, openConsoleApp } from '../support/console.js';
+import { callbackListener, HostStorage } from '../support/mcp-host.js';
 import { freePorts } from '../support/processes.js';
 
 const SCREENSHOTS = new URL('../../docs/screenshots/', import.meta.url);
@@ -139,69 +130,6 @@ async function apiKeyCount(workspace: string): Promise<number> {
     select count(*)::int as count from api_keys k join workspaces w on w.id = k.workspace_id
     where w.slug = ${workspace}`;
   return row?.count ?? -1;
-}
-
-/** An MCP host's own storage of its registration, PKCE verifier and tokens (as in mcp-client.test.ts). */
-class HostStorage implements OAuthClientProvider {
-  information: OAuthClientInformationMixed | undefined;
-  savedTokens: OAuthTokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | undefined;
-  constructor(readonly redirectUrl: string) {}
-
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'Herald journey host',
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  clientInformation() {
-    return this.information;
-  }
-  saveClientInformation(information: OAuthClientInformationMixed) {
-    this.information = information;
-  }
-  tokens() {
-    return this.savedTokens;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.savedTokens = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery') {
-    if (scope === 'all' || scope === 'tokens') this.savedTokens = undefined;
-    if (scope === 'all' || scope === 'client') this.information = undefined;
-  }
-}
-
-/** The loopback callback a native MCP host listens on. */
-async function callbackListener(): Promise<{ server: Server; url: string; next(): Promise<URL> }> {
-  let deliver: ((url: URL) => void) | undefined;
-  const listener = createServer((request, response) => {
-    response.end('You can close this window.');
-    deliver?.(new URL(request.url ?? '/', 'http://127.0.0.1'));
-  });
-  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
-  const { port } = listener.address() as AddressInfo;
-  return {
-    server: listener,
-    url: `http://127.0.0.1:${port}/callback`,
-    next: () =>
-      new Promise<URL>((resolve) => {
-        deliver = resolve;
-      }),
-  };
 }
 
 async function connectMcp(host: HostStorage): Promise<Client> {
@@ -510,7 +438,7 @@ describe('the console in a browser', () => {
   }, async () => {
     const callback = await callbackListener();
     try {
-      host = new HostStorage(callback.url);
+      host = new HostStorage(callback.url, 'Herald journey host');
       // Discovery and dynamic client registration; the host is sent to authorize (PKCE S256).
       await expect(connectMcp(host)).rejects.toBeInstanceOf(UnauthorizedError);
       expect(host.information?.client_id).toMatch(/^mcp_/);

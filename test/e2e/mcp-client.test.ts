@@ -1,14 +1,7 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -17,69 +10,7 @@ import {
   type McpUser,
   openMcpServer,
 } from '../support/mcp.js';
-
-/** The client's own storage, as an MCP host keeps it: registration, verifier and tokens. */
-class HostStorage implements OAuthClientProvider {
-  information: OAuthClientInformationMixed | undefined;
-  savedTokens: OAuthTokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | undefined;
-  constructor(readonly redirectUrl: string) {}
-
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'Herald e2e host',
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  clientInformation() {
-    return this.information;
-  }
-  saveClientInformation(information: OAuthClientInformationMixed) {
-    this.information = information;
-  }
-  tokens() {
-    return this.savedTokens;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.savedTokens = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery') {
-    if (scope === 'all' || scope === 'tokens') this.savedTokens = undefined;
-    if (scope === 'all' || scope === 'client') this.information = undefined;
-  }
-}
-
-/** The loopback callback a native MCP host listens on. */
-async function callbackListener(): Promise<{ server: Server; url: string; next(): Promise<URL> }> {
-  let deliver: ((url: URL) => void) | undefined;
-  const server = createServer((request, response) => {
-    response.end('You can close this window.');
-    deliver?.(new URL(request.url ?? '/', 'http://127.0.0.1'));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    server,
-    url: `http://127.0.0.1:${port}/callback`,
-    next: () =>
-      new Promise<URL>((resolve) => {
-        deliver = resolve;
-      }),
-  };
-}
+import { callbackListener, HostStorage } from '../support/mcp-host.js';
 
 describe('an MCP host connects with OAuth through a real browser', { timeout: 120_000 }, () => {
   let mcp: McpServerUnderTest;
