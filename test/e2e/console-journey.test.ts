@@ -308,6 +308,9 @@ describe('the console in a browser', () => {
       'Shipping notice',
     );
     await screenshots(page, 'dashboard');
+    await page.getByRole('link', { name: 'Campaigns' }).click();
+    await page.locator('main', { hasText: 'Shipping notice' }).waitFor();
+    await screenshots(page, 'campaigns');
     await page.getByRole('link', { name: 'Audit log' }).click();
     const log = (await page.locator('main').textContent()) ?? '';
     for (const action of [
