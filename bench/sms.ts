@@ -4,6 +4,7 @@
  * workflow start on the same server. Prints JSON. BENCH_SHAPE and BENCH_WORKERS choose the shape.
  */
 import { cpus } from 'node:os';
+import { requestJson } from '../providers/json-http.js';
 import { measureTemporalFloor } from './floor/measure.js';
 import { cpuByPart, cpuPerRequest } from './support/cpu.js';
 import { measureLatency, median, round, runConcurrently } from './support/measure.js';
@@ -94,7 +95,8 @@ async function baseline(stack: BenchStack, messages: number) {
   const cpuBefore = cpuByPart(stack.dataDir);
   const started = performance.now();
   await runConcurrently(messages, BASELINE_CONCURRENCY, async (index) => {
-    const response = await fetch(`${stack.simulatorUrl}/v1/messages`, {
+    // The client Herald's simulator adapter uses, so the baseline is the machine's, not fetch's.
+    const answer = await requestJson(new URL('/v1/messages', stack.simulatorUrl), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
@@ -102,9 +104,9 @@ async function baseline(stack: BenchStack, messages: number) {
         body: MESSAGE,
         reference: `baseline-${index}`,
       }),
+      timeoutMs: 10_000,
     });
-    await response.arrayBuffer();
-    if (response.status !== 202) throw new Error(`simulator answered ${response.status}`);
+    if (answer.status !== 202) throw new Error(`simulator answered ${answer.status}`);
   });
   const seconds = (performance.now() - started) / 1000;
   const cpu = cpuPerRequest(cpuBefore, cpuByPart(stack.dataDir), messages);

@@ -2,6 +2,7 @@
  * Reading an HTTP provider's answer to a create request: which failures left nothing behind, and
  * when the provider asked to be called again. Shared by the Twilio and simulator adapters.
  */
+import { CONNECT_TIMEOUT } from './json-http.js';
 import type { SubmitOutcome } from './types.js';
 
 /**
@@ -16,6 +17,7 @@ export const MAX_RETRY_AFTER_MS = 60_000;
  * else (a reset, a timeout after connecting) may come after the provider read the request.
  */
 const NOT_SENT_CODES = new Set([
+  CONNECT_TIMEOUT,
   'ECONNREFUSED',
   'ENOTFOUND',
   'EAI_AGAIN',
@@ -24,7 +26,7 @@ const NOT_SENT_CODES = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
-/** The code of a fetch error that proves the request never left, else undefined. */
+/** The code of a fetch or requestJson error that proves the request never left, else undefined. */
 export function notSentCode(error: unknown): string | undefined {
   const code = (error as { cause?: { code?: string } }).cause?.code;
   return code && NOT_SENT_CODES.has(code) ? code : undefined;
@@ -49,7 +51,10 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
 }
 
 /** A 429: nothing was accepted; retry no sooner than its `Retry-After`, when it gives one. */
-export function rateLimited(reason: string, headers: Headers): SubmitOutcome {
+export function rateLimited(
+  reason: string,
+  headers: { get(name: string): string | null },
+): SubmitOutcome {
   const retryAfter = retryAfterMs(headers.get('retry-after'));
   return retryAfter === undefined
     ? { kind: 'failed', reason }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Countries } from '../../domain/phone.js';
 import { notSentCode, rateLimited } from '../http-answers.js';
+import { type JsonAnswer, requestJson } from '../json-http.js';
 import type {
   LookupOutcome,
   OutboundSms,
@@ -69,7 +70,7 @@ export function parseSimulatorReceipt(request: ReceiptRequest, credential: strin
 function simulatorOutcome(
   status: number,
   error: { code?: string; message?: string } | undefined,
-  headers: Headers,
+  headers: { get(name: string): string | null },
 ): SubmitOutcome {
   const reason = error?.message ?? `HTTP ${status}`;
   if (status === 503 && error?.code === 'unavailable') return { kind: 'failed', reason };
@@ -112,9 +113,9 @@ export class SimulatorProvider implements SmsProvider {
   readonly #credential: string | null;
 
   async submit(message: OutboundSms): Promise<SubmitOutcome> {
-    let response: Response;
+    let answer: JsonAnswer;
     try {
-      response = await fetch(new URL('/v1/messages', this.baseUrl), {
+      answer = await requestJson(new URL('/v1/messages', this.baseUrl), {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -127,7 +128,7 @@ export class SimulatorProvider implements SmsProvider {
           reference: message.reference,
           callback_url: message.callbackUrl,
         }),
-        signal: AbortSignal.timeout(this.timeoutMs),
+        timeoutMs: this.timeoutMs,
       });
     } catch (error) {
       // Refused or unresolved before anything was sent: nothing can have been accepted.
@@ -136,13 +137,10 @@ export class SimulatorProvider implements SmsProvider {
       if (code) return { kind: 'failed', reason: `network: ${code}` };
       return { kind: 'unknown', reason: (error as Error).message };
     }
-    const payload = (await response.json().catch(() => ({}))) as {
-      id?: string;
-      error?: { code?: string; message?: string };
-    };
-    if (response.status === 202 && payload.id)
+    const payload = answer.body as { id?: string; error?: { code?: string; message?: string } };
+    if (answer.status === 202 && payload.id)
       return { kind: 'accepted', providerMessageId: payload.id };
-    return simulatorOutcome(response.status, payload.error, response.headers);
+    return simulatorOutcome(answer.status, payload.error, { get: answer.header });
   }
 
   parseReceipt(request: ReceiptRequest): ReceiptParse {
@@ -154,9 +152,10 @@ export class SimulatorProvider implements SmsProvider {
   async lookup(reference: string): Promise<LookupOutcome> {
     const url = new URL('/v1/messages', this.baseUrl);
     url.searchParams.set('reference', reference);
-    const response = await fetch(url, { signal: AbortSignal.timeout(this.timeoutMs) });
-    if (!response.ok) throw new Error(`lookup failed: HTTP ${response.status}`);
-    const { messages } = (await response.json()) as { messages: { id: string }[] };
+    const answer = await requestJson(url, { method: 'GET', timeoutMs: this.timeoutMs });
+    if (answer.status < 200 || answer.status > 299)
+      throw new Error(`lookup failed: HTTP ${answer.status}`);
+    const { messages } = answer.body as { messages: { id: string }[] };
     const [first] = messages;
     return first ? { found: true, providerMessageId: first.id } : { found: false };
   }

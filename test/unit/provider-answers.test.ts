@@ -160,3 +160,17 @@ describe('SimulatorProvider against answers only a crash or a proxy gives', () =
     expect(requests.toSorted()).toEqual(Object.keys(answers).toSorted());
   });
 });
+
+describe('SimulatorProvider where nothing listens', () => {
+  it('maps a refused connection to failed: nothing left Herald', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const provider = new SimulatorProvider('sim', `http://127.0.0.1:${port}`, { timeoutMs: 500 });
+    expect(await provider.submit(message('+61400000001'))).toEqual({
+      kind: 'failed',
+      reason: 'connection refused',
+    });
+  });
+});
