@@ -20,9 +20,11 @@ export async function dispatchCampaign(
   deps: { sql: Sql; temporal: Client },
   campaign: { workspaceId: number; campaignId: number; key: string | null },
   confirmBy = Date.now() + DISPATCH_CONFIRM_MS,
+  /** What the start needs, when the caller has just read it. */
+  known?: CampaignDispatchInfo,
 ): Promise<{ confirmed: boolean; info: CampaignDispatchInfo }> {
   const { workspaceId, campaignId, key } = campaign;
-  const info = await findCampaignDispatchInfo(deps.sql, campaignId);
+  const info = known ?? (await findCampaignDispatchInfo(deps.sql, campaignId));
   const confirmed = await startCampaignWorkflow(
     deps.temporal,
     { workspaceId, campaignId, key, ...info },

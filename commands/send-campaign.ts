@@ -1,5 +1,5 @@
 import type { ApiKeyPrincipal } from '../db/api-keys.js';
-import { findCampaignView, insertCampaign } from '../db/campaigns.js';
+import { findCampaignViewAndDispatchInfo, insertCampaign } from '../db/campaigns.js';
 import { campaignSegments } from '../domain/segments.js';
 import type { SendRequest } from '../domain/send-request.js';
 import { campaignWorkflowId } from '../workflows/definitions.js';
@@ -19,12 +19,14 @@ async function respond(
   answerBy: number,
 ) {
   // Counters as dispatched (SPEC §3: all queued, none sent), before a fast worker moves them.
-  const campaign = await findCampaignView(deps.sql, principal.workspaceId, campaignId);
-  if (!campaign) throw new Error(`campaign ${campaignId} vanished`);
+  const found = await findCampaignViewAndDispatchInfo(deps.sql, principal.workspaceId, campaignId);
+  if (!found) throw new Error(`campaign ${campaignId} vanished`);
+  const campaign = found.view;
   const { confirmed, info } = await dispatchCampaign(
     deps,
     { workspaceId: principal.workspaceId, campaignId, key },
     Math.min(Date.now() + DISPATCH_CONFIRM_MS, answerBy),
+    found.dispatch,
   );
   const message = presentCampaign({ ...campaign, status: confirmed ? 'queued' : campaign.status });
   const body = confirmed

@@ -18,8 +18,21 @@ export async function findCampaignView(
   workspaceId: number,
   campaignId: number,
 ): Promise<CampaignView | undefined> {
-  const [campaign] = await sql<CampaignView[]>`
+  return (await findCampaignViewAndDispatchInfo(sql, workspaceId, campaignId))?.view;
+}
+
+/**
+ * A campaign's view and what its workflow start needs, in one read: the send answers with the
+ * first and dispatches with the second.
+ */
+export async function findCampaignViewAndDispatchInfo(
+  sql: Sql,
+  workspaceId: number,
+  campaignId: number,
+): Promise<{ view: CampaignView; dispatch: CampaignDispatchInfo } | undefined> {
+  const [row] = await sql<(CampaignView & Omit<CampaignDispatchInfo, 'id' | 'reference'>)[]>`
     select c.id, c.reference, c.status, c.created_at, c.completed_at,
+           c.batch_id, c.requested_recipients, c.excluded_recipients, c.purpose,
            count(m.seq)::int as total_recipients,
            (count(*) filter (where m.status = 'queued'))::int as queued_count,
            (count(*) filter (where m.status = 'sent'))::int as sent_count,
@@ -28,7 +41,19 @@ export async function findCampaignView(
     left join campaign_messages m on m.campaign_id = c.id
     where c.id = ${campaignId} and c.workspace_id = ${workspaceId}
     group by c.id`;
-  return campaign;
+  if (!row) return undefined;
+  const { batchId, requestedRecipients, excludedRecipients, purpose, ...view } = row;
+  return {
+    view,
+    dispatch: {
+      id: row.id,
+      reference: row.reference,
+      batchId,
+      requestedRecipients,
+      excludedRecipients,
+      purpose,
+    },
+  };
 }
 
 export interface NewCampaign {
@@ -93,9 +118,14 @@ export async function insertCampaign(
               now() + make_interval(hours => ${input.validityHours ?? 24}), ${input.segments ?? null})
       returning id`;
     const id = (campaign as { id: number }).id;
-    if (input.workflowIdOf)
-      await tx`update campaigns set workflow_id = ${input.workflowIdOf(id)} where id = ${id}`;
+    // The workflow id names the campaign's id, so it is set with the messages, one round trip.
     await tx`
+      ${
+        input.workflowIdOf
+          ? tx`with named as (
+                 update campaigns set workflow_id = ${input.workflowIdOf(id)} where id = ${id})`
+          : tx``
+      }
       insert into campaign_messages (campaign_id, seq, recipient)
       select ${id}, ordinality, recipient from unnest(${recipients}::text[]) with ordinality as r(recipient, ordinality)`;
     await alongside?.(tx, { id });
