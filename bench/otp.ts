@@ -5,6 +5,7 @@
  * choose the shape.
  */
 import { cpus } from 'node:os';
+import { requestJson } from '../providers/json-http.js';
 import { measureTemporalFloor } from './floor/measure.js';
 import { cpuByPart, cpuPerRequest } from './support/cpu.js';
 import { measureLatency, round } from './support/measure.js';
@@ -21,21 +22,23 @@ interface Answer {
   body: { data?: { status?: string; request_id?: string; message?: { id: number } } };
 }
 
+/** A lean client (providers/json-http.ts), so the client's own cost weighs little in the ratios. */
 async function call(
   stack: BenchStack,
-  method: string,
+  method: 'GET' | 'POST',
   path: string,
   body?: object,
 ): Promise<Answer> {
-  const response = await fetch(`${stack.apiUrl}${path}`, {
+  const answer = await requestJson(new URL(path, stack.apiUrl), {
     method,
     headers: {
       authorization: `Bearer ${stack.token}`,
       ...(body ? { 'content-type': 'application/json' } : {}),
     },
     body: body ? JSON.stringify(body) : undefined,
+    timeoutMs: 60_000,
   });
-  return { status: response.status, body: (await response.json()) as Answer['body'] };
+  return { status: answer.status, body: answer.body as Answer['body'] };
 }
 
 /** Answers by OTP status: `pending` is a correct answer when the system is saturated. */

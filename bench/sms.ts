@@ -29,14 +29,15 @@ const recipients = Array.from(
 const MESSAGE = 'Your order has shipped and arrives tomorrow.';
 
 async function send(stack: BenchStack, count: number): Promise<{ id: number }> {
-  const response = await fetch(`${stack.apiUrl}/api/v1/messages`, {
+  const answer = await requestJson(new URL('/api/v1/messages', stack.apiUrl), {
     method: 'POST',
     headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' },
     body: JSON.stringify({ recipients: recipients.slice(0, count), message: MESSAGE }),
+    timeoutMs: 60_000,
   });
-  const body = (await response.json()) as { data?: { message: { id: number; status: string } } };
-  if (response.status !== 202 || body.data?.message.status !== 'queued')
-    throw new Error(`POST /api/v1/messages answered ${response.status}: ${JSON.stringify(body)}`);
+  const body = answer.body as { data?: { message: { id: number; status: string } } };
+  if (answer.status !== 202 || body.data?.message.status !== 'queued')
+    throw new Error(`POST /api/v1/messages answered ${answer.status}: ${JSON.stringify(body)}`);
   return { id: body.data.message.id };
 }
 
