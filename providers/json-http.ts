@@ -13,6 +13,9 @@ const agents = {
   'https:': new https.Agent({ keepAlive: true, maxSockets: 512 }),
 };
 
+/** Larger answers are cut off: no provider's answer to one message comes near it. */
+export const MAX_ANSWER_BYTES = 1024 * 1024;
+
 /** The code of a deadline reached before the connection was made: nothing was sent. */
 export const CONNECT_TIMEOUT = 'HERALD_CONNECT_TIMEOUT';
 
@@ -47,9 +50,11 @@ export function requestJson(
     let connected = false;
     request.on('socket', (socket) => {
       connected = !socket.connecting;
-      socket.once('connect', () => {
-        connected = true;
-      });
+      // Only a new socket connects; a kept-alive one would gather a listener per request.
+      if (!connected)
+        socket.once('connect', () => {
+          connected = true;
+        });
     });
     const deadline = setTimeout(() => {
       const reason = connected
@@ -66,7 +71,13 @@ export function requestJson(
     request.on('error', fail);
     request.on('response', (response) => {
       const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      let bytes = 0;
+      response.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes > MAX_ANSWER_BYTES)
+          request.destroy(new Error(`answer larger than ${MAX_ANSWER_BYTES} bytes`));
+        else chunks.push(chunk);
+      });
       response.on('end', () => {
         clearTimeout(deadline);
         let body: unknown = {};

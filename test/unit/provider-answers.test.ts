@@ -174,3 +174,26 @@ describe('SimulatorProvider where nothing listens', () => {
     });
   });
 });
+
+describe('SimulatorProvider against an answer a thousand times too large', () => {
+  it('cuts it off and counts the submission unknown, never holding it all', async () => {
+    const huge = http.createServer((_request, response) => {
+      response.writeHead(202, { 'content-type': 'application/json' });
+      response.end(`{"id":"${'x'.repeat(2 * 1024 * 1024)}"}`);
+    });
+    await new Promise<void>((resolve) => huge.listen(0, '127.0.0.1', resolve));
+    const { port } = huge.address() as AddressInfo;
+    try {
+      const provider = new SimulatorProvider('sim', `http://127.0.0.1:${port}`, {
+        timeoutMs: 5_000,
+      });
+      expect(await provider.submit(message('+61400000002'))).toEqual({
+        kind: 'unknown',
+        reason: 'answer larger than 1048576 bytes',
+      });
+    } finally {
+      huge.closeAllConnections();
+      await new Promise<void>((resolve) => huge.close(() => resolve()));
+    }
+  });
+});
