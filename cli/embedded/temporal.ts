@@ -84,6 +84,14 @@ const DEV_SERVER_DYNAMIC_CONFIG = [
   'matching.numTaskqueueWritePartitions=1',
 ];
 
+/**
+ * SQLite's default rollback journal syncs every commit to disk, and the dev server's one writer
+ * commits several times per workflow start: a burst of 50 bare Update-with-Starts took 1.7–2.2 s.
+ * A write-ahead log synced at checkpoints took 0.93–1.0 s. A commit survives a crash of any
+ * process; only a power loss can lose the last ones, and the dev server is for one machine.
+ */
+const PERSISTENT_SQLITE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'];
+
 export async function startTemporalDevServer(options: {
   cli: string;
   dataDir: string;
@@ -118,7 +126,13 @@ export async function startTemporalDevServer(options: {
     String(options.port),
     '--log-level',
     'warn',
-    ...(options.persistent ? ['--db-filename', join(dataDir, 'temporal.db')] : []),
+    ...(options.persistent
+      ? [
+          '--db-filename',
+          join(dataDir, 'temporal.db'),
+          ...PERSISTENT_SQLITE_PRAGMAS.flatMap((pragma) => ['--sqlite-pragma', pragma]),
+        ]
+      : []),
     ...(options.uiPort === undefined
       ? ['--headless']
       : ['--ui-port', String(options.uiPort), '--ui-disable-news-fetch']),

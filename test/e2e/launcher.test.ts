@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,6 +57,11 @@ describe('herald start (the launcher)', { timeout: 150_000 }, () => {
     const running = (await processesMentioning(dataDir)).map(({ cmdline }) => cmdline);
     expect(running).toContainEqual(expect.stringMatching(/postgres.* -D \S*\/postgres/));
     expect(running).toContainEqual(expect.stringMatching(/temporal.* start-dev /));
+    // Bytes 18–19 of a SQLite file are 2 and 2 in write-ahead-log mode (1 and 1 otherwise).
+    const header = Buffer.alloc(20);
+    const file = await open(join(dataDir, 'temporal.db'));
+    await file.read(header, 0, 20, 0).finally(() => file.close());
+    expect([header[18], header[19]]).toEqual([2, 2]);
     return proc;
   }
 
