@@ -49,36 +49,53 @@ async function startFloorWorker(address: string, namespace: string): Promise<Chi
   return worker;
 }
 
+/** The floor's worker and a client of the same server: one bare call of each kind. */
+export interface Floor {
+  start(): Promise<void>;
+  updateWithStart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openFloor(address: string, namespace: string): Promise<Floor> {
+  const worker = await startFloorWorker(address, namespace);
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection, namespace });
+  return {
+    async start() {
+      await client.workflow.start<typeof emptyWorkflow>('emptyWorkflow', {
+        workflowId: `floor-start-${randomUUID()}`,
+        taskQueue: TASK_QUEUE,
+      });
+    },
+    async updateWithStart() {
+      const operation = new WithStartWorkflowOperation<typeof updatedWorkflow>('updatedWorkflow', {
+        workflowId: `floor-update-${randomUUID()}`,
+        taskQueue: TASK_QUEUE,
+        workflowIdConflictPolicy: 'USE_EXISTING',
+      });
+      // Bounded: if the floor's worker died, the run fails instead of waiting for it forever.
+      const answer = await client.withDeadline(Date.now() + CALL_DEADLINE_MS, () =>
+        client.workflow.executeUpdateWithStart(floorUpdate, { startWorkflowOperation: operation }),
+      );
+      if (answer !== 'ok') throw new Error(`the floor update answered ${answer}`);
+    },
+    async close() {
+      await connection.close();
+      await stopRole(worker);
+    },
+  };
+}
+
 /** `dataDir`: where the run's Postgres lives, so its CPU is counted too (a cluster's store). */
 export async function measureTemporalFloor(
   address: string,
   namespace: string,
   dataDir = '/nonexistent',
 ): Promise<TemporalFloor> {
-  const worker = await startFloorWorker(address, namespace);
-  const connection = await Connection.connect({ address });
-  const client = new Client({ connection, namespace });
-  const start = async () => {
-    await client.workflow.start<typeof emptyWorkflow>('emptyWorkflow', {
-      workflowId: `floor-start-${randomUUID()}`,
-      taskQueue: TASK_QUEUE,
-    });
-  };
-  const updateWithStart = async () => {
-    const operation = new WithStartWorkflowOperation<typeof updatedWorkflow>('updatedWorkflow', {
-      workflowId: `floor-update-${randomUUID()}`,
-      taskQueue: TASK_QUEUE,
-      workflowIdConflictPolicy: 'USE_EXISTING',
-    });
-    // Bounded: if the floor's worker died, the run fails instead of waiting for it forever.
-    const answer = await client.withDeadline(Date.now() + CALL_DEADLINE_MS, () =>
-      client.workflow.executeUpdateWithStart(floorUpdate, { startWorkflowOperation: operation }),
-    );
-    if (answer !== 'ok') throw new Error(`the floor update answered ${answer}`);
-  };
+  const floor = await openFloor(address, namespace);
   try {
     // Warm the worker's workflow cache and the connection first.
-    for (let i = 0; i < 20; i++) await updateWithStart();
+    for (let i = 0; i < 20; i++) await floor.updateWithStart();
     const measure = async (task: () => Promise<void>): Promise<Measured> => {
       const concurrency_1 = await measureLatency(REQUESTS.concurrency_1, 1, task);
       const cpuBefore = cpuByPart(dataDir);
@@ -87,11 +104,10 @@ export async function measureTemporalFloor(
       return { concurrency_1, concurrency_32, cpu_ms_per_call_c32: cpu };
     };
     return {
-      workflow_start: await measure(start),
-      update_with_start: await measure(updateWithStart),
+      workflow_start: await measure(floor.start),
+      update_with_start: await measure(floor.updateWithStart),
     };
   } finally {
-    await connection.close();
-    await stopRole(worker);
+    await floor.close();
   }
 }
