@@ -30,6 +30,7 @@ const IDLE_SENDS = 30;
 const CAMPAIGNS = 20;
 const CAMPAIGN_SIZE = 1000;
 const LOADED_SENDS = 50;
+const LOADED_SEQUENTIAL_SENDS = 20;
 /** A provider that answers in 50 ms, as a real one might. */
 const PROVIDER_LATENCY_MS = 50;
 
@@ -98,6 +99,12 @@ export const otpUnderLoad: Scenario = {
         100,
       );
 
+      log(`${LOADED_SEQUENTIAL_SENDS} OTP sends one at a time`);
+      const loadedOneAtATime: Answer[] = [];
+      for (const [i, to] of recipients('+614050', LOADED_SEQUENTIAL_SENDS).entries())
+        loadedOneAtATime.push(await otp(busy, to, `loaded-one-${tag}-${i}`));
+      const openAfterOneAtATime = await openCampaigns(stack, loadIds);
+
       log(`${LOADED_SENDS} OTP sends and another workspace's 1-recipient campaign`);
       const loadedTo = recipients('+614020', LOADED_SENDS);
       const burstStarted = Date.now();
@@ -132,6 +139,8 @@ export const otpUnderLoad: Scenario = {
       const idleP50 = percentile(ms(idle), 50) ?? 0;
       const idleBurstP50 = percentile(ms(idleBurst), 50) ?? 0;
       const loadedP50 = percentile(ms(loaded), 50) ?? 0;
+      const loadedOneP50 = percentile(ms(loadedOneAtATime), 50) ?? 0;
+      const pendingOneAtATime = loadedOneAtATime.filter((answer) => !isFinalOtp(answer)).length;
       const ratio = (a: number, b: number | null) => Number((a / Math.max(1, b ?? 0)).toFixed(2));
       const statuses = tally(loaded.map((answer) => answer.body?.data?.status ?? answer.status));
       const pendingCount = statuses.pending ?? 0;
@@ -157,6 +166,16 @@ export const otpUnderLoad: Scenario = {
             answers: tally(idleBurst.map((answer) => answer.body?.data?.status ?? answer.status)),
             temporal_floor: floorBurst,
             p50_over_floor: ratio(idleBurstP50, floorBurst.p50_ms),
+          },
+          otp_loaded_one_at_a_time: {
+            sends: loadedOneAtATime.length,
+            p50_ms: loadedOneP50,
+            p99_ms: percentile(ms(loadedOneAtATime), 99),
+            answers: tally(
+              loadedOneAtATime.map((answer) => answer.body?.data?.status ?? answer.status),
+            ),
+            p50_over_idle: ratio(loadedOneP50, idleP50),
+            load_campaigns_still_sending: openAfterOneAtATime,
           },
           otp_loaded: {
             sends: loaded.length,
@@ -191,12 +210,23 @@ export const otpUnderLoad: Scenario = {
             '0 recipients with 2+ codes',
           ),
           check(
+            'otp p50 under load, one at a time',
+            { idle: idleP50, loaded: loadedOneP50, campaigns_sending: openAfterOneAtATime },
+            loadedOneP50 <= 2 * idleP50 && openAfterOneAtATime > 0,
+            'within 2× the idle p50 of sends one at a time, the campaigns still sending after',
+          ),
+          check(
             'otp p50 under load',
             { idle_burst: idleBurstP50, loaded: loadedP50 },
             loadedP50 <= 2 * idleBurstP50,
             'within 2× the p50 of the same burst with no campaigns running',
           ),
-          check('otp pending', pendingCount, pendingCount === 0, '0 pending, the provider healthy'),
+          check(
+            'otp pending',
+            pendingCount + pendingOneAtATime,
+            pendingCount + pendingOneAtATime === 0,
+            '0 pending, the provider healthy',
+          ),
           check(
             'other workspace campaign',
             small.seconds,
