@@ -26,8 +26,12 @@ const NOT_SENT_CODES = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
-/** The code of a fetch or requestJson error that proves the request never left, else undefined. */
+/**
+ * The code of a fetch or requestJson error that proves the request never left, else undefined.
+ * An unreachable host on a connection already made (requestJson says `connected`) proves nothing.
+ */
 export function notSentCode(error: unknown): string | undefined {
+  if ((error as { connected?: boolean }).connected) return undefined;
   const code = (error as { cause?: { code?: string } }).cause?.code;
   return code && NOT_SENT_CODES.has(code) ? code : undefined;
 }

@@ -7,10 +7,16 @@
 import http from 'node:http';
 import https from 'node:https';
 
-/** Connections stay open between submissions; as many as a worker keeps in flight, and more. */
+/**
+ * Connections stay open between submissions; as many as a worker keeps in flight, and more. An
+ * idle one is closed after 4 s, or a second before the server's `Keep-Alive: timeout` hint (which
+ * Node honours only when the agent has a timeout of its own): a request written on a connection
+ * the server is closing fails with a reset, and a reset is an unknown outcome.
+ */
+const IDLE_CONNECTION_MS = 4_000;
 const agents = {
-  'http:': new http.Agent({ keepAlive: true, maxSockets: 512 }),
-  'https:': new https.Agent({ keepAlive: true, maxSockets: 512 }),
+  'http:': new http.Agent({ keepAlive: true, maxSockets: 512, timeout: IDLE_CONNECTION_MS }),
+  'https:': new https.Agent({ keepAlive: true, maxSockets: 512, timeout: IDLE_CONNECTION_MS }),
 };
 
 /** Larger answers are cut off: no provider's answer to one message comes near it. */
@@ -66,7 +72,8 @@ export function requestJson(
     }, options.timeoutMs);
     const fail = (error: Error) => {
       clearTimeout(deadline);
-      reject(new Error(error.message, { cause: error }));
+      // Once connected, bytes may have left whatever the error's code says (notSentCode).
+      reject(Object.assign(new Error(error.message, { cause: error }), { connected }));
     };
     request.on('error', fail);
     request.on('response', (response) => {

@@ -15,6 +15,9 @@ import { RECEIPT_SIGNATURE_HEADER, receiptSignatureMatches } from './signature.j
 const SUBMIT_TIMEOUT_MS = 10_000;
 
 /** The simulator's receipt body (providers/simulator/README.md). */
+/** GET /v1/messages?reference=: what the lookup needs of the simulator's answer. */
+const lookupAnswerSchema = z.object({ messages: z.array(z.object({ id: z.string() })) });
+
 const receiptSchema = z.object({
   id: z.string(),
   reference: z.string().nullable(),
@@ -155,8 +158,10 @@ export class SimulatorProvider implements SmsProvider {
     const answer = await requestJson(url, { method: 'GET', timeoutMs: this.timeoutMs });
     if (answer.status < 200 || answer.status > 299)
       throw new Error(`lookup failed: HTTP ${answer.status}`);
-    const { messages } = answer.body as { messages: { id: string }[] };
-    const [first] = messages;
+    const parsed = lookupAnswerSchema.safeParse(answer.body);
+    if (!parsed.success)
+      throw new Error(`lookup failed: HTTP ${answer.status} without a message list`);
+    const [first] = parsed.data.messages;
     return first ? { found: true, providerMessageId: first.id } : { found: false };
   }
 }

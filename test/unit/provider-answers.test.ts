@@ -110,9 +110,20 @@ describe('SimulatorProvider against answers only a crash or a proxy gives', () =
     '+61400000408': [408, ''],
     '+61400000200': [200, '{"id":"sim_x","status":"accepted"}'],
   };
+  /** Reference → the answer to a lookup of it. */
+  const lookups: Record<string, [number, string]> = {
+    'proxy-page': [200, '<html>Welcome</html>'],
+    'none-yet': [200, '{"messages":[]}'],
+  };
 
   beforeAll(async () => {
     server = http.createServer(async (request, response) => {
+      const reference = new URL(request.url ?? '/', 'http://stub').searchParams.get('reference');
+      if (request.method === 'GET' && reference !== null) {
+        const [status, body] = lookups[reference] ?? [404, ''];
+        response.writeHead(status).end(body);
+        return;
+      }
       const chunks: Buffer[] = [];
       for await (const chunk of request) chunks.push(chunk as Buffer);
       const { to } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { to: string };
@@ -156,6 +167,13 @@ describe('SimulatorProvider against answers only a crash or a proxy gives', () =
     });
   });
 
+  it('refuses a lookup answered with a page instead of a message list', async () => {
+    await expect(provider.lookup('proxy-page')).rejects.toThrow(
+      'lookup failed: HTTP 200 without a message list',
+    );
+    expect(await provider.lookup('none-yet')).toEqual({ found: false });
+  });
+
   it('sent each submission once: the adapter itself never resends', () => {
     expect(requests.toSorted()).toEqual(Object.keys(answers).toSorted());
   });
@@ -175,7 +193,7 @@ describe('SimulatorProvider where nothing listens', () => {
   });
 });
 
-describe('SimulatorProvider against an answer a thousand times too large', () => {
+describe('SimulatorProvider against an answer twice the size it accepts', () => {
   it('cuts it off and counts the submission unknown, never holding it all', async () => {
     const huge = http.createServer((_request, response) => {
       response.writeHead(202, { 'content-type': 'application/json' });
