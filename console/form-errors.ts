@@ -1,4 +1,22 @@
-import type { InputError } from '../commands/input.js';
+import { InputError } from '../commands/input.js';
+
+/**
+ * The use-case's result, or its refusal (an InputError) for the page to show; any other error
+ * still throws. `const created = await orRefusal(() => createX(…))`, then
+ * `if (created instanceof InputError) return page(…)`.
+ */
+export async function orRefusal<Result>(work: () => Promise<Result>): Promise<Result | InputError> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof InputError) return error;
+    throw error;
+  }
+}
+
+/** The refusal's message, each field reference shown by its label on this form. */
+const labelled = (error: InputError, labels: Record<string, string>) =>
+  error.render((field) => labels[field] ?? field);
 
 /**
  * A use-case's refusal as inline form errors: the message under the field it names (else under
@@ -11,5 +29,10 @@ export function formErrors(
 ): Record<string, string> {
   const named = error.parts.find((part) => typeof part !== 'string');
   const field = typeof named === 'object' ? named.field : fallbackField;
-  return { [field]: error.render((label) => labels[label] ?? label) };
+  return { [field]: labelled(error, labels) };
+}
+
+/** A refusal that concerns no field of a form (a missing record): the page's notice. */
+export function noticeOf(error: InputError, labels: Record<string, string>): { notice: string } {
+  return { notice: labelled(error, labels) };
 }

@@ -45,6 +45,11 @@ export function redirect(request: FastifyRequest, reply: FastifyReply, location:
   return reply.code(303).header('cache-control', 'no-store').redirect(location, 303);
 }
 
+/** A record's number in the URL (`/batches/:id`), or undefined when it is not one. */
+export function idParam(value: string): number | undefined {
+  return /^\d{1,15}$/.test(value) ? Number(value) : undefined;
+}
+
 export type Form = Record<string, string | string[] | undefined>;
 
 /** The urlencoded body (formbody), or an empty form for anything else. */

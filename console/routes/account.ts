@@ -15,7 +15,8 @@ import {
 import { InputError } from '../../commands/input.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
-import { clientAddress, formOf, redirect, sendHtml, text, userAgent } from '../http.js';
+import { orRefusal } from '../form-errors.js';
+import { clientAddress, formOf, idParam, redirect, sendHtml, text, userAgent } from '../http.js';
 import { csrfRefusal, messagePage } from '../pages.js';
 import { profilePage } from '../profile.js';
 import {
@@ -155,38 +156,38 @@ export async function accountRoutes(
     const signedIn = await guard(request, reply, null, { beforeEnrolment: true });
     if (!signedIn) return reply;
     const slug = text(formOf(request), 'workspace') ?? '';
-    try {
-      const chosen = await switchConsoleWorkspace(deps, {
+    const chosen = await orRefusal(() =>
+      switchConsoleWorkspace(deps, {
         sessionId: signedIn.visitor.sessionId,
         userId: signedIn.visitor.userId,
         workspace: slug,
-      });
-      await audit(
-        deps,
-        request,
-        { ...signedIn.visitor, workspaceId: chosen.id },
-        'session.switched_workspace',
-        `workspace ${chosen.slug}`,
-        { from: signedIn.visitor.workspaceSlug },
-      );
-      return redirect(request, reply, `/console/w/${chosen.slug}`);
-    } catch (error) {
-      if (!(error instanceof InputError)) throw error;
+      }),
+    );
+    if (chosen instanceof InputError) {
       return messagePage(reply, 404, {
         title: 'No such workspace',
-        text: error.message,
+        text: chosen.message,
         links: [{ label: 'Workspaces', href: '/console/workspaces' }],
         nav: signedIn.nav,
         csrf: signedIn.csrf,
       });
     }
+    await audit(
+      deps,
+      request,
+      { ...signedIn.visitor, workspaceId: chosen.id },
+      'session.switched_workspace',
+      `workspace ${chosen.slug}`,
+      { from: signedIn.visitor.workspaceSlug },
+    );
+    return redirect(request, reply, `/console/w/${chosen.slug}`);
   });
 
   app.post<{ Params: { id: string } }>('/profile/sessions/:id/end', async (request, reply) => {
     const signedIn = await guard(request, reply, null, { beforeEnrolment: true });
     if (!signedIn) return reply;
     const { visitor } = signedIn;
-    const sessionId = /^\d{1,15}$/.test(request.params.id) ? Number(request.params.id) : 0;
+    const sessionId = idParam(request.params.id) ?? 0;
     // This browser signs out with the sign-out button, which also clears its cookie.
     if (sessionId === visitor.sessionId)
       return profilePage(
@@ -199,11 +200,11 @@ export async function accountRoutes(
           error: 'This is the browser you are using: sign it out with "Sign out".',
         },
       );
-    try {
-      await endMyConsoleSession(deps, { userId: visitor.userId, sessionId });
-    } catch (error) {
-      if (!(error instanceof InputError)) throw error;
-      return profilePage(deps, reply, signedIn, error.status, {}, { error: error.message });
+    const ended = await orRefusal(() =>
+      endMyConsoleSession(deps, { userId: visitor.userId, sessionId }),
+    );
+    if (ended instanceof InputError) {
+      return profilePage(deps, reply, signedIn, ended.status, {}, { error: ended.message });
     }
     await audit(deps, request, visitor, 'session.revoked', `session #${sessionId}`);
     return redirect(request, reply, '/console/profile?done=session_ended');

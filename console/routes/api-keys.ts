@@ -16,7 +16,7 @@ import { ABILITIES } from '../../domain/access.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
-import { formErrors } from '../form-errors.js';
+import { formErrors, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
 import { type Form, formOf, list, redirect, sendHtml, text } from '../http.js';
 import { render } from '../views.js';
@@ -110,28 +110,28 @@ export async function apiKeyRoutes(app: FastifyInstance, { context }: { context:
         errors: { routing: 'Routing must be none, a direct provider or a failover route.' },
       });
     }
-    try {
-      const created = await createApiKey(deps, {
+    const created = await orRefusal(() =>
+      createApiKey(deps, {
         workspace: signedIn.visitor.workspaceSlug,
         user: signedIn.visitor.email,
         name: text(form, 'name'),
         abilities: list(form, 'abilities'),
         ...routing,
-      });
-      await audit(deps, request, signedIn.visitor, 'api_key.created', `API key ${created.prefix}`, {
-        abilities: created.abilities.join(','),
-        name: text(form, 'name')?.trim() || null,
-        provider: routing.provider ?? null,
-        failover_route: routing.failoverRoute ?? null,
-      });
-      return page(reply, signedIn, 201, { created });
-    } catch (error) {
-      if (!(error instanceof InputError)) throw error;
+      }),
+    );
+    if (created instanceof InputError) {
       return page(reply, signedIn, 422, {
         form,
-        errors: pickerErrors(formErrors(error, LABELS, 'abilities')),
+        errors: pickerErrors(formErrors(created, LABELS, 'abilities')),
       });
     }
+    await audit(deps, request, signedIn.visitor, 'api_key.created', `API key ${created.prefix}`, {
+      abilities: created.abilities.join(','),
+      name: text(form, 'name')?.trim() || null,
+      provider: routing.provider ?? null,
+      failover_route: routing.failoverRoute ?? null,
+    });
+    return page(reply, signedIn, 201, { created });
   });
 
   app.post<{ Params: { id: string } }>('/developer/api-keys/:id/revoke', async (request, reply) => {

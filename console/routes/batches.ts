@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { loadBatchRecipients, loadBatchReport } from '../../commands/console-batches.js';
 import { can } from '../access.js';
 import type { ConsoleContext } from '../context.js';
-import { redirect, sendHtml } from '../http.js';
+import { idParam, redirect, sendHtml } from '../http.js';
 import { messagePage } from '../pages.js';
 import { render } from '../views.js';
 
@@ -46,7 +46,7 @@ export async function batchRoutes(app: FastifyInstance, { context }: { context: 
         const report = await loadBatchReport(
           deps,
           signedIn.visitor.workspaceId,
-          /^\d{1,15}$/.test(request.params.id) ? Number(request.params.id) : 0,
+          idParam(request.params.id) ?? 0,
         );
         if (!report) {
           return messagePage(reply, 404, {

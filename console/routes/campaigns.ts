@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { listBatches } from '../../commands/console-batches.js';
 import { dispatchCampaign } from '../../commands/dispatch-campaign.js';
 import { InputError } from '../../commands/input.js';
-import { type CreatedNamedCampaign, createNamedCampaign } from '../../commands/named-campaigns.js';
+import { createNamedCampaign } from '../../commands/named-campaigns.js';
 import { recipientLines } from '../../commands/quick-send.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';
@@ -19,7 +19,7 @@ import {
   readCampaignQuery,
 } from '../campaign-filters.js';
 import type { ConsoleContext } from '../context.js';
-import { formErrors } from '../form-errors.js';
+import { formErrors, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
 import { type Form, formOf, redirect, sendHtml, text } from '../http.js';
 import { render } from '../views.js';
@@ -116,9 +116,8 @@ export async function campaignRoutes(
     if (!signedIn) return reply;
     const form = formOf(request);
     const workspaceId = signedIn.visitor.workspaceId;
-    let created: CreatedNamedCampaign<boolean>;
-    try {
-      created = await createNamedCampaign(
+    const created = await orRefusal(() =>
+      createNamedCampaign(
         deps,
         {
           workspace: signedIn.visitor.workspaceSlug,
@@ -133,10 +132,10 @@ export async function campaignRoutes(
         // Confirmed, or left paused until someone resumes it (`herald campaign resume`).
         async ({ id }) =>
           (await dispatchCampaign(deps, { workspaceId, campaignId: id, key: null })).confirmed,
-      );
-    } catch (error) {
-      if (!(error instanceof InputError)) throw error;
-      return createPage(reply, signedIn, error.status, form, formErrors(error, LABELS, 'name'));
+      ),
+    );
+    if (created instanceof InputError) {
+      return createPage(reply, signedIn, created.status, form, formErrors(created, LABELS, 'name'));
     }
     await audit(deps, request, signedIn.visitor, 'campaign.created', `campaign #${created.id}`, {
       name: created.name,

@@ -11,9 +11,9 @@ import { deleteSender, listSenders, requestSender } from '../../commands/senders
 import { can } from '../access.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
-import { formErrors } from '../form-errors.js';
+import { formErrors, noticeOf, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
-import { type Form, formOf, redirect, sendHtml, text } from '../http.js';
+import { type Form, formOf, idParam, redirect, sendHtml, text } from '../http.js';
 import { render } from '../views.js';
 
 const LABELS: Record<string, string> = { provider: 'Provider', sender: 'Sender id' };
@@ -65,61 +65,57 @@ export async function otpSenderRoutes(
     const signedIn = await guard(request, reply, 'otp_services.manage');
     if (!signedIn) return reply;
     const form = formOf(request);
-    try {
-      const registered = await requestSender(deps, {
+    const registered = await orRefusal(() =>
+      requestSender(deps, {
         workspace: signedIn.visitor.workspaceSlug,
         provider: text(form, 'provider'),
         sender: text(form, 'sender'),
-      });
-      await audit(
-        deps,
-        request,
-        signedIn.visitor,
-        'sender.registered',
-        `Sender ${registered.sender} (${registered.providerSlug})`,
-        { approved: registered.approved },
-      );
-      return page(reply, signedIn, 201, {
-        flash: registered.approved
-          ? `"${registered.sender}" is registered and approved for ${registered.providerSlug}.`
-          : `"${registered.sender}" is registered for ${registered.providerSlug} and waits for the operator's approval.`,
-      });
-    } catch (error) {
-      if (!(error instanceof InputError)) throw error;
-      return page(reply, signedIn, error.status, {
+      }),
+    );
+    if (registered instanceof InputError) {
+      return page(reply, signedIn, registered.status, {
         form,
-        errors: formErrors(error, LABELS, 'sender'),
+        errors: formErrors(registered, LABELS, 'sender'),
       });
     }
+    await audit(
+      deps,
+      request,
+      signedIn.visitor,
+      'sender.registered',
+      `Sender ${registered.sender} (${registered.providerSlug})`,
+      { approved: registered.approved },
+    );
+    return page(reply, signedIn, 201, {
+      flash: registered.approved
+        ? `"${registered.sender}" is registered and approved for ${registered.providerSlug}.`
+        : `"${registered.sender}" is registered for ${registered.providerSlug} and waits for the operator's approval.`,
+    });
   });
 
   app.post<{ Params: { id: string } }>('/otp-senders/:id/delete', async (request, reply) => {
     const signedIn = await guard(request, reply, 'otp_services.manage');
     if (!signedIn) return reply;
-    if (!/^\d{1,15}$/.test(request.params.id)) {
+    const id = idParam(request.params.id);
+    if (id === undefined) {
       return page(reply, signedIn, 404, {
         errors: { notice: 'This workspace has no such sender id.' },
       });
     }
-    const id = Number(request.params.id);
-    try {
-      const { sender } = await deleteSender(deps, {
-        workspace: signedIn.visitor.workspaceSlug,
-        id,
-      });
-      await audit(
-        deps,
-        request,
-        signedIn.visitor,
-        'sender.deleted',
-        `Sender ${sender.sender} (${sender.providerSlug})`,
-      );
-    } catch (error) {
-      if (!(error instanceof InputError)) throw error;
-      return page(reply, signedIn, error.status, {
-        errors: { notice: error.render((field) => LABELS[field] ?? field) },
-      });
+    const deleted = await orRefusal(() =>
+      deleteSender(deps, { workspace: signedIn.visitor.workspaceSlug, id }),
+    );
+    if (deleted instanceof InputError) {
+      return page(reply, signedIn, deleted.status, { errors: noticeOf(deleted, LABELS) });
     }
+    const { sender } = deleted;
+    await audit(
+      deps,
+      request,
+      signedIn.visitor,
+      'sender.deleted',
+      `Sender ${sender.sender} (${sender.providerSlug})`,
+    );
     return redirect(request, reply, `${signedIn.base}/otp-senders?done=deleted`);
   });
 }

@@ -21,7 +21,7 @@ import { listTemplates } from '../../commands/templates.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
-import { formErrors } from '../form-errors.js';
+import { formErrors, noticeOf, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
 import { type Form, formOf, redirect, sendHtml, text } from '../http.js';
 import { render } from '../views.js';
@@ -166,17 +166,15 @@ export async function otpServiceRoutes(
     reply: FastifyReply,
     signedIn: SignedIn,
   ): Promise<OtpServiceRecord | undefined> {
-    try {
-      const { service } = await showOtpService(deps, {
+    const shown = await orRefusal(() =>
+      showOtpService(deps, {
         workspace: signedIn.visitor.workspaceSlug,
         slug: request.params.slug,
-      });
-      return service;
-    } catch (error) {
-      if (!(error instanceof InputError)) throw error;
-      await page(reply, signedIn, 404, { errors: { notice: error.render((f) => LABELS[f] ?? f) } });
-      return undefined;
-    }
+      }),
+    );
+    if (!(shown instanceof InputError)) return shown.service;
+    await page(reply, signedIn, 404, { errors: noticeOf(shown, LABELS) });
+    return undefined;
   }
 
   app.get<{ Querystring: { done?: string } }>('/otp-services', async (request, reply) => {
@@ -189,27 +187,28 @@ export async function otpServiceRoutes(
     const signedIn = await guard(request, reply, 'otp_services.manage');
     if (!signedIn) return reply;
     const form = formOf(request);
-    try {
-      const { service } = await createOtpService(deps, {
+    const created = await orRefusal(() =>
+      createOtpService(deps, {
         workspace: signedIn.visitor.workspaceSlug,
         ...createdSettings(form),
-      });
-      await audit(
-        deps,
-        request,
-        signedIn.visitor,
-        'otp_service.created',
-        `OTP service ${service.name}`,
-        { slug: service.slug },
-      );
-      return page(reply, signedIn, 201, { created: service.slug });
-    } catch (error) {
-      if (!(error instanceof InputError)) throw error;
-      return page(reply, signedIn, error.status, {
+      }),
+    );
+    if (created instanceof InputError) {
+      return page(reply, signedIn, created.status, {
         form,
-        errors: formErrors(error, LABELS, 'name'),
+        errors: formErrors(created, LABELS, 'name'),
       });
     }
+    const { service } = created;
+    await audit(
+      deps,
+      request,
+      signedIn.visitor,
+      'otp_service.created',
+      `OTP service ${service.name}`,
+      { slug: service.slug },
+    );
+    return page(reply, signedIn, 201, { created: service.slug });
   });
 
   app.get<{ Params: { slug: string } }>('/otp-services/:slug/edit', async (request, reply) => {
@@ -226,43 +225,42 @@ export async function otpServiceRoutes(
     const current = await serviceOf(request, reply, signedIn);
     if (!current) return reply;
     const form = formOf(request);
-    try {
-      const { service } = await updateOtpService(deps, {
+    const updated = await orRefusal(() =>
+      updateOtpService(deps, {
         workspace: signedIn.visitor.workspaceSlug,
         slug: current.slug,
         ...editedSettings(form),
-      });
-      await audit(
-        deps,
-        request,
-        signedIn.visitor,
-        'otp_service.updated',
-        `OTP service ${service.name}`,
-        { slug: service.slug },
-      );
-      return redirect(request, reply, `${signedIn.base}/otp-services?done=updated`);
-    } catch (error) {
-      if (!(error instanceof InputError)) throw error;
-      return editPage(reply, signedIn, error.status, current, {
+      }),
+    );
+    if (updated instanceof InputError) {
+      return editPage(reply, signedIn, updated.status, current, {
         form,
-        errors: formErrors(error, LABELS, 'name'),
+        errors: formErrors(updated, LABELS, 'name'),
       });
     }
+    const { service } = updated;
+    await audit(
+      deps,
+      request,
+      signedIn.visitor,
+      'otp_service.updated',
+      `OTP service ${service.name}`,
+      { slug: service.slug },
+    );
+    return redirect(request, reply, `${signedIn.base}/otp-services?done=updated`);
   });
 
   app.post<{ Params: { slug: string } }>('/otp-services/:slug/delete', async (request, reply) => {
     const signedIn = await guard(request, reply, 'otp_services.manage');
     if (!signedIn) return reply;
-    try {
-      await deleteOtpService(deps, {
+    const deleted = await orRefusal(() =>
+      deleteOtpService(deps, {
         workspace: signedIn.visitor.workspaceSlug,
         slug: request.params.slug,
-      });
-    } catch (error) {
-      if (!(error instanceof InputError)) throw error;
-      return page(reply, signedIn, error.status, {
-        errors: { notice: error.render((f) => LABELS[f] ?? f) },
-      });
+      }),
+    );
+    if (deleted instanceof InputError) {
+      return page(reply, signedIn, deleted.status, { errors: noticeOf(deleted, LABELS) });
     }
     await audit(
       deps,

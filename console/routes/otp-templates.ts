@@ -18,7 +18,7 @@ import { MESSAGE_PURPOSES } from '../../domain/send-request.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
-import { formErrors } from '../form-errors.js';
+import { formErrors, noticeOf, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
 import { type Form, formOf, redirect, sendHtml, text } from '../http.js';
 import { render } from '../views.js';
@@ -35,8 +35,6 @@ const FLASH: Record<string, string> = {
   deleted: 'The template was deleted.',
   updated: 'The template was saved.',
 };
-
-const labelled = (error: InputError) => error.render((field) => LABELS[field] ?? field);
 
 /** The edit form's fields filled with the template's current values. */
 function formOfTemplate(template: TemplateListing): Form {
@@ -105,14 +103,12 @@ export async function otpTemplateRoutes(
 
   /** The template named in the URL, or the list page answering that there is none. */
   async function templateOf(reply: FastifyReply, signedIn: SignedIn, slug: string) {
-    try {
-      return (await showTemplate(deps, { workspace: signedIn.visitor.workspaceSlug, slug }))
-        .template;
-    } catch (error) {
-      if (!(error instanceof InputError)) throw error;
-      await page(reply, signedIn, error.status, { errors: { notice: labelled(error) } });
-      return undefined;
-    }
+    const shown = await orRefusal(() =>
+      showTemplate(deps, { workspace: signedIn.visitor.workspaceSlug, slug }),
+    );
+    if (!(shown instanceof InputError)) return shown.template;
+    await page(reply, signedIn, shown.status, { errors: noticeOf(shown, LABELS) });
+    return undefined;
   }
 
   app.get<{ Querystring: { done?: string } }>('/otp-templates', async (request, reply) => {
@@ -125,26 +121,26 @@ export async function otpTemplateRoutes(
     const signedIn = await guard(request, reply, 'otp_services.manage');
     if (!signedIn) return reply;
     const form = formOf(request);
-    try {
-      const created = await createTemplate(deps, {
+    const created = await orRefusal(() =>
+      createTemplate(deps, {
         workspace: signedIn.visitor.workspaceSlug,
         slug: text(form, 'slug'),
         name: text(form, 'name'),
         body: text(form, 'body'),
         purpose: text(form, 'purpose'),
         enabled: text(form, 'enabled') !== undefined,
-      });
-      await audit(deps, request, signedIn.visitor, 'template.created', `Template ${created.slug}`, {
-        purpose: created.purpose,
-      });
-      return page(reply, signedIn, 201, { created: created.slug });
-    } catch (error) {
-      if (!(error instanceof InputError)) throw error;
-      return page(reply, signedIn, error.status, {
+      }),
+    );
+    if (created instanceof InputError) {
+      return page(reply, signedIn, created.status, {
         form,
-        errors: formErrors(error, LABELS, 'body'),
+        errors: formErrors(created, LABELS, 'body'),
       });
     }
+    await audit(deps, request, signedIn.visitor, 'template.created', `Template ${created.slug}`, {
+      purpose: created.purpose,
+    });
+    return page(reply, signedIn, 201, { created: created.slug });
   });
 
   app.get<{ Params: { slug: string } }>('/otp-templates/:slug/edit', async (request, reply) => {
@@ -161,49 +157,43 @@ export async function otpTemplateRoutes(
     const current = await templateOf(reply, signedIn, request.params.slug);
     if (!current) return reply;
     const form = formOf(request);
-    try {
-      const { template } = await updateTemplate(deps, {
+    const updated = await orRefusal(() =>
+      updateTemplate(deps, {
         workspace: signedIn.visitor.workspaceSlug,
         slug: current.slug,
         name: text(form, 'name'),
         body: text(form, 'body'),
         purpose: text(form, 'purpose'),
         enabled: text(form, 'enabled') !== undefined,
-      });
-      await audit(
-        deps,
-        request,
-        signedIn.visitor,
-        'template.updated',
-        `Template ${template.slug}`,
-        {
-          purpose: template.purpose,
-          enabled: template.enabled,
-        },
-      );
-      return redirect(request, reply, `${signedIn.base}/otp-templates?done=updated`);
-    } catch (error) {
-      if (!(error instanceof InputError)) throw error;
-      return editPage(reply, signedIn, error.status, current, {
+      }),
+    );
+    if (updated instanceof InputError) {
+      return editPage(reply, signedIn, updated.status, current, {
         form,
-        errors: formErrors(error, LABELS, 'body'),
+        errors: formErrors(updated, LABELS, 'body'),
       });
     }
+    const { template } = updated;
+    await audit(deps, request, signedIn.visitor, 'template.updated', `Template ${template.slug}`, {
+      purpose: template.purpose,
+      enabled: template.enabled,
+    });
+    return redirect(request, reply, `${signedIn.base}/otp-templates?done=updated`);
   });
 
   app.post<{ Params: { slug: string } }>('/otp-templates/:slug/delete', async (request, reply) => {
     const signedIn = await guard(request, reply, 'otp_services.manage');
     if (!signedIn) return reply;
-    try {
-      const { slug } = await deleteTemplate(deps, {
+    const deleted = await orRefusal(() =>
+      deleteTemplate(deps, {
         workspace: signedIn.visitor.workspaceSlug,
         slug: request.params.slug,
-      });
-      await audit(deps, request, signedIn.visitor, 'template.deleted', `Template ${slug}`);
-    } catch (error) {
-      if (!(error instanceof InputError)) throw error;
-      return page(reply, signedIn, error.status, { errors: { notice: labelled(error) } });
+      }),
+    );
+    if (deleted instanceof InputError) {
+      return page(reply, signedIn, deleted.status, { errors: noticeOf(deleted, LABELS) });
     }
+    await audit(deps, request, signedIn.visitor, 'template.deleted', `Template ${deleted.slug}`);
     return redirect(request, reply, `${signedIn.base}/otp-templates?done=deleted`);
   });
 }

@@ -14,7 +14,7 @@ import { WEBHOOK_EVENT_TYPES } from '../../domain/webhooks.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
-import { formErrors } from '../form-errors.js';
+import { formErrors, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
 import { type Form, formOf, list, redirect, sendHtml, text } from '../http.js';
 import { messagePage } from '../pages.js';
@@ -88,24 +88,25 @@ export async function webhookRoutes(
     const signedIn = await guard(request, reply, 'webhooks.manage');
     if (!signedIn) return reply;
     const form = formOf(request);
-    try {
-      const { endpoint, secret } = await createWebhookEndpoint(deps, {
+    const created = await orRefusal(() =>
+      createWebhookEndpoint(deps, {
         workspace: signedIn.visitor.workspaceSlug,
         url: text(form, 'url'),
         events: list(form, 'events'),
         description: text(form, 'description'),
-      });
-      await audit(deps, request, signedIn.visitor, 'webhook.created', `webhook ${endpoint.url}`, {
-        events: endpoint.events.join(','),
-      });
-      return page(reply, signedIn, 201, { secret });
-    } catch (error) {
-      if (!(error instanceof InputError)) throw error;
-      return page(reply, signedIn, error.status, {
+      }),
+    );
+    if (created instanceof InputError) {
+      return page(reply, signedIn, created.status, {
         form,
-        errors: formErrors(error, LABELS, 'events'),
+        errors: formErrors(created, LABELS, 'events'),
       });
     }
+    const { endpoint, secret } = created;
+    await audit(deps, request, signedIn.visitor, 'webhook.created', `webhook ${endpoint.url}`, {
+      events: endpoint.events.join(','),
+    });
+    return page(reply, signedIn, 201, { secret });
   });
 
   app.get<{ Params: { id: string } }>('/developer/webhooks/:id', async (request, reply) => {
