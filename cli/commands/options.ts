@@ -10,6 +10,8 @@ export type Options = Record<string, string | boolean | undefined>;
 export interface CommandResult {
   json: Record<string, unknown>;
   human: string;
+  /** What the audit log records of the change that the output does not print (cli/audit.ts). */
+  facts?: Record<string, unknown>;
 }
 
 /** An option's text as given: the use-case trims it and refuses it when blank. */
@@ -21,6 +23,15 @@ export function text(options: Options, name: string): string | undefined {
 export function optional(options: Options, name: string): string | undefined {
   const value = options[name];
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
+/** `--enabled true|false`: absent when not given; another word is a usage error. */
+export function booleanOption(options: Options, name: string): boolean | undefined {
+  const value = optional(options, name);
+  if (value === undefined) return undefined;
+  if (value !== 'true' && value !== 'false')
+    throw new UsageError(`--${name} must be true or false, not "${value}"`);
+  return value === 'true';
 }
 
 export function required(options: Options, name: string): string {

@@ -1,8 +1,7 @@
 /** herald workspace create|update: options in, use-case, output. */
 import { createWorkspace, updateWorkspaceSettings } from '../../commands/workspaces.js';
 import type { AdminContext } from '../context.js';
-import { UsageError } from '../output.js';
-import { type CommandResult, type Options, optional, run, text } from './options.js';
+import { booleanOption, type CommandResult, type Options, run, text } from './options.js';
 import { type AdminCommand, optional as optionalOption, required } from './table.js';
 
 export async function workspaceCreate(
@@ -23,14 +22,11 @@ export async function workspaceUpdate(
   context: AdminContext,
   options: Options,
 ): Promise<CommandResult> {
-  const flag = optional(options, 'api-enabled');
-  if (flag !== undefined && flag !== 'true' && flag !== 'false')
-    throw new UsageError(`--api-enabled must be true or false, not "${flag}"`);
   const workspace = await run(
     updateWorkspaceSettings(context, {
       slug: text(options, 'slug'),
       name: text(options, 'name'),
-      apiEnabled: flag === undefined ? undefined : flag === 'true',
+      apiEnabled: booleanOption(options, 'api-enabled'),
     }),
   );
   return {
