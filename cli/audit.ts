@@ -7,36 +7,63 @@
  * message body or a phone number never reaches the log.
  */
 import { type AuditedRecord, auditSubjectOf, recordAudit } from '../commands/audit.js';
+import { listWorkspaceMembers } from '../commands/members.js';
 import { findWorkspace } from '../commands/workspaces.js';
 import { operatorIdentity } from '../config/operator.js';
-import type { CommandResult, Options } from './commands/options.js';
+import { type CommandResult, optional as given, type Options, text } from './commands/options.js';
 import type { AdminCommand } from './commands/table.js';
 import type { AdminContext } from './context.js';
 
 type Details = Record<string, string | number | boolean | null>;
 type Output = Record<string, unknown>;
 
-interface CommandAudit {
-  /** As the console names it: `api_key.created`. */
+/** One line of the log, as the console writes it for the same action. */
+export interface AuditLine {
   action: string;
+  target: string | null;
+  details: Details;
+}
+
+/** What an entry is made of: the options, what the command printed and its facts. */
+export interface AuditInput {
+  options: Options;
+  output: Output;
+  /** The record `--id` names, as it was before the command ran. */
+  record?: { workspaceId: number; target: string };
+  /** The state `CommandAudit.before` read before the command ran. */
+  before?: unknown;
+}
+
+interface CommandAudit {
   /**
    * The workspace acted on: its `--workspace` option (the default), the `id` of the command's
    * output (a workspace it created or updated), or the workspace of the record `--id` names,
    * looked up before the command runs (a deleted record is gone after).
    */
   workspace?: 'option' | 'output' | { record: AuditedRecord };
-  /** What it acted on; a record's own name when not given. */
-  target?: (options: Options, output: Output) => string;
-  details?: (options: Options, output: Output) => Details;
+  /** Reads what the lines compare with, before the command changes it. */
+  before?: (context: AdminContext, options: Options) => Promise<unknown>;
+  /** The lines to record: one for most commands, none when nothing changed, several for some. */
+  lines: (run: AuditInput) => AuditLine[];
 }
 
-/** An option's value as given, trimmed; absent when not given. */
-const given = (options: Options, name: string) => {
-  const value = options[name];
-  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+/**
+ * A value the line is made of: a field of the output or an option the command required. Its
+ * absence is a bug (test/unit/cli-audit.test.ts), and fails the entry rather than blank it.
+ */
+function present(value: unknown, what: string): string {
+  if (typeof value === 'number' || (typeof value === 'string' && value.trim() !== ''))
+    return String(value).trim();
+  throw new Error(`${what} is missing`);
+}
+const field = (output: Output, name: string) => present(output[name], `the output's "${name}"`);
+const option = (options: Options, name: string) => present(given(options, name), `--${name}`);
+const recordTarget = (run: AuditInput) => present(run.record?.target, 'the record --id names');
+const joined = (output: Output, name: string) => {
+  const value = output[name];
+  if (!Array.isArray(value)) throw new Error(`the output's "${name}" is not a list`);
+  return value.join(',');
 };
-const word = (value: unknown) => String(value ?? '');
-const joined = (value: unknown) => (Array.isArray(value) ? value.join(',') : word(value));
 /** The options given among `names`, as the operator typed them. */
 const asked = (options: Options, ...names: string[]): Details =>
   Object.fromEntries(
@@ -45,140 +72,277 @@ const asked = (options: Options, ...names: string[]): Details =>
       return value === undefined ? [] : [[name.replaceAll('-', '_'), value]];
     }),
   );
+/** The options among `names`, each null when not given: the console's form fields. */
+const fields = (options: Options, ...names: string[]): Details =>
+  Object.fromEntries(
+    names.map((name) => [name.replaceAll('-', '_'), given(options, name) ?? null]),
+  );
 
-/** Every state-changing admin command, by name. */
+/** One line: the action, its target and details from the run. */
+const line =
+  (
+    action: string,
+    target: (run: AuditInput) => string,
+    details: (run: AuditInput) => Details = () => ({}),
+  ) =>
+  (run: AuditInput): AuditLine[] => [{ action, target: target(run), details: details(run) }];
+
+interface MemberBefore {
+  role: string;
+  status: string;
+  permissions: string[];
+}
+
+/**
+ * A member update as the console records its forms: the Team page's role change, suspension or
+ * reactivation (console/routes/team.ts) and each permission granted or revoked on the member's
+ * page (console/routes/member-permissions.ts), by what changed; nothing when nothing did.
+ */
+function memberUpdateLines({ options, output, before }: AuditInput): AuditLine[] {
+  const was = before as MemberBefore | undefined;
+  if (!was) throw new Error("the member's state before the update is unknown");
+  const target = `member ${field(output, 'email')}`;
+  const role = field(output, 'role');
+  const status = field(output, 'status');
+  const permissions = joined(output, 'permissions').split(',').filter(Boolean);
+  const permissionsAsked = ['permissions', 'grant', 'revoke'].some(
+    (name) => text(options, name) !== undefined,
+  );
+  const permissionsChanged = permissions.join() !== was.permissions.join();
+  const lines: AuditLine[] = [];
+  // A role given alone also resets the permissions to the role's: that is the role change.
+  if (
+    given(options, 'role') !== undefined &&
+    (role !== was.role || (!permissionsAsked && permissionsChanged))
+  )
+    lines.push({ action: 'member.role_changed', target, details: { role } });
+  if (status !== was.status)
+    lines.push({
+      action: status === 'suspended' ? 'member.suspended' : 'member.reactivated',
+      target,
+      details: {},
+    });
+  if (permissionsAsked && permissionsChanged) {
+    const now = permissions.join(',');
+    for (const permission of permissions.filter((held) => !was.permissions.includes(held)))
+      lines.push({
+        action: 'member.permission_granted',
+        target,
+        details: { permission, permissions: now },
+      });
+    for (const permission of was.permissions.filter((held) => !permissions.includes(held)))
+      lines.push({
+        action: 'member.permission_revoked',
+        target,
+        details: { permission, permissions: now },
+      });
+  }
+  return lines;
+}
+
+async function memberBefore(
+  context: AdminContext,
+  options: Options,
+): Promise<MemberBefore | undefined> {
+  const email = given(options, 'email')?.toLowerCase();
+  const { members } = await listWorkspaceMembers(context, {
+    workspace: text(options, 'workspace'),
+  });
+  return members.find((member) => member.email.toLowerCase() === email);
+}
+
+/**
+ * Every state-changing admin command, by name. Where the console has the same action, the line
+ * is the console's: its action name, target and details (console/routes/*.ts); the operator's
+ * own commands (workspaces, providers, credits, ...) have no console door.
+ */
 const AUDITED: Record<string, CommandAudit> = {
   'workspace create': {
-    action: 'workspace.created',
     workspace: 'output',
-    target: (_, output) => `workspace ${word(output.slug)}`,
-    details: (options) => asked(options, 'name'),
+    lines: line(
+      'workspace.created',
+      ({ output }) => `workspace ${field(output, 'slug')}`,
+      ({ options }) => asked(options, 'name'),
+    ),
   },
   'workspace update': {
-    action: 'workspace.updated',
     workspace: 'output',
-    target: (_, output) => `workspace ${word(output.slug)}`,
-    details: (options) => asked(options, 'name', 'api-enabled'),
+    lines: line(
+      'workspace.updated',
+      ({ output }) => `workspace ${field(output, 'slug')}`,
+      ({ options }) => asked(options, 'name', 'api-enabled'),
+    ),
   },
   'user create': {
-    action: 'member.added',
-    target: (options) => `member ${word(given(options, 'email')).toLowerCase()}`,
-    details: (options) => asked(options, 'role'),
+    lines: line(
+      'member.added',
+      ({ options }) => `member ${option(options, 'email').toLowerCase()}`,
+      ({ options }) => asked(options, 'role'),
+    ),
   },
   'key create': {
-    action: 'api_key.created',
-    target: (_, output) => `API key ${word(output.prefix)}`,
-    details: (options, output) => ({
-      abilities: joined(output.abilities),
-      ...asked(options, 'name', 'provider', 'failover-route', 'user'),
-    }),
+    lines: line(
+      'api_key.created',
+      ({ output }) => `API key ${field(output, 'prefix')}`,
+      ({ options, output }) => ({
+        abilities: joined(output, 'abilities'),
+        ...fields(options, 'name', 'provider', 'failover-route'),
+        // The console makes keys for the signed-in user; the CLI may name another.
+        ...asked(options, 'user'),
+      }),
+    ),
   },
-  'key revoke': { action: 'api_key.revoked', workspace: { record: 'api_key' } },
+  'key revoke': {
+    workspace: { record: 'api_key' },
+    // As the console: a key already revoked is not revoked again.
+    lines: (run) =>
+      run.output.already_revoked === true
+        ? []
+        : [{ action: 'api_key.revoked', target: recordTarget(run), details: {} }],
+  },
   'provider create': {
-    action: 'provider.created',
-    target: (_, output) => `provider ${word(output.slug)}`,
-    details: (options) => asked(options, 'type'),
+    lines: line(
+      'provider.created',
+      ({ output }) => `provider ${field(output, 'slug')}`,
+      ({ options }) => asked(options, 'type'),
+    ),
   },
   'provider enable': {
-    action: 'provider.enabled',
-    target: (_, output) => `provider ${word(output.slug)}`,
+    lines: line('provider.enabled', ({ output }) => `provider ${field(output, 'slug')}`),
   },
   'provider disable': {
-    action: 'provider.disabled',
-    target: (_, output) => `provider ${word(output.slug)}`,
+    lines: line('provider.disabled', ({ output }) => `provider ${field(output, 'slug')}`),
   },
   'route create': {
-    action: 'failover_route.created',
-    target: (_, output) => `failover route ${word(output.slug)}`,
-    details: (_, output) => ({ providers: joined(output.providers) }),
+    lines: line(
+      'failover_route.created',
+      ({ output }) => `failover route ${field(output, 'slug')}`,
+      ({ output }) => ({ providers: joined(output, 'providers') }),
+    ),
   },
   'credits add': {
-    action: 'credits.added',
-    target: (options) => `workspace ${word(given(options, 'workspace'))}`,
-    details: (options, output) => ({
-      amount: Number(given(options, 'amount')),
-      balance: Number(output.balance),
-    }),
+    lines: line(
+      'credits.added',
+      ({ options }) => `workspace ${option(options, 'workspace')}`,
+      ({ options, output }) => ({
+        amount: Number(option(options, 'amount')),
+        balance: Number(field(output, 'balance')),
+      }),
+    ),
   },
   'otp-service create': {
-    action: 'otp_service.created',
-    target: (_, output) => `OTP service ${word(output.name)}`,
-    details: (_, output) => ({ slug: word(output.slug) }),
+    lines: line(
+      'otp_service.created',
+      ({ output }) => `OTP service ${field(output, 'name')}`,
+      ({ output }) => ({ slug: field(output, 'slug') }),
+    ),
   },
   'otp-service update': {
-    action: 'otp_service.updated',
-    target: (_, output) => `OTP service ${word(output.name)}`,
-    details: (_, output) => ({ slug: word(output.slug) }),
+    lines: line(
+      'otp_service.updated',
+      ({ output }) => `OTP service ${field(output, 'name')}`,
+      ({ output }) => ({ slug: field(output, 'slug') }),
+    ),
   },
   'otp-service delete': {
-    action: 'otp_service.deleted',
-    target: (_, output) => `OTP service ${word(output.slug)}`,
+    lines: line('otp_service.deleted', ({ output }) => `OTP service ${field(output, 'slug')}`),
   },
   'template create': {
-    action: 'template.created',
-    target: (_, output) => `template ${word(output.slug)}`,
-    details: (options) => asked(options, 'purpose'),
+    lines: line(
+      'template.created',
+      ({ output }) => `Template ${field(output, 'slug')}`,
+      ({ output }) => ({ purpose: field(output, 'purpose') }),
+    ),
   },
   'template update': {
-    action: 'template.updated',
-    target: (_, output) => `template ${word(output.slug)}`,
-    details: (_, output) => ({ purpose: word(output.purpose), enabled: output.enabled === true }),
+    lines: line(
+      'template.updated',
+      ({ output }) => `Template ${field(output, 'slug')}`,
+      ({ output }) => ({ purpose: field(output, 'purpose'), enabled: output.enabled === true }),
+    ),
   },
   'template delete': {
-    action: 'template.deleted',
-    target: (_, output) => `template ${word(output.slug)}`,
+    lines: line('template.deleted', ({ output }) => `Template ${field(output, 'slug')}`),
   },
   'sender create': {
-    action: 'sender.created',
-    target: (options) => `sender ${word(given(options, 'sender'))}`,
-    details: (options) => ({ ...asked(options, 'provider'), approved: options.pending !== true }),
+    // The use-case trims both, and refuses a provider slug that is not already its own form.
+    lines: line(
+      'sender.registered',
+      ({ options }) => `Sender ${option(options, 'sender')} (${option(options, 'provider')})`,
+      ({ options }) => ({ approved: options.pending !== true }),
+    ),
   },
   'sender delete': {
-    action: 'sender.deleted',
-    target: (_, output) => `sender ${word(output.sender)}`,
-    details: (_, output) => ({ provider: word(output.provider_slug) }),
+    lines: line(
+      'sender.deleted',
+      ({ output }) => `Sender ${field(output, 'sender')} (${field(output, 'provider_slug')})`,
+    ),
   },
   'campaign create': {
-    action: 'campaign.created',
-    target: (_, output) => `campaign #${word(output.id)}`,
-    details: (options, output) => ({ ...asked(options, 'name'), status: word(output.status) }),
+    // The use-case trims the name and each recipient, and refuses a blank or repeated one.
+    lines: line(
+      'campaign.created',
+      ({ output }) => `campaign #${field(output, 'id')}`,
+      ({ options, output }) => ({
+        name: option(options, 'name'),
+        recipients: option(options, 'recipients')
+          .split(',')
+          .filter((recipient) => recipient.trim() !== '').length,
+        dispatch_confirmed: field(output, 'status') === 'queued',
+      }),
+    ),
   },
   'campaign resume': {
-    action: 'campaign.resumed',
-    target: (_, output) => `campaign #${word(output.id)}`,
-    details: (_, output) => ({ status: word(output.status) }),
+    lines: line(
+      'campaign.resumed',
+      ({ output }) => `campaign #${field(output, 'id')}`,
+      ({ output }) => ({ status: field(output, 'status') }),
+    ),
   },
-  'member update': {
-    action: 'member.updated',
-    target: (_, output) => `member ${word(output.email)}`,
-    details: (_, output) => ({
-      role: word(output.role),
-      status: word(output.status),
-      permissions: joined(output.permissions),
-    }),
-  },
+  'member update': { before: memberBefore, lines: memberUpdateLines },
   'member remove': {
-    action: 'member.removed',
-    target: (options) => `member ${word(given(options, 'email')).toLowerCase()}`,
+    lines: line(
+      'member.removed',
+      ({ options }) => `member ${option(options, 'email').toLowerCase()}`,
+    ),
   },
   'invite create': {
-    action: 'invitation.created',
-    target: (options) => `invitation ${word(given(options, 'email')).toLowerCase()}`,
-    details: (options, output) => ({ invitation_id: Number(output.id), ...asked(options, 'role') }),
+    lines: line(
+      'invitation.created',
+      ({ options }) => `invitation ${option(options, 'email').toLowerCase()}`,
+      ({ options, output }) => ({
+        invitation_id: Number(field(output, 'id')),
+        ...asked(options, 'role'),
+      }),
+    ),
   },
-  'invite revoke': { action: 'invitation.revoked', workspace: { record: 'invitation' } },
+  'invite revoke': {
+    workspace: { record: 'invitation' },
+    lines: line('invitation.revoked', recordTarget),
+  },
   'mcp connections revoke': {
-    action: 'mcp_connection.revoked',
     workspace: { record: 'mcp_connection' },
+    lines: line('mcp_connection.revoked', recordTarget),
   },
   'webhook create': {
-    action: 'webhook.created',
-    target: (_, output) => `webhook ${word(output.url)}`,
-    details: (_, output) => ({ events: joined(output.events) }),
+    lines: line(
+      'webhook.created',
+      ({ output }) => `webhook ${field(output, 'url')}`,
+      ({ output }) => ({ events: joined(output, 'events') }),
+    ),
   },
-  'webhook enable': { action: 'webhook.enabled', workspace: { record: 'webhook_endpoint' } },
-  'webhook disable': { action: 'webhook.disabled', workspace: { record: 'webhook_endpoint' } },
-  'webhook delete': { action: 'webhook.deleted', workspace: { record: 'webhook_endpoint' } },
+  'webhook enable': {
+    workspace: { record: 'webhook_endpoint' },
+    lines: line('webhook.enabled', recordTarget),
+  },
+  'webhook disable': {
+    workspace: { record: 'webhook_endpoint' },
+    lines: line('webhook.disabled', recordTarget),
+  },
+  'webhook delete': {
+    workspace: { record: 'webhook_endpoint' },
+    lines: line('webhook.deleted', recordTarget),
+  },
 };
 
 /** The admin commands that change nothing, and so are not recorded. */
@@ -200,7 +364,16 @@ export const AUDITED_COMMANDS: ReadonlySet<string> = new Set(Object.keys(AUDITED
  */
 function auditOf(name: string): CommandAudit | undefined {
   if (READ_ONLY_COMMANDS.has(name)) return undefined;
-  return AUDITED[name] ?? { action: `cli.${name.replaceAll(' ', '.')}` };
+  return (
+    AUDITED[name] ?? {
+      lines: () => [{ action: `cli.${name.replaceAll(' ', '.')}`, target: null, details: {} }],
+    }
+  );
+}
+
+/** The lines a command's run records (test/unit/cli-audit.test.ts); throws what is missing. */
+export function auditLinesOf(name: string, input: AuditInput): AuditLine[] {
+  return auditOf(name)?.lines(input) ?? [];
 }
 
 /** The record `--id` names, before the command changes or deletes it. */
@@ -210,6 +383,15 @@ async function recordBefore(context: AdminContext, audit: CommandAudit, options:
   if (!Number.isSafeInteger(id) || id <= 0) return undefined;
   try {
     return await auditSubjectOf(context, audit.workspace.record, id);
+  } catch {
+    return undefined; // The command itself reports what is wrong.
+  }
+}
+
+/** What the command's lines compare with, before it changes it. */
+async function stateBefore(context: AdminContext, audit: CommandAudit, options: Options) {
+  try {
+    return await audit.before?.(context, options);
   } catch {
     return undefined; // The command itself reports what is wrong.
   }
@@ -234,7 +416,7 @@ export interface AuditedRun {
   warning?: string;
 }
 
-/** Runs the command and records it: a failed command records nothing. */
+/** Runs the command and records it: a failed command, or one that changed nothing, records nothing. */
 export async function runAudited(
   context: AdminContext,
   command: AdminCommand,
@@ -242,22 +424,28 @@ export async function runAudited(
 ): Promise<AuditedRun> {
   const audit = auditOf(command.name);
   const record = audit && (await recordBefore(context, audit, options));
+  const before = audit && (await stateBefore(context, audit, options));
   const result = await command.run(context, options);
   if (!audit) return { result };
   try {
+    const output = { ...result.json, ...result.facts };
+    const lines = audit.lines({ options, output, record, before });
+    if (lines.length === 0) return { result };
     const { user, host } = operatorIdentity();
-    await recordAudit(context, {
-      workspaceId: await workspaceIdOf(context, audit, options, result.json, record),
-      userId: null,
-      actor: user,
-      source: 'cli',
-      action: audit.action,
-      target: audit.target?.(options, result.json) ?? record?.target ?? null,
-      details: audit.details?.(options, result.json) ?? {},
-      address: null,
-      userAgent: null,
-      origin: `cli@${host}`,
-    });
+    const workspaceId = await workspaceIdOf(context, audit, options, output, record);
+    for (const { action, target, details } of lines)
+      await recordAudit(context, {
+        workspaceId,
+        userId: null,
+        actor: user,
+        source: 'cli',
+        action,
+        target,
+        details,
+        address: null,
+        userAgent: null,
+        origin: `cli@${host}`,
+      });
     return { result };
   } catch (error) {
     // The change is made and its output is due (a token shown once): the entry is what failed.

@@ -24,7 +24,8 @@ export async function keyCreate(context: AdminContext, options: Options): Promis
 export async function keyRevoke(context: AdminContext, options: Options): Promise<CommandResult> {
   const { id, newlyRevoked } = await run(revokeApiKey(context, { id: idOption(options, 'key') }));
   return {
-    json: { id, revoked: true },
+    // `already_revoked` tells a second revoke apart; the audit log records only the first.
+    json: { id, revoked: true, ...(!newlyRevoked && { already_revoked: true }) },
     human: newlyRevoked ? `Revoked API key ${id}` : `API key ${id} was already revoked`,
   };
 }

@@ -7,8 +7,14 @@ import {
   updateTemplate,
 } from '../../commands/templates.js';
 import type { AdminContext } from '../context.js';
-import { UsageError } from '../output.js';
-import { type CommandResult, optional as given, type Options, run, text } from './options.js';
+import {
+  booleanOption,
+  type CommandResult,
+  optional as given,
+  type Options,
+  run,
+  text,
+} from './options.js';
 import { type AdminCommand, flag, optional, required } from './table.js';
 
 const presentTemplate = (template: TemplateListing) => ({
@@ -43,6 +49,7 @@ export async function templateCreate(
   return {
     json: { id, slug },
     human: `Created ${purpose} template ${slug} (id ${id}) in ${workspace.slug}`,
+    facts: { purpose },
   };
 }
 
@@ -68,9 +75,7 @@ export async function templateUpdate(
   context: AdminContext,
   options: Options,
 ): Promise<CommandResult> {
-  const enabled = given(options, 'enabled');
-  if (enabled !== undefined && enabled !== 'true' && enabled !== 'false')
-    throw new UsageError(`--enabled must be true or false, not "${enabled}"`);
+  const enabled = booleanOption(options, 'enabled');
   const { template, workspace } = await run(
     updateTemplate(context, {
       workspace: text(options, 'workspace'),
@@ -78,7 +83,7 @@ export async function templateUpdate(
       name: text(options, 'name'),
       body: text(options, 'body'),
       purpose: text(options, 'purpose'),
-      enabled: enabled === undefined ? undefined : enabled === 'true',
+      enabled,
     }),
   );
   return {

@@ -3,7 +3,12 @@
  * declared read-only: a new command without a line there fails here.
  */
 import { describe, expect, it } from 'vitest';
-import { AUDITED_COMMANDS, READ_ONLY_COMMANDS } from '../../cli/audit.js';
+import {
+  AUDITED_COMMANDS,
+  type AuditInput,
+  auditLinesOf,
+  READ_ONLY_COMMANDS,
+} from '../../cli/audit.js';
 import { ADMIN_COMMANDS } from '../../cli/commands/index.js';
 
 describe('CLI audit coverage', () => {
@@ -17,5 +22,280 @@ describe('CLI audit coverage', () => {
       (name) => !names.includes(name),
     );
     expect(stale).toEqual([]);
+  });
+});
+
+const record = (target: string) => ({ workspaceId: 7, target });
+const member = { user_id: 3, email: 'ann@acme.test', permissions: ['messages.view'] };
+
+/** Each audited command's run: its options and what it prints (with its facts), as it runs. */
+const RUNS: Record<string, AuditInput> = {
+  'workspace create': { options: { name: 'Acme' }, output: { id: 7, slug: 'acme' } },
+  'workspace update': {
+    options: { slug: 'acme', 'api-enabled': 'false' },
+    output: { id: 7, slug: 'acme', name: 'Acme', api_enabled: false },
+  },
+  'user create': {
+    options: { workspace: 'acme', email: 'Ann@Acme.test', password: 'pw', role: 'admin' },
+    output: { id: 3 },
+  },
+  'key create': {
+    options: { workspace: 'acme', abilities: 'messages:send', name: 'Backend' },
+    output: { id: 5, token: 'hk_secret', prefix: 'hk_live_ab12', abilities: ['messages:send'] },
+  },
+  'key revoke': {
+    options: { id: '5' },
+    output: { id: 5, revoked: true },
+    record: record('API key hk_live_ab12'),
+  },
+  'provider create': {
+    options: { workspace: 'acme', slug: 'tw', type: 'twilio' },
+    output: { id: 2, slug: 'tw' },
+  },
+  'provider enable': {
+    options: { workspace: 'acme', slug: 'tw' },
+    output: { slug: 'tw', active: true },
+  },
+  'provider disable': {
+    options: { workspace: 'acme', slug: 'tw' },
+    output: { slug: 'tw', active: false },
+  },
+  'route create': {
+    options: { workspace: 'acme', slug: 'backup', providers: 'tw,sim' },
+    output: { id: 4, slug: 'backup', providers: ['tw', 'sim'] },
+  },
+  'credits add': { options: { workspace: 'acme', amount: '100' }, output: { balance: 150 } },
+  'otp-service create': {
+    options: { workspace: 'acme', name: 'Login' },
+    output: { id: 1, slug: 'login', name: 'Login' },
+  },
+  'otp-service update': {
+    options: { workspace: 'acme', slug: 'login', name: 'Sign-in' },
+    output: { id: 1, slug: 'login', name: 'Sign-in' },
+  },
+  'otp-service delete': {
+    options: { workspace: 'acme', slug: 'login' },
+    output: { slug: 'login', deleted: true },
+  },
+  'template create': {
+    options: { workspace: 'acme', slug: 'code', body: 'Your code is {code}' },
+    output: { id: 9, slug: 'code', purpose: 'transactional' },
+  },
+  'template update': {
+    options: { workspace: 'acme', slug: 'code', enabled: 'false' },
+    output: { id: 9, slug: 'code', purpose: 'transactional', enabled: false },
+  },
+  'template delete': {
+    options: { workspace: 'acme', slug: 'code' },
+    output: { slug: 'code', deleted: true },
+  },
+  'sender create': {
+    options: { workspace: 'acme', provider: ' sim ', sender: ' Acme ', pending: true },
+    output: { id: 11 },
+  },
+  'sender delete': {
+    options: { workspace: 'acme', id: '11' },
+    output: { id: 11, sender: 'Acme', provider_slug: 'sim', deleted: true },
+  },
+  'campaign create': {
+    options: {
+      workspace: 'acme',
+      name: ' Spring sale ',
+      recipients: '+61412345678, +61412345679,',
+      body: 'Hi',
+    },
+    output: { id: 21, status: 'paused' },
+  },
+  'campaign resume': {
+    options: { workspace: 'acme', id: '21' },
+    output: { id: 21, status: 'queued' },
+  },
+  'member update': {
+    options: { workspace: 'acme', email: 'ann@acme.test', status: 'suspended' },
+    output: { ...member, role: 'developer', status: 'suspended' },
+    before: { role: 'developer', status: 'active', permissions: ['messages.view'] },
+  },
+  'member remove': {
+    options: { workspace: 'acme', email: 'Ann@Acme.test' },
+    output: { removed: true },
+  },
+  'invite create': {
+    options: { workspace: 'acme', email: 'Bob@Acme.test', role: 'viewer' },
+    output: { id: 8, expires_at: '2030-01-01T00:00:00.000Z', token: 'secret' },
+  },
+  'invite revoke': {
+    options: { id: '8' },
+    output: { revoked: true },
+    record: record('invitation bob@acme.test'),
+  },
+  'mcp connections revoke': {
+    options: { id: '6' },
+    output: { revoked: true },
+    record: record('connection #6 (Claude)'),
+  },
+  'webhook create': {
+    options: { workspace: 'acme', url: 'https://hooks.acme.test/h', events: 'message.delivered' },
+    output: { id: 2, url: 'https://hooks.acme.test/h', events: ['message.delivered'], secret: 's' },
+  },
+  'webhook enable': {
+    options: { id: '2' },
+    output: { id: 2 },
+    record: record('webhook https://hooks.acme.test/h'),
+  },
+  'webhook disable': {
+    options: { id: '2' },
+    output: { id: 2 },
+    record: record('webhook https://hooks.acme.test/h'),
+  },
+  'webhook delete': {
+    options: { id: '2' },
+    output: { deleted: true },
+    record: record('webhook https://hooks.acme.test/h'),
+  },
+};
+
+describe('CLI audit lines', () => {
+  it('has a realistic run of every audited command', () => {
+    expect(Object.keys(RUNS).sort()).toEqual([...AUDITED_COMMANDS].sort());
+  });
+
+  it.each([...AUDITED_COMMANDS])('%s records a named target and no blank value', (name) => {
+    const lines = auditLinesOf(name, RUNS[name] as AuditInput);
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) {
+      expect(line.action).toMatch(/^[a-z_]+\.[a-z_]+$/);
+      expect(line.target).toMatch(/\S+ \S/);
+      expect(line.target).not.toMatch(/undefined|null|\(\)|#$| $/);
+      for (const value of Object.values(line.details)) expect(value).not.toBe('');
+    }
+  });
+
+  it('fails the line, never blanks it, when a field it names is missing from the output', () => {
+    expect(() =>
+      auditLinesOf('template create', { options: {}, output: { id: 9, purpose: 'marketing' } }),
+    ).toThrow('the output\'s "slug" is missing');
+    expect(() =>
+      auditLinesOf('sender create', {
+        options: { provider: 'sim', sender: ' ' },
+        output: { id: 1 },
+      }),
+    ).toThrow('--sender is missing');
+    expect(() => auditLinesOf('key revoke', { options: { id: '5' }, output: { id: 5 } })).toThrow(
+      'the record --id names is missing',
+    );
+  });
+
+  it("writes the console's action, target and details for the same use-case", () => {
+    const lines = (name: string, run?: Partial<AuditInput>) =>
+      auditLinesOf(name, { ...(RUNS[name] as AuditInput), ...run });
+    expect(lines('sender create')).toEqual([
+      { action: 'sender.registered', target: 'Sender Acme (sim)', details: { approved: false } },
+    ]);
+    expect(lines('sender delete')).toEqual([
+      { action: 'sender.deleted', target: 'Sender Acme (sim)', details: {} },
+    ]);
+    expect(lines('template create')).toEqual([
+      {
+        action: 'template.created',
+        target: 'Template code',
+        details: { purpose: 'transactional' },
+      },
+    ]);
+    expect(lines('template update')).toEqual([
+      {
+        action: 'template.updated',
+        target: 'Template code',
+        details: { purpose: 'transactional', enabled: false },
+      },
+    ]);
+    expect(lines('template delete')).toEqual([
+      { action: 'template.deleted', target: 'Template code', details: {} },
+    ]);
+    expect(lines('key create')).toEqual([
+      {
+        action: 'api_key.created',
+        target: 'API key hk_live_ab12',
+        details: {
+          abilities: 'messages:send',
+          name: 'Backend',
+          provider: null,
+          failover_route: null,
+        },
+      },
+    ]);
+    expect(lines('campaign create')).toEqual([
+      {
+        action: 'campaign.created',
+        target: 'campaign #21',
+        details: { name: 'Spring sale', recipients: 2, dispatch_confirmed: false },
+      },
+    ]);
+  });
+
+  it('records a key revoke only when the key was not already revoked', () => {
+    const run = RUNS['key revoke'] as AuditInput;
+    expect(auditLinesOf('key revoke', run)).toEqual([
+      { action: 'api_key.revoked', target: 'API key hk_live_ab12', details: {} },
+    ]);
+    expect(
+      auditLinesOf('key revoke', {
+        ...run,
+        output: { id: 5, revoked: true, already_revoked: true },
+      }),
+    ).toEqual([]);
+  });
+
+  it('names a member update by what changed, as the Team and member pages do', () => {
+    const was = {
+      role: 'developer',
+      status: 'active',
+      permissions: ['messages.view', 'messages.send'],
+    };
+    const update = (options: Record<string, string>, after: Partial<typeof was>) =>
+      auditLinesOf('member update', {
+        options: { workspace: 'acme', email: 'ann@acme.test', ...options },
+        output: { user_id: 3, email: 'ann@acme.test', ...was, ...after },
+        before: was,
+      });
+    const target = 'member ann@acme.test';
+    expect(update({ role: 'admin' }, { role: 'admin', permissions: ['team.manage'] })).toEqual([
+      { action: 'member.role_changed', target, details: { role: 'admin' } },
+    ]);
+    expect(update({ status: 'suspended' }, { status: 'suspended' })).toEqual([
+      { action: 'member.suspended', target, details: {} },
+    ]);
+    expect(
+      auditLinesOf('member update', {
+        options: { workspace: 'acme', email: 'ann@acme.test', status: 'active' },
+        output: { user_id: 3, email: 'ann@acme.test', ...was },
+        before: { ...was, status: 'suspended' },
+      }),
+    ).toEqual([{ action: 'member.reactivated', target, details: {} }]);
+    expect(
+      update(
+        { grant: 'webhooks.manage', revoke: 'messages.send' },
+        { permissions: ['messages.view', 'webhooks.manage'] },
+      ),
+    ).toEqual([
+      {
+        action: 'member.permission_granted',
+        target,
+        details: { permission: 'webhooks.manage', permissions: 'messages.view,webhooks.manage' },
+      },
+      {
+        action: 'member.permission_revoked',
+        target,
+        details: { permission: 'messages.send', permissions: 'messages.view,webhooks.manage' },
+      },
+    ]);
+    // Suspending a suspended member, or granting what is held, changes nothing: nothing recorded.
+    expect(update({ status: 'active' }, {})).toEqual([]);
+    expect(update({ grant: 'messages.view' }, {})).toEqual([]);
+    expect(() =>
+      auditLinesOf('member update', {
+        options: { workspace: 'acme', email: 'ann@acme.test', status: 'suspended' },
+        output: { email: 'ann@acme.test', ...was },
+      }),
+    ).toThrow("the member's state before the update is unknown");
   });
 });
