@@ -1,5 +1,4 @@
 import { defineConfig } from 'vitest/config';
-import { isDatabaseUnavailable } from './db/unavailable.js';
 
 const stack = {
   globalSetup: ['test/support/global-setup.ts'],
@@ -10,10 +9,6 @@ const stack = {
 
 export default defineConfig({
   test: {
-    // As the service's own handler does (cli/commands/serve.ts): postgres.js can reject a
-    // promise nothing awaits when a session is killed under a transaction (the losing side of
-    // its begin's race). The service logs it and goes on; so does a test process.
-    onUnhandledError: (error) => (isDatabaseUnavailable(error) ? false : undefined),
     projects: [
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
       // Workflow logic on Temporal's time-skipping test server with mocked activities: no Postgres.

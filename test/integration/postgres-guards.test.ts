@@ -52,9 +52,11 @@ describe('the Postgres pool when a session dies', () => {
       await tx.unsafe(`insert into ${table} values (1)`);
       await tx`select pg_sleep(2)`;
     });
+    // Awaited from before the kill: the rejection can come before the killer's own answer.
+    const refused = expect(transaction).rejects.toMatchObject({ code: 'CONNECTION_CLOSED' });
     while (pid === 0) await sleep(20);
     await killer`select pg_terminate_backend(${pid})`;
-    await expect(transaction).rejects.toMatchObject({ code: 'CONNECTION_CLOSED' });
+    await refused;
     // Time for the immediate that crashed the process before the guard.
     await sleep(200);
     await nextQueryAfterKill();
@@ -76,9 +78,10 @@ describe('the Postgres pool when a session dies', () => {
         throw error;
       }
     });
+    const refused = expect(transaction).rejects.toMatchObject({ code: 'CONNECTION_CLOSED' });
     while (pid === 0) await sleep(20);
     await killer`select pg_terminate_backend(${pid})`;
-    await expect(transaction).rejects.toMatchObject({ code: 'CONNECTION_CLOSED' });
+    await refused;
     // The pool reconnects its one connection while the transaction's callback still waits.
     await nextQueryAfterKill();
     expect(await sql`select 2 as two`).toEqual([{ two: 2 }]);
