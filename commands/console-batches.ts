@@ -17,14 +17,15 @@ import {
   type ReportBatch,
 } from '../db/reporting.js';
 import { ratePercent } from '../domain/delivery-rate.js';
+import { maskedNumber } from '../domain/phone.js';
 import type { CommandDeps } from './deps.js';
 
 export type { BatchCursor, BatchFilter, FailureGroup, ReportBatch };
 
 type Deps = Pick<CommandDeps, 'sql'>;
 
-export const BATCH_PAGE_SIZE = 25;
-export const RECIPIENT_PAGE_SIZE = 50;
+const BATCH_PAGE_SIZE = 25;
+const RECIPIENT_PAGE_SIZE = 50;
 
 export interface BatchPage {
   batches: ReportBatch[];
@@ -80,11 +81,6 @@ export async function loadBatchReport(
     deliveryRatePercent: ratePercent(batch.delivered, batch.sent),
     failures,
   };
-}
-
-/** `•••• 4567`: what a member without recipients.read sees of a number. */
-export function maskedNumber(number: string): string {
-  return `•••• ${number.slice(-4)}`;
 }
 
 export interface RecipientRow extends Omit<BatchRecipient, 'recipient'> {

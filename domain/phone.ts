@@ -49,3 +49,11 @@ export function serves(countries: Countries, e164: string): boolean {
   const country = countryOf(e164);
   return country !== undefined && countries.includes(country);
 }
+
+/**
+ * `+61412345678` → `•••• 5678`: enough for its owner to recognise, nothing for anyone else (an
+ * opt-out page, a member without recipients.read).
+ */
+export function maskedNumber(e164: string): string {
+  return `•••• ${e164.slice(-4)}`;
+}

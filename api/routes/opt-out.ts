@@ -3,10 +3,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { findOptOutLink, isOptedOut, optOut } from '../../db/opt-outs.js';
 import { escapeHtml, page } from '../../domain/html.js';
+import { maskedNumber } from '../../domain/phone.js';
 import type { ApiDeps } from '../deps.js';
-
-/** `+61412345678` → `•••• 5678`: enough for the recipient to recognise, nothing for anyone else. */
-const maskNumber = (recipient: string) => `•••• ${recipient.slice(-4)}`;
 
 const notFound = page(
   'Link not found',
@@ -37,7 +35,7 @@ export const optOutRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (app
     return reply.send(
       page(
         'Unsubscribe',
-        `<h1>Unsubscribe</h1><p>Stop marketing messages from <strong>${escapeHtml(link.workspaceName)}</strong> to ${escapeHtml(maskNumber(link.recipient))}?</p>
+        `<h1>Unsubscribe</h1><p>Stop marketing messages from <strong>${escapeHtml(link.workspaceName)}</strong> to ${escapeHtml(maskedNumber(link.recipient))}?</p>
 <form method="post"><button type="submit">Unsubscribe</button></form>`,
       ),
     );
