@@ -11,6 +11,7 @@ import {
   listMemberSecondFactors,
   type MemberSecondFactor,
   removeTotp,
+  resetMemberTotp,
   secondFactorRequiredFor,
   setRequireSecondFactor,
   storePendingTotpSecret,
@@ -181,35 +182,64 @@ export type { MemberSecondFactor };
 
 const forbidden = (message: string) => new InputError('forbidden', [message]);
 
-/** The members of a workspace and whether each uses a second factor, for its owners and admins. */
+const ONLY_ADMINS_RESET = "Only an owner or admin can reset a member's two-step verification";
+const resetsFactors = (by: { role: Role | null }) => by.role === 'owner' || by.role === 'admin';
+
+/** The members of a workspace and whether each uses a second factor, as `byUserId` may reset it. */
 export async function listWorkspaceSecondFactors(
   deps: Pick<CommandDeps, 'sql'>,
-  workspaceId: number,
+  input: { workspaceId: number; byUserId: number },
 ): Promise<MemberSecondFactor[]> {
-  return listMemberSecondFactors(deps.sql, workspaceId);
+  return listMemberSecondFactors(deps.sql, input.workspaceId, input.byUserId);
+}
+
+/**
+ * Why `by` may not reset the second factor of `member` (of the workspace where `by` has that
+ * role); undefined when they may. The profile's reset button shows exactly when this allows it.
+ *
+ * The factor belongs to the user, not the workspace: it guards every workspace they are in. So
+ * (as GitHub leaves a user's two-step settings to the user, whatever organisations they are in)
+ * a reset is refused when the member also belongs to a workspace where `by` could not reset it
+ * (MemberSecondFactor.beyondReach): an admin of one workspace must not weaken the owner of
+ * another. Such a member turns it off themselves, with their password and a code.
+ */
+export function secondFactorResetRefusal(
+  by: { userId: number; role: Role | null },
+  member: Pick<MemberSecondFactor, 'userId' | 'email' | 'role' | 'beyondReach'>,
+): InputError | undefined {
+  if (!resetsFactors(by)) return forbidden(ONLY_ADMINS_RESET);
+  if (member.userId === by.userId)
+    return conflict`Turn off your own two-step verification from your profile, with your password and a code`;
+  if (member.role === 'owner' && by.role !== 'owner')
+    return forbidden("Only an owner can reset an owner's two-step verification");
+  if (member.beyondReach)
+    return forbidden(
+      `${member.email} also belongs to a workspace you do not manage, which their two-step verification protects too; only they can turn it off`,
+    );
+  return undefined;
 }
 
 /**
  * An owner or admin resets another member's second factor (a lost phone): it goes, with every
  * console session of theirs, and they set one up again, at their next page if the workspace
- * requires it. Only an owner resets an owner's; their own factor a member turns off themselves.
+ * requires it. Refused as secondFactorResetRefusal says, checked on the memberships as they are
+ * when the factor goes.
  */
 export async function resetMemberSecondFactor(
   deps: Pick<CommandDeps, 'sql'>,
   input: { workspaceId: number; email: string; by: { userId: number; role: Role } },
 ): Promise<{ email: string; sessionsEnded: number }> {
-  if (input.by.role !== 'owner' && input.by.role !== 'admin')
-    throw forbidden("Only an owner or admin can reset a member's two-step verification");
-  const email = input.email.trim().toLowerCase();
-  const member = (await listMemberSecondFactors(deps.sql, input.workspaceId)).find(
-    (candidate) => candidate.email.toLowerCase() === email,
+  if (!resetsFactors(input.by)) throw forbidden(ONLY_ADMINS_RESET);
+  const email = input.email.trim();
+  const reset = await resetMemberTotp(
+    deps.sql,
+    { workspaceId: input.workspaceId, email, byUserId: input.by.userId },
+    (member) => {
+      const refused = secondFactorResetRefusal(input.by, member);
+      if (refused) throw refused;
+    },
   );
-  if (!member) throw notFound`This workspace has no member ${input.email}`;
-  if (member.userId === input.by.userId)
-    throw conflict`Turn off your own two-step verification from your profile, with your password and a code`;
-  if (member.role === 'owner' && input.by.role !== 'owner')
-    throw forbidden("Only an owner can reset an owner's two-step verification");
-  const { removed, sessionsEnded } = await removeTotp(deps.sql, member.userId, null);
-  if (!removed) throw conflict`${member.email} has not set up two-step verification`;
-  return { email: member.email, sessionsEnded };
+  if (!reset) throw notFound`This workspace has no member ${input.email}`;
+  if (!reset.removed) throw conflict`${reset.member.email} has not set up two-step verification`;
+  return { email: reset.member.email, sessionsEnded: reset.sessionsEnded };
 }

@@ -5,7 +5,12 @@
  */
 import type { FastifyReply } from 'fastify';
 import { listMyConsoleSessions } from '../commands/console-sessions.js';
-import { listWorkspaceSecondFactors, type TotpEnrolment, totpEnrolled } from '../commands/totp.js';
+import {
+  listWorkspaceSecondFactors,
+  secondFactorResetRefusal,
+  type TotpEnrolment,
+  totpEnrolled,
+} from '../commands/totp.js';
 import { can } from './access.js';
 import type { ConsoleDeps } from './deps.js';
 import type { SignedIn } from './guard.js';
@@ -48,7 +53,12 @@ export async function profilePage(
   const [enrolled, sessions, members] = await Promise.all([
     totpEnrolled(deps, visitor.userId),
     listMyConsoleSessions(deps, visitor.userId),
-    canReset ? listWorkspaceSecondFactors(deps, visitor.workspaceId) : [],
+    canReset
+      ? listWorkspaceSecondFactors(deps, {
+          workspaceId: visitor.workspaceId,
+          byUserId: visitor.userId,
+        })
+      : [],
   ]);
   return sendHtml(
     reply,
@@ -61,13 +71,10 @@ export async function profilePage(
       visitor,
       enrolled,
       canRequire: can(visitor, 'security.manage'),
-      // Only an owner resets an owner's, and nobody their own here (they turn it off above).
+      // The reset's own rule, so the button shows exactly when the reset would be allowed.
       members: members.map((member) => ({
         ...member,
-        resettable:
-          member.enrolled &&
-          member.userId !== visitor.userId &&
-          (member.role !== 'owner' || visitor.role === 'owner'),
+        resettable: member.enrolled && !secondFactorResetRefusal(visitor, member),
       })),
       canReset,
       sessions,

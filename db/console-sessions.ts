@@ -1,5 +1,5 @@
 import type { Permission, Role } from '../domain/access.js';
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
 
 /** What every console page needs about its visitor, read in one query per request. */
 export interface ConsoleVisitor {
@@ -117,7 +117,7 @@ export async function revokeConsoleSession(sql: Sql, sessionId: number): Promise
 
 /** Every session of the user but `exceptSessionId` (a password or factor change). */
 export async function revokeUserConsoleSessions(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   userId: number,
   exceptSessionId: number | null,
 ): Promise<number> {

@@ -1,5 +1,6 @@
 import type { Role } from '../domain/access.js';
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
+import { revokeUserConsoleSessions } from './console-sessions.js';
 
 export interface TotpState {
   email: string;
@@ -70,17 +71,67 @@ export interface MemberSecondFactor {
   role: Role;
   status: 'active' | 'suspended';
   enrolled: boolean;
+  /**
+   * Whether they also belong to a workspace where the one looking (`byUserId`) could not reset
+   * their factor: not an active owner or admin holding members.read there, or an admin where
+   * they are owner. Their factor guards that workspace too.
+   */
+  beyondReach: boolean;
 }
+
+/** The columns of MemberSecondFactor, for a member row `m` joined to its user `u`. */
+const memberSecondFactorColumns = (sql: Sql | TransactionSql, byUserId: number) => sql`
+  m.user_id, u.email, m.role, m.status, u.totp_enabled_at is not null as enrolled,
+  exists (
+    select 1 from workspace_members elsewhere
+    where elsewhere.user_id = m.user_id and elsewhere.workspace_id <> m.workspace_id
+      and not exists (
+        select 1 from workspace_members manager
+        where manager.workspace_id = elsewhere.workspace_id and manager.user_id = ${byUserId}
+          and manager.status = 'active' and 'members.read' = any(manager.permissions)
+          and (manager.role = 'owner' or (manager.role = 'admin' and elsewhere.role <> 'owner'))
+      )
+  ) as beyond_reach`;
 
 export async function listMemberSecondFactors(
   sql: Sql,
   workspaceId: number,
+  byUserId: number,
 ): Promise<MemberSecondFactor[]> {
   return sql<MemberSecondFactor[]>`
-    select m.user_id, u.email, m.role, m.status, u.totp_enabled_at is not null as enrolled
+    select ${memberSecondFactorColumns(sql, byUserId)}
     from workspace_members m join users u on u.id = m.user_id
     where m.workspace_id = ${workspaceId}
     order by lower(u.email), m.user_id`;
+}
+
+/**
+ * Takes the factor of the workspace's member of `email` out of use (its secret goes) and ends
+ * every console session of theirs, once `check` (which sees the member as `byUserId` does, and
+ * may throw) allows it. The memberships of both users stay locked from the check to the end, so
+ * a role changed meanwhile cannot slip past the check; a membership added meanwhile comes after.
+ * Undefined when the workspace has no such member; removed false when no factor was in use.
+ */
+export async function resetMemberTotp(
+  sql: Sql,
+  input: { workspaceId: number; email: string; byUserId: number },
+  check: (member: MemberSecondFactor) => void,
+): Promise<{ member: MemberSecondFactor; removed: boolean; sessionsEnded: number } | undefined> {
+  return sql.begin(async (tx) => {
+    // In (workspace, user) order, as lockMembers (db/members.ts) takes one workspace's.
+    await tx`
+      select 1 from workspace_members m join users u on u.id = m.user_id
+      where lower(u.email) = lower(${input.email}) or m.user_id = ${input.byUserId}
+      order by m.workspace_id, m.user_id
+      for update of m`;
+    const [member] = await tx<MemberSecondFactor[]>`
+      select ${memberSecondFactorColumns(tx, input.byUserId)}
+      from workspace_members m join users u on u.id = m.user_id
+      where m.workspace_id = ${input.workspaceId} and lower(u.email) = lower(${input.email})`;
+    if (!member) return undefined;
+    check(member);
+    return { member, ...(await clearTotp(tx, member.userId, null)) };
+  });
 }
 
 /**
@@ -92,14 +143,20 @@ export async function removeTotp(
   userId: number,
   keepSessionId: number | null,
 ): Promise<{ removed: boolean; sessionsEnded: number }> {
-  return sql.begin(async (tx) => {
-    const cleared = await tx`
-      update users set totp_secret = null, totp_enabled_at = null, totp_last_step = null
-      where id = ${userId} and totp_enabled_at is not null`;
-    if (cleared.count !== 1) return { removed: false, sessionsEnded: 0 };
-    const ended = await tx`
-      update console_sessions set revoked_at = now()
-      where user_id = ${userId} and revoked_at is null and id is distinct from ${keepSessionId}`;
-    return { removed: true, sessionsEnded: ended.count };
-  });
+  return sql.begin((tx) => clearTotp(tx, userId, keepSessionId));
+}
+
+async function clearTotp(
+  tx: TransactionSql,
+  userId: number,
+  keepSessionId: number | null,
+): Promise<{ removed: boolean; sessionsEnded: number }> {
+  const cleared = await tx`
+    update users set totp_secret = null, totp_enabled_at = null, totp_last_step = null
+    where id = ${userId} and totp_enabled_at is not null`;
+  if (cleared.count !== 1) return { removed: false, sessionsEnded: 0 };
+  return {
+    removed: true,
+    sessionsEnded: await revokeUserConsoleSessions(tx, userId, keepSessionId),
+  };
 }

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resetMemberSecondFactor } from '../../commands/totp.js';
 import { addUser } from '../../commands/users.js';
 import { createWorkspace } from '../../commands/workspaces.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
@@ -18,7 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function member(role: 'owner' | 'developer', slug?: string) {
+async function member(role: 'owner' | 'admin' | 'developer', slug?: string) {
   const workspace = slug ?? `t-${randomBytes(5).toString('hex')}`;
   if (!slug) await createWorkspace(server.deps, { name: `Two-step ${workspace}`, slug: workspace });
   const email = `${role}-${randomBytes(3).toString('hex')}@${workspace}.test`;
@@ -313,5 +314,69 @@ describe('turning TOTP off and resetting it', () => {
     );
     expect(await enrolledAt(owner.email)).toBe(true);
     expect(await auditOf(owner.email, 'second_factor.reset')).toEqual([]);
+  });
+
+  it('refuses a reset of a member whose factor also guards a workspace the resetter does not manage', async () => {
+    const owner = await member('owner');
+    const admin = await member('admin', owner.slug);
+    const both = await member('developer', owner.slug);
+    await enrol(both.browser);
+    const elsewhere = `t-${randomBytes(5).toString('hex')}`;
+    await createWorkspace(server.deps, { name: `Two-step ${elsewhere}`, slug: elsewhere });
+    await addUser(server.deps, {
+      workspace: elsewhere,
+      email: both.email,
+      password: PASSWORD,
+      role: 'owner',
+    });
+
+    const refusal = `${both.email} also belongs to a workspace you do not manage, which their two-step verification protects too; only they can turn it off`;
+    // Neither A's admin nor A's owner is in B, where the member is owner: no button, no reset.
+    for (const resetter of [admin, owner]) {
+      const page = await resetter.browser.get('/console/profile');
+      expect(visibleText(page.body)).toContain("Members' two-step verification");
+      expect(page.body).not.toContain(`name="email" value="${both.email}"`);
+      const refused = await resetter.browser.post(
+        `/console/w/${owner.slug}/security/second-factor/reset`,
+        { email: both.email },
+      );
+      expect(refused.status).toBe(403);
+      expect(/<div class="alert error" role="alert">([^<]*)<\/div>/.exec(refused.body)?.[1]).toBe(
+        refusal,
+      );
+      expect(await auditOf(resetter.email, 'second_factor.reset')).toEqual([]);
+    }
+    expect(await enrolledAt(both.email)).toBe(true);
+    expect((await both.browser.get(`/console/w/${owner.slug}`)).status).toBe(200);
+
+    // The use-case itself refuses, whatever front end calls it.
+    const [adminRow] = await server.sql<{ workspaceId: number; userId: number }[]>`
+      select m.workspace_id, m.user_id from workspace_members m
+      join users u on u.id = m.user_id where u.email = ${admin.email}`;
+    await expect(
+      resetMemberSecondFactor(server.deps, {
+        workspaceId: adminRow?.workspaceId ?? 0,
+        email: both.email,
+        by: { userId: adminRow?.userId ?? 0, role: 'admin' },
+      }),
+    ).rejects.toThrow(refusal);
+    expect(await enrolledAt(both.email)).toBe(true);
+
+    // Once A's owner also owns B, the factor guards nothing beyond them: the button and the reset.
+    await addUser(server.deps, {
+      workspace: elsewhere,
+      email: owner.email,
+      password: PASSWORD,
+      role: 'owner',
+    });
+    const page = await owner.browser.get('/console/profile');
+    expect(page.body).toContain(`<input type="hidden" name="email" value="${both.email}">`);
+    const reset = await owner.browser.post(
+      `/console/w/${owner.slug}/security/second-factor/reset`,
+      { email: both.email },
+    );
+    expect(reset.status).toBe(303);
+    expect(reset.location).toBe('/console/profile?done=reset');
+    expect(await enrolledAt(both.email)).toBe(false);
   });
 });
