@@ -3,14 +3,16 @@
  * api applies at send time (SPEC §4.3, §8), so a saved service never makes every send with it
  * a 422. Deleting one leaves codes already sent verifiable by request_id.
  */
+import type { TransactionSql } from '../db/client.js';
 import {
   deleteOtpService as deleteOtpServiceRow,
-  findMessageTemplate,
   findOtpService,
   insertOtpService,
-  isApprovedSender,
+  lockOtpService,
   type OtpServiceRecord,
   type OtpServiceSettings,
+  shareApprovedSender,
+  shareMessageTemplate,
   updateOtpService as updateOtpServiceRow,
 } from '../db/otp-settings.js';
 import type { Workspace } from '../db/workspaces.js';
@@ -89,9 +91,14 @@ function kept(given: string | null | undefined, current: string | null | undefin
   return optionalText(given) ?? current ?? null;
 }
 
-/** The given settings on top of `base` (defaults for a new service), checked as a whole. */
+/**
+ * The given settings on top of `base` (defaults for a new service), checked as a whole. The
+ * template and the sender are read `for share` in `tx`, the transaction that saves the service:
+ * an edit or delete of either (which locks it `for update`) waits for the service, then sees it.
+ */
 async function serviceSettings(
   deps: Deps,
+  tx: TransactionSql,
   workspace: Workspace,
   input: OtpServiceSettingsInput,
   base: OtpServiceSettings | undefined,
@@ -134,7 +141,7 @@ async function serviceSettings(
 
   if (templateSlug !== null) {
     resourceSlug(templateSlug, field('template'));
-    const template = await findMessageTemplate(deps.sql, workspace.id, templateSlug);
+    const template = await shareMessageTemplate(tx, workspace.id, templateSlug);
     if (!template)
       throw invalid`${field('template')} "${templateSlug}" is not a template of ${workspace.slug}`;
     if (!template.enabled)
@@ -162,7 +169,7 @@ async function serviceSettings(
     // Without a provider the service sends through the key's provider or `own`: the service's
     // sender must at least be approved for `own`, as a send would then require.
     const senderProvider = providerSlug ?? OWN_PROVIDER_SLUG;
-    if (!(await isApprovedSender(deps.sql, workspace.id, senderProvider, senderId))) {
+    if (!(await shareApprovedSender(tx, workspace.id, senderProvider, senderId))) {
       const blamed = field(givenSender !== undefined ? 'senderId' : 'provider');
       throw invalid`${blamed}: "${senderId}" is not an approved sender of provider ${senderProvider} in ${workspace.slug}`;
     }
@@ -197,8 +204,11 @@ export async function createOtpService(
   input: OtpServiceSettingsInput & { workspace?: string },
 ): Promise<SavedOtpService> {
   const workspace = await findWorkspace(deps, input.workspace);
-  const settings = await serviceSettings(deps, workspace, input, undefined);
-  return { service: await insertOtpService(deps.sql, workspace.id, settings), workspace };
+  const service = await deps.sql.begin(async (tx) => {
+    const settings = await serviceSettings(deps, tx, workspace, input, undefined);
+    return insertOtpService(tx, workspace.id, settings);
+  });
+  return { service, workspace };
 }
 
 /** One service of the workspace, by slug. */
@@ -229,10 +239,12 @@ export async function updateOtpService(
     throw invalid`Give at least one of ${listOf(SETTING_FIELDS.map((name) => field(name)))}`;
   const unknown = () =>
     notFound`${field('slug')} "${slug}" is not an OTP service of ${workspace.slug}`;
-  const current = await findOtpService(deps.sql, workspace.id, slug);
-  if (!current) throw unknown();
-  const settings = await serviceSettings(deps, workspace, input, current);
-  const service = await updateOtpServiceRow(deps.sql, workspace.id, slug, settings);
+  const service = await deps.sql.begin(async (tx) => {
+    const current = await lockOtpService(tx, workspace.id, slug);
+    if (!current) throw unknown();
+    const settings = await serviceSettings(deps, tx, workspace, input, current);
+    return updateOtpServiceRow(tx, workspace.id, slug, settings);
+  });
   if (!service) throw unknown();
   return { service, workspace };
 }

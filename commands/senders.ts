@@ -1,10 +1,10 @@
 /** Sender ids a workspace may send from, per provider: approved, or pending approval. */
 import { upsertSenderId } from '../db/otp-settings.js';
 import {
-  deleteUnusedSenderId,
-  findSenderListing,
+  deleteSenderId,
   insertNewSenderId,
   listSenderIds,
+  lockSenderListing,
   otpServicesUsingSender,
   type SenderListing,
 } from '../db/sender-ids.js';
@@ -103,21 +103,27 @@ export async function listSenders(
   return listSenderIds(deps.sql, workspace.id);
 }
 
-/** Refused while an OTP service sends from the sender: its sends would all be refused. */
+/**
+ * Refused while an OTP service sends from the sender: its sends would all be refused. The sender
+ * is locked while its services are checked, so none can be saved with it meanwhile.
+ */
 export async function deleteSender(
   deps: Deps,
   input: { workspace?: string; id: number },
 ): Promise<{ sender: SenderListing; workspace: Workspace }> {
   const workspace = await findWorkspace(deps, input.workspace);
   const unknown = () => notFound`${workspace.slug} has no sender id ${input.id}`;
-  const sender = Number.isSafeInteger(input.id)
-    ? await findSenderListing(deps.sql, workspace.id, input.id)
-    : undefined;
-  if (!sender) throw unknown();
-  if (await deleteUnusedSenderId(deps.sql, workspace.id, sender.id, OWN_PROVIDER_SLUG))
-    return { sender, workspace };
-  const services = await otpServicesUsingSender(deps.sql, workspace.id, sender, OWN_PROVIDER_SLUG);
-  if (services.length === 0) throw unknown();
-  const { who, sends, them } = dependents(services);
-  throw conflict`${capitalised(who)} ${sends} from "${sender.sender}" through ${sender.providerSlug}; change ${them} first`;
+  if (!Number.isSafeInteger(input.id)) throw unknown();
+  const sender = await deps.sql.begin(async (tx) => {
+    const sender = await lockSenderListing(tx, workspace.id, input.id);
+    if (!sender) throw unknown();
+    const services = await otpServicesUsingSender(tx, workspace.id, sender, OWN_PROVIDER_SLUG);
+    if (services.length > 0) {
+      const { who, sends, them } = dependents(services);
+      throw conflict`${capitalised(who)} ${sends} from "${sender.sender}" through ${sender.providerSlug}; change ${them} first`;
+    }
+    if (!(await deleteSenderId(tx, workspace.id, sender.id))) throw unknown();
+    return sender;
+  });
+  return { sender, workspace };
 }

@@ -1,9 +1,10 @@
 /** Message templates a workspace's OTP services and sends may name by slug. */
 import {
   type DependentOtpService,
-  deleteUnusedMessageTemplate,
+  deleteMessageTemplate,
   findTemplateListing,
   listMessageTemplates,
+  lockTemplateListing,
   otpServicesUsingTemplate,
   type TemplateListing,
   updateMessageTemplate,
@@ -125,55 +126,69 @@ export async function showTemplate(
 
 /**
  * Changes what is given. An OTP service that names the template keeps working: the template
- * stays enabled and transactional and its body fits each such service's code length.
+ * stays enabled and transactional and its body fits each such service's code length. The
+ * template is locked while its services are checked, so none can be saved with it meanwhile.
  */
 export async function updateTemplate(
   deps: Deps,
   input: UpdateTemplateInput,
 ): Promise<{ template: TemplateListing; workspace: Workspace }> {
-  const { template: current, workspace } = await showTemplate(deps, input);
-  const givenBody = optionalText(input.body);
-  const givenPurpose = optionalText(input.purpose);
-  const givenName = optionalText(input.name);
-  if ([givenBody, givenPurpose, givenName, input.enabled].every((value) => value === undefined))
-    throw invalid`Give at least one of ${listOf([field('name'), field('body'), field('purpose'), field('enabled')])}`;
-  const settings = {
-    name: givenName === undefined ? current.name : checkedName(givenName),
-    body: givenBody === undefined ? current.body : checkedBody(givenBody),
-    purpose: givenPurpose === undefined ? current.purpose : checkedPurpose(givenPurpose),
-    enabled: input.enabled ?? current.enabled,
-  };
-  const services = await otpServicesUsingTemplate(deps.sql, workspace.id, current.slug);
-  if (services.length > 0) {
-    const { who, sends, them } = dependents(services);
-    if (!settings.enabled)
-      throw conflict`${field('enabled')}: ${who} ${sends} with this template; change ${them} first`;
-    if (settings.purpose !== 'transactional')
-      throw conflict`${field('purpose')}: ${who} ${sends} with this template, which must stay transactional`;
-    for (const service of services) {
-      const problem = otpTemplateProblem(settings.body, service.codeLength);
-      if (problem)
-        throw invalid`${field('body')}: the OTP service "${service.name}" sends with this template, which ${problem}`;
+  const workspace = await findWorkspace(deps, input.workspace);
+  const slug = templateSlug(input.slug);
+  const unknown = () => notFound`${field('slug')} "${slug}" is not a template of ${workspace.slug}`;
+  const template = await deps.sql.begin(async (tx) => {
+    const current = await lockTemplateListing(tx, workspace.id, slug);
+    if (!current) throw unknown();
+    const givenBody = optionalText(input.body);
+    const givenPurpose = optionalText(input.purpose);
+    const givenName = optionalText(input.name);
+    if ([givenBody, givenPurpose, givenName, input.enabled].every((value) => value === undefined))
+      throw invalid`Give at least one of ${listOf([field('name'), field('body'), field('purpose'), field('enabled')])}`;
+    const settings = {
+      name: givenName === undefined ? current.name : checkedName(givenName),
+      body: givenBody === undefined ? current.body : checkedBody(givenBody),
+      purpose: givenPurpose === undefined ? current.purpose : checkedPurpose(givenPurpose),
+      enabled: input.enabled ?? current.enabled,
+    };
+    const services = await otpServicesUsingTemplate(tx, workspace.id, slug);
+    if (services.length > 0) {
+      const { who, sends, them } = dependents(services);
+      if (!settings.enabled)
+        throw conflict`${field('enabled')}: ${who} ${sends} with this template; change ${them} first`;
+      if (settings.purpose !== 'transactional')
+        throw conflict`${field('purpose')}: ${who} ${sends} with this template, which must stay transactional`;
+      for (const service of services) {
+        const problem = otpTemplateProblem(settings.body, service.codeLength);
+        if (problem)
+          throw invalid`${field('body')}: the OTP service "${service.name}" sends with this template, which ${problem}`;
+      }
     }
-  }
-  const template = await updateMessageTemplate(deps.sql, workspace.id, current.slug, settings);
-  if (!template)
-    throw notFound`${field('slug')} "${current.slug}" is not a template of ${workspace.slug}`;
+    return updateMessageTemplate(tx, workspace.id, slug, settings);
+  });
+  if (!template) throw unknown();
   return { template, workspace };
 }
 
-/** Refused while an OTP service names the template: its sends would all be refused. */
+/**
+ * Refused while an OTP service names the template: its sends would all be refused. The
+ * template is locked while its services are checked, so none can be saved with it meanwhile.
+ */
 export async function deleteTemplate(
   deps: Deps,
   input: { workspace?: string; slug?: string },
 ): Promise<{ slug: string; workspace: Workspace }> {
   const workspace = await findWorkspace(deps, input.workspace);
   const slug = templateSlug(input.slug);
-  if (await deleteUnusedMessageTemplate(deps.sql, workspace.id, slug)) return { slug, workspace };
-  const services = await otpServicesUsingTemplate(deps.sql, workspace.id, slug);
-  if (services.length > 0) {
-    const { who, sends, them } = dependents(services);
-    throw conflict`${capitalised(who)} ${sends} with the template "${slug}"; change ${them} first`;
-  }
-  throw notFound`${field('slug')} "${slug}" is not a template of ${workspace.slug}`;
+  await deps.sql.begin(async (tx) => {
+    const unknown = () =>
+      notFound`${field('slug')} "${slug}" is not a template of ${workspace.slug}`;
+    if (!(await lockTemplateListing(tx, workspace.id, slug))) throw unknown();
+    const services = await otpServicesUsingTemplate(tx, workspace.id, slug);
+    if (services.length > 0) {
+      const { who, sends, them } = dependents(services);
+      throw conflict`${capitalised(who)} ${sends} with the template "${slug}"; change ${them} first`;
+    }
+    if (!(await deleteMessageTemplate(tx, workspace.id, slug))) throw unknown();
+  });
+  return { slug, workspace };
 }

@@ -1,4 +1,4 @@
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
 import type { MessageTemplateRecord } from './otp-settings.js';
 
 /** A workspace's message templates as the console lists and edits them. */
@@ -16,7 +16,8 @@ export interface DependentOtpService {
   codeLength: number;
 }
 
-const TEMPLATE_COLUMNS = (sql: Sql) => sql`id, slug, name, body, purpose, enabled, created_at`;
+const TEMPLATE_COLUMNS = (sql: Sql | TransactionSql) =>
+  sql`id, slug, name, body, purpose, enabled, created_at`;
 
 export async function listMessageTemplates(
   sql: Sql,
@@ -38,8 +39,24 @@ export async function findTemplateListing(
   return template;
 }
 
+/**
+ * The template, locked until the transaction ends: an OTP service being saved with it (which
+ * reads it `for share`) commits first, or waits and then sees this transaction's change.
+ */
+export async function lockTemplateListing(
+  tx: TransactionSql,
+  workspaceId: number,
+  slug: string,
+): Promise<TemplateListing | undefined> {
+  const [template] = await tx<TemplateListing[]>`
+    select ${TEMPLATE_COLUMNS(tx)} from message_templates
+    where workspace_id = ${workspaceId} and slug = ${slug}
+    for update`;
+  return template;
+}
+
 export async function updateMessageTemplate(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   workspaceId: number,
   slug: string,
   settings: Pick<TemplateListing, 'name' | 'body' | 'purpose' | 'enabled'>,
@@ -53,7 +70,7 @@ export async function updateMessageTemplate(
 }
 
 export async function otpServicesUsingTemplate(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   workspaceId: number,
   slug: string,
 ): Promise<DependentOtpService[]> {
@@ -62,17 +79,16 @@ export async function otpServicesUsingTemplate(
     where workspace_id = ${workspaceId} and template_slug = ${slug} order by id`;
 }
 
-/** Deletes the template unless an OTP service names it (checked in the same statement). */
-export async function deleteUnusedMessageTemplate(
-  sql: Sql,
+/**
+ * Deletes the template. The caller holds its lock (lockTemplateListing) and has found no OTP
+ * service naming it: no foreign key guards otp_services.template_slug.
+ */
+export async function deleteMessageTemplate(
+  tx: TransactionSql,
   workspaceId: number,
   slug: string,
 ): Promise<boolean> {
-  const result = await sql`
-    delete from message_templates t
-    where t.workspace_id = ${workspaceId} and t.slug = ${slug}
-      and not exists (
-        select 1 from otp_services s
-        where s.workspace_id = t.workspace_id and s.template_slug = t.slug)`;
+  const result = await tx`
+    delete from message_templates where workspace_id = ${workspaceId} and slug = ${slug}`;
   return result.count > 0;
 }

@@ -1,4 +1,4 @@
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
 
 /** What an OTP send may take from a saved service, a template and the approved senders. */
 
@@ -16,7 +16,7 @@ export interface OtpServiceRecord {
 
 export type OtpServiceSettings = Omit<OtpServiceRecord, 'slug'>;
 
-const SERVICE_COLUMNS = (sql: Sql) => sql`
+const SERVICE_COLUMNS = (sql: Sql | TransactionSql) => sql`
   slug::text, name, purpose, code_length, expires_in_minutes, template_slug, message_template,
   sender_id, provider_slug`;
 
@@ -27,8 +27,17 @@ export async function findOtpService(sql: Sql, workspaceId: number, slug: string
   return service;
 }
 
+/** The service, locked until the transaction ends, for an update of it. */
+export async function lockOtpService(tx: TransactionSql, workspaceId: number, slug: string) {
+  const [service] = await tx<OtpServiceRecord[]>`
+    select ${SERVICE_COLUMNS(tx)} from otp_services
+    where workspace_id = ${workspaceId} and slug = ${slug}::uuid
+    for update`;
+  return service;
+}
+
 export async function insertOtpService(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   workspaceId: number,
   settings: OtpServiceSettings,
 ): Promise<OtpServiceRecord> {
@@ -43,7 +52,7 @@ export async function insertOtpService(
 }
 
 export async function updateOtpService(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   workspaceId: number,
   slug: string,
   settings: OtpServiceSettings,
@@ -78,6 +87,18 @@ export async function findMessageTemplate(sql: Sql, workspaceId: number, slug: s
   return template;
 }
 
+/**
+ * The template, which stays as read until the transaction ends: its edit or delete (which locks
+ * it `for update`) waits, then sees what this transaction saved with it.
+ */
+export async function shareMessageTemplate(tx: TransactionSql, workspaceId: number, slug: string) {
+  const [template] = await tx<MessageTemplateRecord[]>`
+    select slug, body, purpose, enabled from message_templates
+    where workspace_id = ${workspaceId} and slug = ${slug}
+    for share`;
+  return template;
+}
+
 export async function insertMessageTemplate(
   sql: Sql,
   input: MessageTemplateRecord & { workspaceId: number; name: string },
@@ -99,6 +120,20 @@ export async function isApprovedSender(
   const [row] = await sql<{ approved: boolean }[]>`
     select approved from sender_ids
     where workspace_id = ${workspaceId} and provider_slug = ${providerSlug} and sender = ${sender}`;
+  return row?.approved ?? false;
+}
+
+/** isApprovedSender, the sender then staying as read until the transaction ends (see shareMessageTemplate). */
+export async function shareApprovedSender(
+  tx: TransactionSql,
+  workspaceId: number,
+  providerSlug: string,
+  sender: string,
+): Promise<boolean> {
+  const [row] = await tx<{ approved: boolean }[]>`
+    select approved from sender_ids
+    where workspace_id = ${workspaceId} and provider_slug = ${providerSlug} and sender = ${sender}
+    for share`;
   return row?.approved ?? false;
 }
 

@@ -1,4 +1,4 @@
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
 import type { DependentOtpService } from './message-templates.js';
 
 /** A workspace's registered sender ids as the console lists, adds and deletes them. */
@@ -17,14 +17,19 @@ export async function listSenderIds(sql: Sql, workspaceId: number): Promise<Send
     where workspace_id = ${workspaceId} order by provider_slug, sender`;
 }
 
-export async function findSenderListing(
-  sql: Sql,
+/**
+ * The sender, locked until the transaction ends: an OTP service being saved with it (which reads
+ * it `for share`) commits first, or waits and then sees this transaction's change.
+ */
+export async function lockSenderListing(
+  tx: TransactionSql,
   workspaceId: number,
   id: number,
 ): Promise<SenderListing | undefined> {
-  const [sender] = await sql<SenderListing[]>`
+  const [sender] = await tx<SenderListing[]>`
     select id, provider_slug, sender, approved, created_at from sender_ids
-    where workspace_id = ${workspaceId} and id = ${id}`;
+    where workspace_id = ${workspaceId} and id = ${id}
+    for update`;
   return sender;
 }
 
@@ -43,7 +48,7 @@ export async function insertNewSenderId(
 
 /** The services that send from `sender` through `providerSlug` (no provider: `ownSlug`). */
 export async function otpServicesUsingSender(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   workspaceId: number,
   sender: Pick<SenderListing, 'providerSlug' | 'sender'>,
   ownSlug: string,
@@ -55,19 +60,16 @@ export async function otpServicesUsingSender(
     order by id`;
 }
 
-/** Deletes the sender unless an OTP service sends from it (checked in the same statement). */
-export async function deleteUnusedSenderId(
-  sql: Sql,
+/**
+ * Deletes the sender. The caller holds its lock (lockSenderListing) and has found no OTP service
+ * sending from it: no foreign key guards otp_services.sender_id.
+ */
+export async function deleteSenderId(
+  tx: TransactionSql,
   workspaceId: number,
   id: number,
-  ownSlug: string,
 ): Promise<boolean> {
-  const result = await sql`
-    delete from sender_ids d
-    where d.workspace_id = ${workspaceId} and d.id = ${id}
-      and not exists (
-        select 1 from otp_services s
-        where s.workspace_id = d.workspace_id and s.sender_id = d.sender
-          and coalesce(s.provider_slug, ${ownSlug}) = d.provider_slug)`;
+  const result =
+    await tx`delete from sender_ids where workspace_id = ${workspaceId} and id = ${id}`;
   return result.count > 0;
 }
