@@ -14,9 +14,9 @@ export const BATCH_STATUSES = [
 ] as const satisfies readonly ReportBatch['status'][];
 /** How a batch was created (campaigns.source): the REST API, a Quick Send, or a named campaign. */
 export const BATCH_SOURCES = ['api', 'quick_send', 'campaign'] as const;
-export const PERIODS = ['7d', '30d', 'all', 'dates'] as const;
+const PERIODS = ['7d', '30d', 'all', 'dates'] as const;
 
-export type Period = (typeof PERIODS)[number];
+type Period = (typeof PERIODS)[number];
 
 const DAY_MS = 86_400_000;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -59,7 +59,14 @@ const batchId = (what: string) =>
       .refine(Number.isSafeInteger, { error: `${what} must be a batch number.` }),
   );
 
-export const campaignFilterSchema = z
+/** The period asked for: as given, else dates when a From or To date is, else all time. */
+const periodOf = (query: {
+  period?: Period | undefined;
+  from?: Date | undefined;
+  to?: Date | undefined;
+}): Period => query.period ?? (query.from || query.to ? 'dates' : 'all');
+
+const campaignFilterSchema = z
   .object({
     status: oneOf(BATCH_STATUSES, 'Status'),
     source: oneOf(BATCH_SOURCES, 'Source'),
@@ -70,7 +77,7 @@ export const campaignFilterSchema = z
     newer_than: batchId('The page'),
   })
   .superRefine((query, context) => {
-    const period = query.period ?? (query.from || query.to ? 'dates' : 'all');
+    const period = periodOf(query);
     if (period === 'dates' && !query.from && !query.to)
       context.addIssue({ code: 'custom', path: ['from'], message: 'Give a From or a To date.' });
     if (period === 'dates' && query.from && query.to && query.from > query.to)
@@ -86,7 +93,7 @@ export const campaignFilterSchema = z
 /** The filter as the form shows it again: the parameters as given (blank when not). */
 export type FilterForm = Record<'status' | 'source' | 'period' | 'from' | 'to', string>;
 
-export type CampaignQuery =
+type CampaignQuery =
   | {
       ok: true;
       form: FilterForm;
@@ -122,7 +129,7 @@ export function readCampaignQuery(query: unknown, now: Date): CampaignQuery {
     return { ok: false, form, errors };
   }
   const value = parsed.data;
-  const period: Period = value.period ?? (value.from || value.to ? 'dates' : 'all');
+  const period = periodOf(value);
   const filter: BatchFilter = {
     ...(value.status && { status: value.status }),
     ...(value.source && { source: value.source }),
