@@ -67,6 +67,12 @@ describe('audit of CLI commands', () => {
       'Backend',
     );
     await herald('key', 'revoke', '--id', String(key.id));
+    // Already revoked: the command says so and, as the console, records nothing more.
+    expect(await herald('key', 'revoke', '--id', String(key.id))).toEqual({
+      id: key.id,
+      revoked: true,
+      already_revoked: true,
+    });
     // Read-only: not recorded.
     await herald('member', 'list', '--workspace', slug);
 
@@ -91,7 +97,13 @@ describe('audit of CLI commands', () => {
         ...noBrowser,
         action: 'api_key.created',
         target: `API key ${key.prefix}`,
-        details: { abilities: 'messages:send,messages:read', name: 'Backend' },
+        // As the console's form: the routing fields it was not given are null.
+        details: {
+          abilities: 'messages:send,messages:read',
+          name: 'Backend',
+          provider: null,
+          failover_route: null,
+        },
       },
       {
         ...fromCli,
@@ -136,5 +148,136 @@ describe('audit of CLI commands', () => {
     });
     const entries = await entriesOf(workspace.id as number);
     expect(entries.map((entry) => entry.action)).toEqual(['workspace.created']);
+  });
+
+  it('records a sender, a template and a member update as the console does, whichever door', async () => {
+    const slug = `a-${randomBytes(5).toString('hex')}`;
+    const owner = `owner@${slug}.test`;
+    const [viaConsole, viaCli] = [`web@${slug}.test`, `cli@${slug}.test`];
+    const workspace = await herald('workspace', 'create', '--name', 'Both doors', '--slug', slug);
+    for (const [email, role] of [
+      [owner, 'owner'],
+      [viaConsole, 'developer'],
+      [viaCli, 'developer'],
+    ] as const)
+      await herald(
+        'user',
+        'create',
+        '--workspace',
+        slug,
+        '--email',
+        email,
+        '--password',
+        PASSWORD,
+        '--role',
+        role,
+      );
+    const browser = new ConsoleBrowser(server.app);
+    expect((await browser.signIn(owner, PASSWORD)).status).toBe(303);
+    const base = `/console/w/${slug}`;
+    const since = Number(
+      (await server.sql`select coalesce(max(id), 0) as id from audit_log`)[0]?.id,
+    );
+
+    // A sender id asked for in the console, then approved by the operator's `sender create`.
+    await browser.get(`${base}/otp-senders`);
+    const asked = await browser.post(`${base}/otp-senders`, { provider: 'own', sender: 'Acme' });
+    expect(asked.status).toBe(201);
+    await herald('sender', 'create', '--workspace', slug, '--provider', 'own', '--sender', 'Acme');
+
+    await browser.get(`${base}/otp-templates`);
+    const template = await browser.post(`${base}/otp-templates`, {
+      slug: 'web-code',
+      name: '',
+      body: 'Your code is {code}',
+      purpose: 'transactional',
+      enabled: 'on',
+    });
+    expect(template.status).toBe(201);
+    await herald(
+      'template',
+      'create',
+      '--workspace',
+      slug,
+      '--slug',
+      'cli-code',
+      '--body',
+      'Code {code}',
+    );
+
+    for (const action of [
+      { action: 'role', role: 'admin' },
+      { action: 'suspend' },
+      { action: 'reactivate' },
+    ]) {
+      await browser.get(`${base}/team`);
+      expect(
+        (await browser.post(`${base}/team/members`, { email: viaConsole, ...action })).status,
+      ).toBe(303);
+    }
+    const update = ['member', 'update', '--workspace', slug, '--email', viaCli];
+    await herald(...update, '--role', 'admin');
+    await herald(...update, '--status', 'suspended');
+    await herald(...update, '--status', 'active');
+    // Changes nothing: recorded by neither door.
+    await herald(...update, '--status', 'active');
+
+    const entries = await server.sql<
+      { source: string; action: string; target: string; details: object }[]
+    >`
+      select source, action, target, details from audit_log
+      where workspace_id = ${workspace.id as number} and id > ${since} order by id`;
+    expect(entries).toEqual([
+      {
+        source: 'console',
+        action: 'sender.registered',
+        target: 'Sender Acme (own)',
+        details: { approved: false },
+      },
+      {
+        source: 'cli',
+        action: 'sender.registered',
+        target: 'Sender Acme (own)',
+        details: { approved: true },
+      },
+      {
+        source: 'console',
+        action: 'template.created',
+        target: 'Template web-code',
+        details: { purpose: 'transactional' },
+      },
+      {
+        source: 'cli',
+        action: 'template.created',
+        target: 'Template cli-code',
+        details: { purpose: 'transactional' },
+      },
+      {
+        source: 'console',
+        action: 'member.role_changed',
+        target: `member ${viaConsole}`,
+        details: { role: 'admin' },
+      },
+      {
+        source: 'console',
+        action: 'member.suspended',
+        target: `member ${viaConsole}`,
+        details: {},
+      },
+      {
+        source: 'console',
+        action: 'member.reactivated',
+        target: `member ${viaConsole}`,
+        details: {},
+      },
+      {
+        source: 'cli',
+        action: 'member.role_changed',
+        target: `member ${viaCli}`,
+        details: { role: 'admin' },
+      },
+      { source: 'cli', action: 'member.suspended', target: `member ${viaCli}`, details: {} },
+      { source: 'cli', action: 'member.reactivated', target: `member ${viaCli}`, details: {} },
+    ]);
   });
 });
