@@ -241,3 +241,34 @@ describe('a sender deleted while an OTP service sending from it is created', () 
     });
   });
 });
+
+describe('a refusal naming the OTP services that use a template', () => {
+  it('names the first three of 30 and counts the rest', async () => {
+    const tenant = await tenantWithTemplate();
+    for (let number = 1; number <= 30; number++) {
+      await createOtpService(deps, {
+        workspace: tenant.slug,
+        name: `Service ${String(number).padStart(2, '0')}`,
+        purpose: 'login',
+        template: 'login-code',
+      });
+    }
+
+    expect(
+      await outcome(deleteTemplate(deps, { workspace: tenant.slug, slug: 'login-code' })),
+    ).toEqual({
+      code: 'conflict',
+      message:
+        'The OTP services "Service 01", "Service 02", "Service 03" and 27 more send with the template "login-code"; change them first',
+    });
+    expect(
+      await outcome(
+        updateTemplate(deps, { workspace: tenant.slug, slug: 'login-code', enabled: false }),
+      ),
+    ).toEqual({
+      code: 'conflict',
+      message:
+        'enabled: the OTP services "Service 01", "Service 02", "Service 03" and 27 more send with this template; change them first',
+    });
+  });
+});
