@@ -34,7 +34,9 @@ function runBenchmark(script: string, env: Record<string, string>): Promise<obje
     child.stdout.on('data', (chunk) => {
       output += chunk;
     });
-    child.once('exit', (code) => {
+    child.once('error', reject);
+    // 'close', not 'exit': only then has all of its output been read.
+    child.once('close', (code) => {
       if (code !== 0) return reject(new Error(`${script} exited with ${code}`));
       try {
         resolve(JSON.parse(output));

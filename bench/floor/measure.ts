@@ -51,6 +51,8 @@ async function startFloorWorker(address: string, namespace: string): Promise<Chi
 
 /** The floor's worker and a client of the same server: one bare call of each kind. */
 export interface Floor {
+  /** Warms the worker's workflow cache and the connection. */
+  warmUp(): Promise<void>;
   start(): Promise<void>;
   updateWithStart(): Promise<void>;
   close(): Promise<void>;
@@ -60,7 +62,10 @@ export async function openFloor(address: string, namespace: string): Promise<Flo
   const worker = await startFloorWorker(address, namespace);
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace });
-  return {
+  const floor: Floor = {
+    async warmUp() {
+      for (let i = 0; i < 20; i++) await floor.updateWithStart();
+    },
     async start() {
       await client.workflow.start<typeof emptyWorkflow>('emptyWorkflow', {
         workflowId: `floor-start-${randomUUID()}`,
@@ -84,6 +89,7 @@ export async function openFloor(address: string, namespace: string): Promise<Flo
       await stopRole(worker);
     },
   };
+  return floor;
 }
 
 /** `dataDir`: where the run's Postgres lives, so its CPU is counted too (a cluster's store). */
@@ -94,8 +100,7 @@ export async function measureTemporalFloor(
 ): Promise<TemporalFloor> {
   const floor = await openFloor(address, namespace);
   try {
-    // Warm the worker's workflow cache and the connection first.
-    for (let i = 0; i < 20; i++) await floor.updateWithStart();
+    await floor.warmUp();
     const measure = async (task: () => Promise<void>): Promise<Measured> => {
       const concurrency_1 = await measureLatency(REQUESTS.concurrency_1, 1, task);
       const cpuBefore = cpuByPart(dataDir);

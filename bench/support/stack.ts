@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Cluster } from '../../cli/cluster/cluster.js';
+import { NUM_HISTORY_SHARDS, TEMPORAL_SERVICES } from '../../cli/cluster/temporal-config.js';
 import { keyCreate } from '../../cli/commands/keys.js';
 import { userCreate } from '../../cli/commands/users.js';
 import { workspaceCreate } from '../../cli/commands/workspaces.js';
@@ -227,7 +228,7 @@ export async function startBenchStack(options: BenchStackOptions = {}): Promise<
     dataDir,
     setup: `herald api, ${workers} herald worker${workers === 1 ? '' : 's'} and the simulator as separate processes; embedded Postgres; ${
       shape === 'cluster'
-        ? 'a Temporal cluster (frontend, history, matching, worker as four processes on Postgres, 4 history shards)'
+        ? `a Temporal cluster (${TEMPORAL_SERVICES.join(', ')} as ${TEMPORAL_SERVICES.length} processes on Postgres, ${NUM_HISTORY_SHARDS} history shards)`
         : 'the Temporal dev server'
     }`,
     async close() {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { openFloor } from '../../../bench/floor/measure.js';
+import { measureLatency } from '../../../bench/support/measure.js';
 import {
   type Answer,
   call,
@@ -253,21 +254,8 @@ export const otpUnderLoad: Scenario = {
 async function bareUpdateWithStartBurst(stack: ChaosStack, concurrency: number) {
   const floor = await openFloor(stack.temporalAddress, 'default');
   try {
-    for (let i = 0; i < 20; i++) await floor.updateWithStart();
-    const started = performance.now();
-    const ms = await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        const callStarted = performance.now();
-        await floor.updateWithStart();
-        return performance.now() - callStarted;
-      }),
-    );
-    return {
-      calls: concurrency,
-      p50_ms: percentile(ms, 50),
-      p99_ms: percentile(ms, 99),
-      all_ms: Math.round(performance.now() - started),
-    };
+    await floor.warmUp();
+    return await measureLatency(concurrency, concurrency, floor.updateWithStart);
   } finally {
     await floor.close();
   }
