@@ -84,13 +84,18 @@ async function editDuringServiceCreate(
   editLockPattern: string,
 ) {
   let release = () => {};
+  let locked = () => {};
+  const holding = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
   const held = stack.sql.begin(async (tx) => {
     await tx`select id from workspaces where id = ${tenant.workspaceId} for update`;
     await new Promise<void>((resolve) => {
       release = resolve;
+      locked();
     });
   });
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  await Promise.race([holding, held]);
   const created = outcome(
     createOtpService(deps, {
       workspace: tenant.slug,
