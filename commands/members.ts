@@ -13,12 +13,14 @@ import {
   type Permission,
   ROLE_PERMISSIONS,
   ROLES,
+  type Role,
 } from '../domain/access.js';
 import type { CommandDeps } from './deps.js';
 import {
   conflict,
   type FieldRef,
   fieldsOf,
+  InputError,
   invalid,
   listOf,
   notFound,
@@ -30,6 +32,68 @@ import { findWorkspace } from './workspaces.js';
 type Deps = Pick<CommandDeps, 'sql'>;
 
 const STATUSES = ['active', 'suspended'] as const;
+
+/**
+ * The member acting on another, from a front end that has one (the console); the operator's CLI
+ * has none and answers to no role. Their role and permissions are read, with the target's, from
+ * the memberships as locked for the change, so neither can have changed since the check.
+ */
+export interface ActingMember {
+  userId: number;
+}
+
+type Actor = { userId: number; role: Role | null };
+type Target = { userId: number; role: Role };
+
+/**
+ * Why `actor` may not change the permissions of `member`; undefined when they may. Only an owner
+ * changes an owner's, or a non-owner's own (an admin granting themselves back what an owner took
+ * would undo the owner).
+ */
+export function permissionEditRefusal(actor: Actor, member: Target): string | undefined {
+  if (actor.role === 'owner') return undefined;
+  if (member.role === 'owner') return "Only an owner can change an owner's permissions.";
+  if (member.userId === actor.userId)
+    return 'Only an owner can change your own permissions; ask an owner of the workspace.';
+  return undefined;
+}
+
+/** Why `actor` may not change the role or status of `member`, remove them, or give them `role`. */
+export function membershipEditRefusal(
+  actor: Actor,
+  member: Target,
+  role?: string,
+): string | undefined {
+  if (actor.role === 'owner') return undefined;
+  if (member.role === 'owner' || role === 'owner')
+    return 'Only an owner can change an owner, or make one.';
+  return undefined;
+}
+
+/** Why `actor` may not give `permissions` (nobody grants what they do not hold); or undefined. */
+export function grantRefusal(
+  actor: { permissions: readonly Permission[] },
+  permissions: readonly Permission[],
+): string | undefined {
+  const notHeld = permissions.filter((permission) => !actor.permissions.includes(permission));
+  return notHeld.length === 0
+    ? undefined
+    : `You can grant only permissions you hold yourself, and you do not hold ${notHeld.join(', ')}.`;
+}
+
+const forbidden = (message: string) => new InputError('forbidden', [message]);
+
+/** The acting member as locked: refused unless they still manage the team (console/access.ts). */
+function lockedActor(team: readonly Member[], by: ActingMember, workspace: Workspace): Member {
+  const actor = team.find((member) => member.userId === by.userId);
+  if (
+    actor?.status !== 'active' ||
+    (actor.role !== 'owner' && actor.role !== 'admin') ||
+    !actor.permissions.includes('members.read')
+  )
+    throw forbidden(`You no longer manage the members of ${workspace.slug}.`);
+  return actor;
+}
 
 export async function listWorkspaceMembers(
   deps: Deps,
@@ -50,6 +114,7 @@ export interface UpdateMemberInput {
   grant?: string[];
   revoke?: string[];
   status?: string;
+  by?: ActingMember;
 }
 
 /** Known permissions, each once; only `permissions` itself may be empty. */
@@ -79,7 +144,9 @@ const lastManagingOwner = (email: string, workspace: Workspace) =>
 
 /**
  * Refused when it would leave the workspace without an active owner, or without an active owner
- * holding members.read.
+ * holding members.read; and, for an acting member, as permissionEditRefusal,
+ * membershipEditRefusal and grantRefusal say (what a new role brings counts as granted: an admin
+ * must not hand out, or take back for themselves, what they do not hold).
  */
 export async function updateWorkspaceMember(
   deps: Deps,
@@ -107,15 +174,29 @@ export async function updateWorkspaceMember(
     throw invalid`Give at least one of ${listOf(fields)}`;
   }
 
-  const result = await updateMemberRow(deps.sql, workspace.id, email, (current) => {
+  const editsPermissions = permissions !== undefined || grant.length > 0 || revoke.length > 0;
+  const result = await updateMemberRow(deps.sql, workspace.id, email, (current, team) => {
     const base = permissions ?? (role ? ROLE_PERMISSIONS[role] : current.permissions);
     const next = new Set([...base, ...grant]);
     for (const permission of revoke) next.delete(permission);
-    return {
+    const change = {
       role: role ?? current.role,
       permissions: ordered(next),
       status: (status as Member['status'] | undefined) ?? current.status,
     };
+    if (input.by) {
+      const actor = lockedActor(team, input.by, workspace);
+      const refusal =
+        ((role !== undefined || status !== undefined) &&
+          membershipEditRefusal(actor, current, role)) ||
+        (editsPermissions && permissionEditRefusal(actor, current)) ||
+        grantRefusal(
+          actor,
+          change.permissions.filter((permission) => !current.permissions.includes(permission)),
+        );
+      if (refusal) throw forbidden(refusal);
+    }
+    return change;
   });
   if (result.outcome === 'not_member')
     throw notFound`${email} is not a member of ${workspace.slug}`;
@@ -124,14 +205,21 @@ export async function updateWorkspaceMember(
   return { member: result.member };
 }
 
-/** Removes the membership and revokes the user's MCP connections to the workspace. */
+/**
+ * Removes the membership and revokes the user's MCP connections to the workspace; for an acting
+ * member, as membershipEditRefusal says.
+ */
 export async function removeWorkspaceMember(
   deps: Deps,
-  input: { workspace?: string; email?: string },
+  input: { workspace?: string; email?: string; by?: ActingMember },
 ): Promise<{ email: string; workspace: Workspace; connectionsRevoked: number }> {
   const workspace = await findWorkspace(deps, input.workspace);
   const email = requiredText(input.email, { field: 'email' });
-  const result = await removeMemberRow(deps.sql, workspace.id, email);
+  const { by } = input;
+  const result = await removeMemberRow(deps.sql, workspace.id, email, (current, team) => {
+    const refusal = by && membershipEditRefusal(lockedActor(team, by, workspace), current);
+    if (refusal) throw forbidden(refusal);
+  });
   if (result.outcome === 'not_member')
     throw notFound`${email} is not a member of ${workspace.slug}`;
   if (result.outcome === 'last_owner') throw lastOwner(email, workspace);

@@ -23,7 +23,8 @@ export async function listMembers(sql: Sql, workspaceId: number): Promise<Member
 /**
  * Locks the workspace's memberships (so two operators cannot each demote one of two owners)
  * and returns the one of `email` with the number of active owners, and of those who hold
- * members.read (who can manage the team).
+ * members.read (who can manage the team), and every membership as locked (`team`: the acting
+ * member's role is checked on it, not on what they read before).
  */
 async function lockMembers(tx: TransactionSql, workspaceId: number, email: string) {
   const rows = await tx<(Member & { isTarget: boolean })[]>`
@@ -35,7 +36,9 @@ async function lockMembers(tx: TransactionSql, workspaceId: number, email: strin
     for update of m`;
   const activeOwners = rows.filter(isActiveOwner);
   const target = rows.find((row) => row.isTarget);
+  const team: Member[] = rows.map(({ isTarget: _, ...member }) => member);
   return {
+    team,
     member: target && {
       userId: target.userId,
       email: target.email,
@@ -64,7 +67,8 @@ export type MemberUpdate =
   | { outcome: 'last_managing_owner' };
 
 /**
- * Applies `change` (which sees the current values and may throw) to the member of `email`.
+ * Applies `change` (which sees the current values and the whole team as locked, and may throw)
+ * to the member of `email`.
  * A change that would leave a workspace that has an active owner without one is refused, and so
  * is one that would leave it without an active owner holding members.read (nobody could then
  * reach the team to give it back).
@@ -73,12 +77,13 @@ export async function updateMember(
   sql: Sql,
   workspaceId: number,
   email: string,
-  change: (current: Member) => MemberChange,
+  change: (current: Member, team: readonly Member[]) => MemberChange,
 ): Promise<MemberUpdate> {
   return sql.begin(async (tx) => {
-    const { member, activeOwners, managingOwners } = await lockMembers(tx, workspaceId, email);
+    const locked = await lockMembers(tx, workspaceId, email);
+    const { member, activeOwners, managingOwners } = locked;
     if (!member) return { outcome: 'not_member' } as const;
-    const next = change(member);
+    const next = change(member, locked.team);
     if (activeOwners === 1 && isActiveOwner(member) && !isActiveOwner(next))
       return { outcome: 'last_owner' } as const;
     if (managingOwners === 1 && isManagingOwner(member) && !isManagingOwner(next))
@@ -101,17 +106,21 @@ export type MemberRemoval =
 
 /**
  * Removes the membership and revokes the user's MCP connections to the workspace, so that
- * adding the user again later does not revive them. The last active owner cannot be removed,
- * nor the last active owner holding members.read.
+ * adding the user again later does not revive them, once `check` (which sees the member and the
+ * whole team as locked, and may throw) allows it. The last active owner cannot be removed, nor
+ * the last active owner holding members.read.
  */
 export async function removeMember(
   sql: Sql,
   workspaceId: number,
   email: string,
+  check: (current: Member, team: readonly Member[]) => void = () => {},
 ): Promise<MemberRemoval> {
   return sql.begin(async (tx) => {
-    const { member, activeOwners, managingOwners } = await lockMembers(tx, workspaceId, email);
+    const locked = await lockMembers(tx, workspaceId, email);
+    const { member, activeOwners, managingOwners } = locked;
     if (!member) return { outcome: 'not_member' } as const;
+    check(member, locked.team);
     if (activeOwners === 1 && isActiveOwner(member)) return { outcome: 'last_owner' } as const;
     if (managingOwners === 1 && isManagingOwner(member))
       return { outcome: 'last_managing_owner' } as const;

@@ -97,8 +97,6 @@ export async function memberPermissionRoutes(
     if (!signedIn) return reply;
     const member = await memberOf(signedIn, request.params.userId);
     if (!member) return noSuchMember(reply, signedIn);
-    const refused = permissionEditRefusal(signedIn.visitor, member);
-    if (refused) return page(reply, signedIn, 403, member, { error: refused });
     const form = formOf(request);
     const permission = text(form, 'permission') ?? '';
     const change = text(form, 'change');
@@ -106,13 +104,14 @@ export async function memberPermissionRoutes(
       return page(reply, signedIn, 422, member, {
         error: 'Choose one of the permissions listed, to grant or to revoke.',
       });
-    const notHeld = change === 'grant' ? grantRefusal(signedIn.visitor, permission) : undefined;
-    if (notHeld) return page(reply, signedIn, 403, member, { error: notHeld });
+    // Whose permissions one may change, and what one may grant, the use-case decides on the
+    // memberships as they are when it writes, not as `member` was read above.
     try {
       const { member: updated } = await updateWorkspaceMember(deps, {
         workspace: signedIn.visitor.workspaceSlug,
         email: member.email,
         ...(change === 'grant' ? { grant: [permission] } : { revoke: [permission] }),
+        by: { userId: signedIn.visitor.userId },
       });
       // A repeated form (granting what is held) changes nothing and records nothing.
       if (updated.permissions.join() !== member.permissions.join()) {

@@ -8,7 +8,11 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInvitation } from '../../commands/invitations.js';
-import { removeWorkspaceMember, updateWorkspaceMember } from '../../commands/members.js';
+import {
+  listWorkspaceMembers,
+  removeWorkspaceMember,
+  updateWorkspaceMember,
+} from '../../commands/members.js';
 import { addUser } from '../../commands/users.js';
 import { createWorkspace } from '../../commands/workspaces.js';
 import { insertCampaign } from '../../db/campaigns.js';
@@ -417,5 +421,83 @@ describe('Team: a member’s permissions', () => {
       removeWorkspaceMember(server.deps, { workspace: slug, email: second.email }),
     ).rejects.toThrow(refusal);
     expect(await memberRow(slug, second.email)).toEqual({ role: 'owner', status: 'active' });
+  });
+
+  it('checks who acts on whom on the memberships as locked for the change, not as read before', async () => {
+    const { slug, add } = await team();
+    const owner = await add('owner');
+    const admin = await add('admin');
+    const target = await add('developer', 'target');
+    const by = { userId: admin.userId };
+    // What the admin's page read: a developer, whose permissions the admin may change...
+    const { members } = await listWorkspaceMembers(server.deps, { workspace: slug });
+    expect(members.find((member) => member.email === target.email)?.role).toBe('developer');
+    // ...who an owner makes owner before the admin's change arrives.
+    await updateWorkspaceMember(server.deps, {
+      workspace: slug,
+      email: target.email,
+      role: 'owner',
+      by: { userId: owner.userId },
+    });
+    const before = await permissionsOf(slug, target.email);
+    await expect(
+      updateWorkspaceMember(server.deps, {
+        workspace: slug,
+        email: target.email,
+        revoke: ['recipients.read'],
+        by,
+      }),
+    ).rejects.toThrow("Only an owner can change an owner's permissions.");
+    for (const change of [{ role: 'developer' }, { status: 'suspended' }]) {
+      await expect(
+        updateWorkspaceMember(server.deps, { workspace: slug, email: target.email, ...change, by }),
+      ).rejects.toThrow('Only an owner can change an owner, or make one.');
+    }
+    await expect(
+      removeWorkspaceMember(server.deps, { workspace: slug, email: target.email, by }),
+    ).rejects.toThrow('Only an owner can change an owner, or make one.');
+    expect(await memberRow(slug, target.email)).toEqual({ role: 'owner', status: 'active' });
+    expect(await permissionsOf(slug, target.email)).toEqual(before);
+
+    // The acting member's own role is read there too: an admin demoted meanwhile acts no more.
+    const developer = await add('developer');
+    await updateWorkspaceMember(server.deps, {
+      workspace: slug,
+      email: admin.email,
+      role: 'developer',
+    });
+    await expect(
+      updateWorkspaceMember(server.deps, {
+        workspace: slug,
+        email: developer.email,
+        grant: ['members.read'],
+        by,
+      }),
+    ).rejects.toThrow(`You no longer manage the members of ${slug}.`);
+    expect(await permissionsOf(slug, developer.email)).not.toContain('members.read');
+  });
+
+  it('counts what a new role brings as granted: a narrowed admin cannot take it back by a role', async () => {
+    const { slug, add } = await team();
+    const owner = await add('owner');
+    const admin = await add('admin');
+    const developer = await add('developer');
+    expect(
+      (await change(owner.browser, slug, admin.userId, 'recipients.read', 'revoke')).status,
+    ).toBe(303);
+    for (const email of [admin.email, developer.email]) {
+      await admin.browser.get(`/console/w/${slug}/team`);
+      const promoted = await admin.browser.post(`/console/w/${slug}/team/members`, {
+        email,
+        action: 'role',
+        role: 'admin',
+      });
+      expect(promoted.status).toBe(403);
+      expect(visibleText(promoted.body)).toContain(
+        'You can grant only permissions you hold yourself, and you do not hold recipients.read.',
+      );
+      expect(await permissionsOf(slug, email)).not.toContain('recipients.read');
+    }
+    expect((await memberRow(slug, developer.email))?.role).toBe('developer');
   });
 });
