@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, type KeyObject, randomBytes } from 'node:crypto';
 import { purposeKey } from './keys.js';
 
 /**
@@ -21,7 +21,7 @@ export class CredentialsError extends Error {
   override name = 'CredentialsError';
 }
 
-function keyFor(secret: string): Buffer {
+function keyFor(secret: string): KeyObject {
   return purposeKey(secret, 'credentials-encryption');
 }
 

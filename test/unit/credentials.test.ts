@@ -49,7 +49,7 @@ describe('provider credentials at rest (AES-256-GCM, HKDF from HERALD_SECRET)', 
       'base64',
     );
     expect(decryptCredentials(SECRET, CONTEXT, stored)).toEqual(VALUE);
-    expect(purposeKey(SECRET, 'credentials-encryption')).toEqual(
+    expect(purposeKey(SECRET, 'credentials-encryption').export()).toEqual(
       Buffer.from(
         hkdfSync('sha256', SECRET, Buffer.alloc(0), 'herald provider credentials v1', 32),
       ),
