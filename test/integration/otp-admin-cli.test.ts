@@ -422,10 +422,10 @@ describe('herald template list, update and delete', () => {
     expect(await cliEntries(other.workspaceId, 'template.%')).toEqual([
       {
         action: 'template.updated',
-        target: 'template cli-edit',
+        target: 'Template cli-edit',
         details: { purpose: 'transactional', enabled: false },
       },
-      { action: 'template.deleted', target: 'template cli-edit', details: {} },
+      { action: 'template.deleted', target: 'Template cli-edit', details: {} },
     ]);
   });
 });
@@ -539,7 +539,7 @@ describe('herald sender list and delete', () => {
     expect(refused.code, refused.stderr).toBe(2);
     expect(refused.json).toEqual({ error: { type: 'UsageError', message: '--id is required' } });
     expect(await cliEntries(other.workspaceId, 'sender.deleted')).toEqual([
-      { action: 'sender.deleted', target: 'sender CliGone', details: { provider: 'sim' } },
+      { action: 'sender.deleted', target: 'Sender CliGone (sim)', details: {} },
     ]);
   });
 });
