@@ -43,7 +43,7 @@ export interface NamedCampaignInput {
   failoverRoute?: string;
 }
 
-export const NAME_MAX_CHARACTERS = 200;
+const NAME_MAX_CHARACTERS = 200;
 
 const field = fieldsOf<NamedCampaignInput>();
 

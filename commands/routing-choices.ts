@@ -8,8 +8,6 @@ import {
 import type { CommandDeps } from './deps.js';
 import { findWorkspace } from './workspaces.js';
 
-export type { FailoverRouteChoice, ProviderChoice };
-
 export interface RoutingChoices {
   /** The workspace's providers, disabled ones included (marked): `own` is not among them. */
   providers: ProviderChoice[];

@@ -51,16 +51,12 @@ export async function listRecentBatches(
   kind: BatchKind | undefined,
   limit: number,
 ): Promise<ReportBatch[]> {
-  const rows = await sql<StoredBatch[]>`
-    select ${batchColumns(sql)} from report_batches r join campaigns c on c.id = r.campaign_id
-    where r.workspace_id = ${workspaceId} ${kind ? sql`and r.kind = ${kind}` : sql``}
-    order by r.campaign_id desc
-    limit ${limit}`;
-  return rows.map(named);
+  return listBatchPage(sql, workspaceId, { kind }, undefined, limit);
 }
 
 /** What the console's Campaigns page narrows the workspace's batches to; each part optional. */
 export interface BatchFilter {
+  kind?: BatchKind;
   status?: ReportBatch['status'];
   /** `campaign`: named campaigns; `quick_send` or `api`: Quick Send batches of that source. */
   source?: 'campaign' | 'quick_send' | 'api';
@@ -94,6 +90,7 @@ export async function listBatchPage(
   const rows = await sql<StoredBatch[]>`
     select ${batchColumns(sql)} from report_batches r join campaigns c on c.id = r.campaign_id
     where r.workspace_id = ${workspaceId} ${source}
+      ${filter.kind ? sql`and r.kind = ${filter.kind}` : sql``}
       ${filter.status ? sql`and r.status = ${filter.status}` : sql``}
       ${filter.createdFrom ? sql`and r.created_at >= ${filter.createdFrom}` : sql``}
       ${filter.createdBefore ? sql`and r.created_at < ${filter.createdBefore}` : sql``}

@@ -28,8 +28,6 @@ export const deliveryRatePercent = z
   .number()
   .describe('delivered as a percentage of sent, rounded to 2 decimals; 0 when nothing was sent.');
 
-export { ratePercent };
-
 /** Counts of one batch, or a sum of batches. */
 export const batchCounts = {
   recipients: z.number().int().describe('Recipients recorded on the batch.'),

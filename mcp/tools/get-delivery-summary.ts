@@ -1,12 +1,7 @@
 import { z } from 'zod';
 import { sumDeliveryHistory } from '../../db/reporting.js';
-import {
-  daysInput,
-  deliveryRatePercent,
-  generatedAt,
-  ratePercent,
-  timestamp,
-} from './batch-fields.js';
+import { ratePercent } from '../../domain/delivery-rate.js';
+import { daysInput, deliveryRatePercent, generatedAt, timestamp } from './batch-fields.js';
 import { defineTool } from './tool.js';
 
 const DAY_MS = 86_400_000;
