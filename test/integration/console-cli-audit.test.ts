@@ -205,11 +205,12 @@ describe('audit of CLI commands', () => {
       'Code {code}',
     );
 
-    for (const action of [
+    const teamForms: Record<string, string>[] = [
       { action: 'role', role: 'admin' },
       { action: 'suspend' },
       { action: 'reactivate' },
-    ]) {
+    ];
+    for (const action of teamForms) {
       await browser.get(`${base}/team`);
       expect(
         (await browser.post(`${base}/team/members`, { email: viaConsole, ...action })).status,
