@@ -97,7 +97,6 @@ function kept(given: string | null | undefined, current: string | null | undefin
  * an edit or delete of either (which locks it `for update`) waits for the service, then sees it.
  */
 async function serviceSettings(
-  deps: Deps,
   tx: TransactionSql,
   workspace: Workspace,
   input: OtpServiceSettingsInput,
@@ -159,7 +158,8 @@ async function serviceSettings(
   }
 
   const providerSlug = kept(input.provider, base?.providerSlug);
-  if (providerSlug !== null) await checkProvider(deps, workspace, providerSlug, field('provider'));
+  if (providerSlug !== null)
+    await checkProvider({ sql: tx }, workspace, providerSlug, field('provider'));
 
   const givenSender = optionalText(input.senderId ?? undefined);
   const senderId = kept(input.senderId, base?.senderId);
@@ -205,7 +205,7 @@ export async function createOtpService(
 ): Promise<SavedOtpService> {
   const workspace = await findWorkspace(deps, input.workspace);
   const service = await deps.sql.begin(async (tx) => {
-    const settings = await serviceSettings(deps, tx, workspace, input, undefined);
+    const settings = await serviceSettings(tx, workspace, input, undefined);
     return insertOtpService(tx, workspace.id, settings);
   });
   return { service, workspace };
@@ -242,7 +242,7 @@ export async function updateOtpService(
   const service = await deps.sql.begin(async (tx) => {
     const current = await lockOtpService(tx, workspace.id, slug);
     if (!current) throw unknown();
-    const settings = await serviceSettings(deps, tx, workspace, input, current);
+    const settings = await serviceSettings(tx, workspace, input, current);
     return updateOtpServiceRow(tx, workspace.id, slug, settings);
   });
   if (!service) throw unknown();

@@ -144,7 +144,7 @@ async function setActive(
  * `mayBeDisabled` (a disabled provider's senders may be registered before it is enabled again).
  */
 export async function checkProvider(
-  deps: Pick<CommandDeps, 'sql'>,
+  deps: { sql: Sql | TransactionSql },
   workspace: Workspace,
   slug: string,
   field: FieldRef,
