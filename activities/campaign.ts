@@ -253,13 +253,14 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
 
     /**
      * Submits one chunk under its lease (activities/lease.ts); progress is heartbeated so a retried
-     * attempt resumes where it stopped, and a takeover looks interrupted submissions up.
+     * attempt resumes where it stopped, and a takeover looks interrupted submissions up. The chunk
+     * that leaves no message of its campaign queued completes the campaign, and says so.
      */
     async submitChunk(input: {
       campaignId: number;
       fromSeq: number;
       toSeq: number;
-    }): Promise<void> {
+    }): Promise<{ completed: boolean }> {
       let resumeFrom = (activityInfo().heartbeatDetails as number | undefined) ?? input.fromSeq;
       // Beat before the first database call, and while a slow batch runs, so a dead worker is
       // noticed within the heartbeat timeout.
@@ -303,6 +304,7 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
           resumeFrom = (batch.at(-1)?.seq ?? input.fromSeq) + 1;
           heartbeat(resumeFrom);
         }
+        return { completed: await completeCampaign(deps.sql, campaign.id) };
       } catch (error) {
         if (error instanceof LeaseLost) throw activityFailure('SubmissionLeaseLost', error.message);
         throw error;

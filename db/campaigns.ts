@@ -30,7 +30,9 @@ export async function findCampaignViewAndDispatchInfo(
   workspaceId: number,
   campaignId: number,
 ): Promise<{ view: CampaignView; dispatch: CampaignDispatchInfo } | undefined> {
-  const [row] = await sql<(CampaignView & Omit<CampaignDispatchInfo, 'id' | 'reference'>)[]>`
+  const [row] = await sql<
+    (CampaignView & Omit<CampaignDispatchInfo, 'id' | 'reference' | 'messages'>)[]
+  >`
     select c.id, c.reference, c.status, c.created_at, c.completed_at,
            c.batch_id, c.requested_recipients, c.excluded_recipients, c.purpose,
            count(m.seq)::int as total_recipients,
@@ -51,6 +53,7 @@ export async function findCampaignViewAndDispatchInfo(
       batchId,
       requestedRecipients,
       excludedRecipients,
+      messages: view.totalRecipients,
       purpose,
     },
   };
@@ -149,6 +152,8 @@ export interface CampaignDispatchInfo {
   batchId: string;
   requestedRecipients: number;
   excludedRecipients: number;
+  /** Messages saved: what its workflow submits. */
+  messages: number;
   reference: string | null;
   purpose: string;
 }
@@ -158,8 +163,9 @@ export async function findCampaignDispatchInfo(
   campaignId: number,
 ): Promise<CampaignDispatchInfo> {
   const [row] = await sql<CampaignDispatchInfo[]>`
-    select id, batch_id, requested_recipients, excluded_recipients, reference, purpose
-    from campaigns where id = ${campaignId}`;
+    select id, batch_id, requested_recipients, excluded_recipients, reference, purpose,
+      (select count(*)::int from campaign_messages where campaign_id = c.id) as messages
+    from campaigns c where id = ${campaignId}`;
   if (!row) throw new Error(`campaign ${campaignId} does not exist`);
   return row;
 }

@@ -63,6 +63,8 @@ export async function startCampaignWorkflow(
     reference: string | null;
     purpose: string;
     requestedRecipients: number;
+    /** Messages saved, which the run submits. */
+    messages: number;
   },
   confirmBy: number,
 ): Promise<boolean> {
@@ -73,7 +75,7 @@ export async function startCampaignWorkflow(
         workflowId: campaignWorkflowId(workspaceId, campaign.key, campaignId),
         taskQueue: TASK_QUEUE,
         priority: workspacePriority(workspaceId),
-        args: [{ campaignId }],
+        args: [{ campaignId, total: campaign.messages }],
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         ...labels({

@@ -103,24 +103,25 @@ describe('campaignWorkflow: chunks and lanes', { timeout: 60_000 }, () => {
   const campaignId = 42;
   const range = ({ fromSeq, toSeq }: { fromSeq: number; toSeq: number }) => `${fromSeq}-${toSeq}`;
 
-  it('submits 550 recipients as six chunks, never more than four at once, then completes', async () => {
+  it('submits 1,250 recipients as five chunks of 250, never more than four at once; the chunk that settles the last message completes it', async () => {
     const calls: string[] = [];
     const running = new Map<string, () => void>();
-    const chunkCampaigns = new Set<number>();
+    let unsettled = 1_250;
     const activities: Mocked = {
-      planCampaign: async (input) => {
-        calls.push(`plan ${input.campaignId}`);
-        return { total: 550 };
+      planCampaign: async () => {
+        calls.push('plan');
+        return { total: 1_250 };
       },
       submitChunk: async (input) => {
-        chunkCampaigns.add(input.campaignId);
         calls.push(`start ${range(input)}`);
         await new Promise<void>((resolve) => running.set(range(input), resolve));
         running.delete(range(input));
         calls.push(`end ${range(input)}`);
+        unsettled -= input.toSeq - input.fromSeq + 1;
+        return { completed: unsettled === 0 };
       },
-      completeCampaign: async (input) => {
-        calls.push(`complete ${input.campaignId}`);
+      completeCampaign: async () => {
+        calls.push('complete');
       },
     };
     const release = (chunk: string) => (running.get(chunk) as () => void)();
@@ -129,43 +130,28 @@ describe('campaignWorkflow: chunks and lanes', { timeout: 60_000 }, () => {
       const handle = await env.client.workflow.start<typeof campaignWorkflow>('campaignWorkflow', {
         workflowId,
         taskQueue,
-        args: [{ campaignId }],
+        args: [{ campaignId, total: 1_250 }],
       });
       await until(() => running.size === 4, 'four chunks in flight');
       // A fifth lane would have taken the next chunk at once.
       await new Promise((resolve) => setTimeout(resolve, 1_000));
-      expect(calls[0]).toBe('plan 42');
-      expect(calls.slice(1).sort()).toEqual([
-        'start 1-100',
-        'start 101-200',
-        'start 201-300',
-        'start 301-400',
+      expect(calls.sort()).toEqual([
+        'start 1-250',
+        'start 251-500',
+        'start 501-750',
+        'start 751-1000',
       ]);
 
       // A lane that finishes takes the next chunk; the others stay busy.
-      release('201-300');
-      await until(() => running.has('401-500'), 'the fifth chunk');
-      expect([...running.keys()].sort()).toEqual(['1-100', '101-200', '301-400', '401-500']);
-      release('1-100');
-      await until(() => running.has('501-550'), 'the short last chunk');
-      expect(running.size).toBe(4);
-
-      for (const chunk of [...running.keys()]) release(chunk);
+      release('501-750');
+      await until(() => running.has('1001-1250'), 'the fifth chunk');
+      const inFlight = [...running.keys()];
+      for (const chunk of inFlight) release(chunk);
       await handle.result();
-      expect(calls.slice(5, 9)).toEqual([
-        'end 201-300',
-        'start 401-500',
-        'end 1-100',
-        'start 501-550',
-      ]);
-      expect(calls.slice(9, 13).sort()).toEqual([
-        'end 101-200',
-        'end 301-400',
-        'end 401-500',
-        'end 501-550',
-      ]);
-      expect(calls.slice(13)).toEqual(['complete 42']);
-      expect(chunkCampaigns).toEqual(new Set([campaignId]));
+      expect(inFlight.sort()).toEqual(['1-250', '251-500', '751-1000', '1001-1250'].sort());
+      expect(calls.filter((call) => call.startsWith('end'))).toHaveLength(5);
+      expect(calls).not.toContain('plan');
+      expect(calls).not.toContain('complete');
       expect(await finalStatus(workflowId)).toBe('completed');
     });
   });
@@ -173,43 +159,89 @@ describe('campaignWorkflow: chunks and lanes', { timeout: 60_000 }, () => {
   it.each([
     [0, []],
     [1, ['1-1']],
-    [100, ['1-100']],
     [101, ['1-100', '101-101']],
     [399, ['1-100', '101-200', '201-300', '301-399']],
-  ])('cuts %i recipients into chunks %j and completes once', async (total, chunks) => {
+    [401, ['1-101', '102-202', '203-303', '304-401']],
+    [1_000, ['1-250', '251-500', '501-750', '751-1000']],
+    [1_001, ['1-250', '251-500', '501-750', '751-1000', '1001-1001']],
+  ])('cuts %i recipients into chunks %j', async (total, chunks) => {
+    const submitted: string[] = [];
+    await withWorker(
+      {
+        submitChunk: async (input) => {
+          submitted.push(range(input));
+          return { completed: submitted.length === chunks.length };
+        },
+        completeCampaign: async () => {},
+      },
+      (taskQueue, workflowId) =>
+        env.client.workflow.execute<typeof campaignWorkflow>('campaignWorkflow', {
+          workflowId,
+          taskQueue,
+          args: [{ campaignId, total }],
+        }),
+    );
+    expect(submitted.sort()).toEqual([...chunks].sort());
+  });
+
+  it.each([
+    ['no chunk completed it', { completed: false }],
+    ['a worker of an older build answered nothing', undefined],
+  ])('completes the campaign itself once when %s', async (_, answer) => {
     const calls: string[] = [];
     await withWorker(
       {
-        planCampaign: async () => ({ total }),
         submitChunk: async (input) => {
           calls.push(range(input));
+          return answer as { completed: boolean };
         },
-        completeCampaign: async () => {
-          calls.push('complete');
+        completeCampaign: async (input) => {
+          calls.push(`complete ${input.campaignId}`);
         },
       },
-      async (taskQueue, workflowId) => {
-        await env.client.workflow.execute<typeof campaignWorkflow>('campaignWorkflow', {
+      (taskQueue, workflowId) =>
+        env.client.workflow.execute<typeof campaignWorkflow>('campaignWorkflow', {
+          workflowId,
+          taskQueue,
+          args: [{ campaignId, total: 250 }],
+        }),
+    );
+    expect(calls.slice(0, -1).sort()).toEqual(['1-100', '101-200', '201-250']);
+    expect(calls.at(-1)).toBe(`complete ${campaignId}`);
+  });
+
+  it('asks for the total of a run dispatched without one', async () => {
+    const calls: string[] = [];
+    await withWorker(
+      {
+        planCampaign: async (input) => {
+          calls.push(`plan ${input.campaignId}`);
+          return { total: 3 };
+        },
+        submitChunk: async (input) => {
+          calls.push(range(input));
+          return { completed: true };
+        },
+      },
+      (taskQueue, workflowId) =>
+        env.client.workflow.execute<typeof campaignWorkflow>('campaignWorkflow', {
           workflowId,
           taskQueue,
           args: [{ campaignId }],
-        });
-      },
+        }),
     );
-    expect(calls.slice(0, -1).sort()).toEqual([...chunks].sort());
-    expect(calls.at(-1)).toBe('complete');
-    expect(calls.filter((call) => call === 'complete')).toHaveLength(1);
+    expect(calls).toEqual([`plan ${campaignId}`, '1-3']);
   });
 
   it('retries a chunk whose lease was lost, and completes', async () => {
     const submitted: string[] = [];
     await withWorker(
       {
-        planCampaign: async () => ({ total: 150 }),
         submitChunk: async (input) => {
           submitted.push(range(input));
           if (range(input) === '101-150' && submitted.length <= 2)
             throw activityFailure('SubmissionLeaseLost', 'a newer attempt took the work over');
+          return { completed: false };
         },
         completeCampaign: async () => {},
       },
@@ -217,7 +249,7 @@ describe('campaignWorkflow: chunks and lanes', { timeout: 60_000 }, () => {
         await env.client.workflow.execute<typeof campaignWorkflow>('campaignWorkflow', {
           workflowId,
           taskQueue,
-          args: [{ campaignId }],
+          args: [{ campaignId, total: 150 }],
         });
         expect(await finalStatus(workflowId)).toBe('completed');
       },
@@ -230,7 +262,6 @@ describe('campaignWorkflow: chunks and lanes', { timeout: 60_000 }, () => {
     let completed = 0;
     const failure = await withWorker(
       {
-        planCampaign: async () => ({ total: 50 }),
         submitChunk: async () => {
           attempts++;
           throw ApplicationFailure.retryable('campaign 42 not found', 'CampaignNotFound');
@@ -244,7 +275,7 @@ describe('campaignWorkflow: chunks and lanes', { timeout: 60_000 }, () => {
           .execute<typeof campaignWorkflow>('campaignWorkflow', {
             workflowId,
             taskQueue,
-            args: [{ campaignId }],
+            args: [{ campaignId, total: 50 }],
           })
           .then(
             () => undefined,

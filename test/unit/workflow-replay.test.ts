@@ -77,6 +77,18 @@ describe('workflow replay', () => {
     expect(replayed).toBe(recorded.length);
   });
 
+  it('keeps a campaign run of each branch of its sized-chunks patch', () => {
+    const byName = new Map(recorded.map((entry) => [entry.name, entry.history]));
+    const scheduledIn = (name: string) => scheduledActivities(byName.get(name) as History);
+    expect(scheduledIn('campaign-in-lanes')).toEqual([
+      'planCampaign',
+      ...Array(6).fill('submitChunk'),
+      'completeCampaign',
+    ]);
+    expect(scheduledIn('campaign-sized-chunks')).toEqual(Array(5).fill('submitChunk'));
+    expect(scheduledIn('campaign-of-one')).toEqual(['submitChunk']);
+  });
+
   it('keeps the daily maintenance runs recorded before each of its patched steps', () => {
     const byName = new Map(recorded.map((entry) => [entry.name, entry.history]));
     const scheduledIn = (name: string) => scheduledActivities(byName.get(name) as History);
