@@ -5,9 +5,8 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCampaignActivities } from '../../activities/campaign.js';
-import { insertCampaign } from '../../db/campaigns.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
-import { inbox, numbers, simulatorProvider } from '../support/send.js';
+import { inbox, numbers, saveDirectCampaign, simulatorProvider } from '../support/send.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
 
 let stack: Stack;
@@ -44,18 +43,10 @@ async function campaignStatus(campaignId: number) {
 describe('campaign completion by its last chunk', () => {
   it('completes the campaign with the chunk that leaves nothing queued, and only then', async () => {
     const recipients = numbers(6);
-    const { id: campaignId } = await insertCampaign(stack.sql, {
-      workspaceId: tenant.workspaceId,
-      apiKeyId: null,
-      reference: null,
-      purpose: 'transactional',
+    const campaignId = await saveDirectCampaign(stack, tenant.workspaceId, {
       body: 'Last one out',
-      senderId: null,
-      routingType: 'direct',
       providerSlug: 'carrier',
-      failoverRouteSlug: null,
       recipients,
-      validityHours: 1,
     });
 
     expect(await submitChunk({ campaignId, fromSeq: 4, toSeq: 6 })).toEqual({ completed: false });

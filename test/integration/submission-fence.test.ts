@@ -4,7 +4,6 @@ import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCampaignActivities } from '../../activities/campaign.js';
-import { insertCampaign } from '../../db/campaigns.js';
 import { insertProvider } from '../../db/providers.js';
 import {
   claimLease,
@@ -14,7 +13,13 @@ import {
   renewLease,
 } from '../../db/submission-leases.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
-import { inbox, messageRows, numbers, simulatorProvider } from '../support/send.js';
+import {
+  inbox,
+  messageRows,
+  numbers,
+  saveDirectCampaign,
+  simulatorProvider,
+} from '../support/send.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
 
 let stack: Stack;
@@ -42,21 +47,13 @@ afterAll(async () => {
   await stack?.close();
 });
 
-async function campaignOf(recipients: string[], providerSlug = 'paced') {
-  const { id } = await insertCampaign(stack.sql, {
-    workspaceId: tenant.workspaceId,
-    apiKeyId: null,
-    reference: null,
-    purpose: 'transactional',
+function campaignOf(recipients: string[], providerSlug = 'paced') {
+  return saveDirectCampaign(stack, tenant.workspaceId, {
     body: 'Fenced',
-    senderId: null,
-    routingType: 'direct',
     providerSlug,
-    failoverRouteSlug: null,
     recipients,
     validityHours: 1,
   });
-  return id;
 }
 
 /** Temporal's view of a chunk attempt: its number, and the progress its predecessor beat. */

@@ -197,16 +197,14 @@ export function messageRows(stack: Stack, campaignId: number): Promise<MessageRo
     from campaign_messages where campaign_id = ${campaignId} order by seq`;
 }
 
-/**
- * Saves a direct campaign without dispatching it, lets `prepare` put it in the state under test
- * (an interrupted attempt, an ended validity period), then starts its workflow.
- */
-export async function dispatchPrepared(
+type DirectCampaign = Pick<NewCampaign, 'body' | 'providerSlug' | 'recipients'> &
+  Partial<Pick<NewCampaign, 'purpose' | 'validityHours'>>;
+
+/** Saves a direct transactional campaign (unless `purpose` says otherwise), not dispatched. */
+export async function saveDirectCampaign(
   stack: Stack,
   workspaceId: number,
-  campaign: Pick<NewCampaign, 'body' | 'providerSlug' | 'recipients'> &
-    Partial<Pick<NewCampaign, 'purpose'>>,
-  prepare: (campaignId: number) => Promise<unknown>,
+  campaign: DirectCampaign,
 ): Promise<number> {
   const { id } = await insertCampaign(stack.sql, {
     workspaceId,
@@ -219,6 +217,20 @@ export async function dispatchPrepared(
     ...campaign,
     workflowIdOf: (campaignId) => campaignWorkflowId(workspaceId, null, campaignId),
   });
+  return id;
+}
+
+/**
+ * Saves a direct campaign without dispatching it, lets `prepare` put it in the state under test
+ * (an interrupted attempt, an ended validity period), then starts its workflow.
+ */
+export async function dispatchPrepared(
+  stack: Stack,
+  workspaceId: number,
+  campaign: DirectCampaign,
+  prepare: (campaignId: number) => Promise<unknown>,
+): Promise<number> {
+  const id = await saveDirectCampaign(stack, workspaceId, campaign);
   await prepare(id);
   const { confirmed } = await dispatchCampaign(stack, { workspaceId, campaignId: id, key: null });
   expect(confirmed).toBe(true);
