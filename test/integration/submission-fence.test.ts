@@ -255,3 +255,37 @@ describe('submission leases', () => {
     expect(left.map((row) => row.leaseKey)).toEqual([recent]);
   });
 });
+
+async function campaignStatus(campaignId: number) {
+  const [row] = await stack.sql<{ status: string; completedAt: Date | null }[]>`
+    select status, completed_at from campaigns where id = ${campaignId}`;
+  return row;
+}
+
+// The chunk that settles a campaign's last queued message completes the campaign (and says so),
+// so the workflow needs no completion step of its own; any other chunk leaves it running.
+describe('campaign completion by its last chunk', () => {
+  it('completes the campaign with the chunk that leaves nothing queued, and only then', async () => {
+    const recipients = numbers(6);
+    const campaignId = await campaignOf(recipients);
+
+    expect(
+      await attempt(1).run(activities.submitChunk, { campaignId, fromSeq: 4, toSeq: 6 }),
+    ).toEqual({ completed: false });
+    expect((await campaignStatus(campaignId))?.completedAt).toBeNull();
+
+    expect(
+      await attempt(1).run(activities.submitChunk, { campaignId, fromSeq: 1, toSeq: 3 }),
+    ).toEqual({ completed: true });
+    const completed = await campaignStatus(campaignId);
+    expect(completed?.status).toBe('completed');
+
+    // A retry of a chunk already done (its answer was lost) sends nothing and answers the same.
+    expect(
+      await attempt(2).run(activities.submitChunk, { campaignId, fromSeq: 4, toSeq: 6 }),
+    ).toEqual({ completed: true });
+    expect(await campaignStatus(campaignId)).toEqual(completed);
+    const received = await Promise.all(recipients.map((to) => inbox(simulator.url, to)));
+    expect(received.map((messages) => messages.length)).toEqual([1, 1, 1, 1, 1, 1]);
+  });
+});
