@@ -4,7 +4,11 @@
  * exactly which activities a run asks for, with which input, in which order. What the activities
  * do against Postgres and the providers is the real-stack suites' job (test/integration).
  */
-import { WithStartWorkflowOperation, WorkflowFailedError } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  WorkflowFailedError,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import type proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -106,6 +110,9 @@ describe('campaignWorkflow: chunks and lanes', { timeout: 60_000 }, () => {
   it('submits 1,250 recipients as five chunks of 250, never more than four at once; the chunk that settles the last message completes it', async () => {
     const calls: string[] = [];
     const running = new Map<string, () => void>();
+    // Once the test is over, pass or fail, chunks stop waiting: a held chunk would keep the
+    // worker's shutdown, and so the test, waiting until it timed out.
+    let over = false;
     let unsettled = 1_250;
     const activities: Mocked = {
       planCampaign: async () => {
@@ -114,7 +121,7 @@ describe('campaignWorkflow: chunks and lanes', { timeout: 60_000 }, () => {
       },
       submitChunk: async (input) => {
         calls.push(`start ${range(input)}`);
-        await new Promise<void>((resolve) => running.set(range(input), resolve));
+        if (!over) await new Promise<void>((resolve) => running.set(range(input), resolve));
         running.delete(range(input));
         calls.push(`end ${range(input)}`);
         unsettled -= input.toSeq - input.fromSeq + 1;
@@ -132,6 +139,15 @@ describe('campaignWorkflow: chunks and lanes', { timeout: 60_000 }, () => {
         taskQueue,
         args: [{ campaignId, total: 1_250 }],
       });
+      try {
+        await checkLanes(handle);
+      } finally {
+        over = true;
+        for (const chunk of [...running.keys()]) release(chunk);
+      }
+    });
+
+    async function checkLanes(handle: WorkflowHandle<typeof campaignWorkflow>) {
       await until(() => running.size === 4, 'four chunks in flight');
       // A fifth lane would have taken the next chunk at once.
       await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -145,15 +161,16 @@ describe('campaignWorkflow: chunks and lanes', { timeout: 60_000 }, () => {
       // A lane that finishes takes the next chunk; the others stay busy.
       release('501-750');
       await until(() => running.has('1001-1250'), 'the fifth chunk');
-      const inFlight = [...running.keys()];
-      for (const chunk of inFlight) release(chunk);
+      expect([...running.keys()].sort()).toEqual(
+        ['1-250', '251-500', '751-1000', '1001-1250'].sort(),
+      );
+      for (const chunk of [...running.keys()]) release(chunk);
       await handle.result();
-      expect(inFlight.sort()).toEqual(['1-250', '251-500', '751-1000', '1001-1250'].sort());
       expect(calls.filter((call) => call.startsWith('end'))).toHaveLength(5);
       expect(calls).not.toContain('plan');
       expect(calls).not.toContain('complete');
-      expect(await finalStatus(workflowId)).toBe('completed');
-    });
+      expect(await finalStatus(handle.workflowId)).toBe('completed');
+    }
   });
 
   it.each([
