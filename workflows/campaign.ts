@@ -12,19 +12,19 @@ export interface CampaignWorkflowInput {
 /** Chunks at most in flight per campaign; each submits BATCH_SIZE messages at once. */
 const CHUNKS_IN_FLIGHT = 4;
 /** Recipients per chunk of runs started before chunks were sized to the campaign. */
-export const LEGACY_CHUNK_SIZE = 100;
+const LEGACY_CHUNK_SIZE = 100;
 /**
  * A few recipients still make one chunk. A chunk holds a worker slot until it is done, and
  * workspaces take turns for slots (fairness), so chunks stay short enough for turns to come often.
  */
-export const MIN_CHUNK_SIZE = 100;
-export const MAX_CHUNK_SIZE = 250;
+const MIN_CHUNK_SIZE = 100;
+const MAX_CHUNK_SIZE = 250;
 /**
  * Since this patch a run cuts its campaign into as few chunks as fill its lanes, reads its total
  * from its input when given, and lets the chunk that settles the last message complete it: every
  * activity is a task round trip through Temporal, which cost a 1-recipient send two of its three.
  */
-export const SIZED_CHUNKS_PATCH = 'campaign-sized-chunks';
+const SIZED_CHUNKS_PATCH = 'campaign-sized-chunks';
 
 /** Planning or completing a campaign is a few queries; taking longer means Postgres is away. */
 const BOOKKEEPING_QUERIES_TIMEOUT = '30 seconds';
@@ -52,7 +52,7 @@ const { submitChunk } = proxyActivities<Activities>({
 });
 
 /** Recipients per chunk for a campaign of `total`: enough chunks to fill the lanes, no more. */
-export function chunkSizeFor(total: number): number {
+function chunkSizeFor(total: number): number {
   const filling = Math.ceil(total / CHUNKS_IN_FLIGHT);
   return Math.min(MAX_CHUNK_SIZE, Math.max(MIN_CHUNK_SIZE, filling));
 }
