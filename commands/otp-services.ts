@@ -6,13 +6,13 @@
 import type { TransactionSql } from '../db/client.js';
 import {
   deleteOtpService as deleteOtpServiceRow,
+  findMessageTemplate,
   findOtpService,
   insertOtpService,
+  isApprovedSender,
   lockOtpService,
   type OtpServiceRecord,
   type OtpServiceSettings,
-  shareApprovedSender,
-  shareMessageTemplate,
   updateOtpService as updateOtpServiceRow,
 } from '../db/otp-settings.js';
 import type { Workspace } from '../db/workspaces.js';
@@ -140,7 +140,7 @@ async function serviceSettings(
 
   if (templateSlug !== null) {
     resourceSlug(templateSlug, field('template'));
-    const template = await shareMessageTemplate(tx, workspace.id, templateSlug);
+    const template = await findMessageTemplate(tx, workspace.id, templateSlug, 'share');
     if (!template)
       throw invalid`${field('template')} "${templateSlug}" is not a template of ${workspace.slug}`;
     if (!template.enabled)
@@ -169,7 +169,7 @@ async function serviceSettings(
     // Without a provider the service sends through the key's provider or `own`: the service's
     // sender must at least be approved for `own`, as a send would then require.
     const senderProvider = providerSlug ?? OWN_PROVIDER_SLUG;
-    if (!(await shareApprovedSender(tx, workspace.id, senderProvider, senderId))) {
+    if (!(await isApprovedSender(tx, workspace.id, senderProvider, senderId, 'share'))) {
       const blamed = field(givenSender !== undefined ? 'senderId' : 'provider');
       throw invalid`${blamed}: "${senderId}" is not an approved sender of provider ${senderProvider} in ${workspace.slug}`;
     }

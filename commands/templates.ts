@@ -4,7 +4,6 @@ import {
   deleteMessageTemplate,
   findTemplateListing,
   listMessageTemplates,
-  lockTemplateListing,
   otpServicesUsingTemplate,
   type TemplateListing,
   updateMessageTemplate,
@@ -137,7 +136,7 @@ export async function updateTemplate(
   const slug = templateSlug(input.slug);
   const unknown = () => notFound`${field('slug')} "${slug}" is not a template of ${workspace.slug}`;
   const template = await deps.sql.begin(async (tx) => {
-    const current = await lockTemplateListing(tx, workspace.id, slug);
+    const current = await findTemplateListing(tx, workspace.id, slug, 'update');
     if (!current) throw unknown();
     const givenBody = optionalText(input.body);
     const givenPurpose = optionalText(input.purpose);
@@ -182,7 +181,7 @@ export async function deleteTemplate(
   await deps.sql.begin(async (tx) => {
     const unknown = () =>
       notFound`${field('slug')} "${slug}" is not a template of ${workspace.slug}`;
-    if (!(await lockTemplateListing(tx, workspace.id, slug))) throw unknown();
+    if (!(await findTemplateListing(tx, workspace.id, slug, 'update'))) throw unknown();
     const services = await otpServicesUsingTemplate(tx, workspace.id, slug);
     if (services.length > 0) {
       const { who, sends, them } = dependents(services);

@@ -7,6 +7,15 @@ export { DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.j
 export type Sql = postgres.Sql;
 export type TransactionSql = postgres.TransactionSql;
 
+/**
+ * How a read inside a transaction holds its rows until the transaction ends: `update` against
+ * every other writer or locker, `share` against writers only (several may share). None outside.
+ */
+export type RowLock = 'update' | 'share';
+
+export const rowLock = (sql: Sql | TransactionSql, lock?: RowLock) =>
+  lock === 'update' ? sql`for update` : lock === 'share' ? sql`for share` : sql``;
+
 /** int8 ids fit in a JS number for any realistic table size; strings would leak into every API. */
 const bigintAsNumber = {
   to: 20,

@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from './client.js';
+import { type RowLock, rowLock, type Sql, type TransactionSql } from './client.js';
 import type { MessageTemplateRecord } from './otp-settings.js';
 
 /** A workspace's message templates as the console lists and edits them. */
@@ -28,30 +28,20 @@ export async function listMessageTemplates(
     where workspace_id = ${workspaceId} order by slug`;
 }
 
+/**
+ * The template as the console shows it. Locked `update` by its edit or delete: an OTP service
+ * being saved with it (which reads it `share`) commits first, or waits and then sees the change.
+ */
 export async function findTemplateListing(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   workspaceId: number,
   slug: string,
+  lock?: RowLock,
 ): Promise<TemplateListing | undefined> {
   const [template] = await sql<TemplateListing[]>`
     select ${TEMPLATE_COLUMNS(sql)} from message_templates
-    where workspace_id = ${workspaceId} and slug = ${slug}`;
-  return template;
-}
-
-/**
- * The template, locked until the transaction ends: an OTP service being saved with it (which
- * reads it `for share`) commits first, or waits and then sees this transaction's change.
- */
-export async function lockTemplateListing(
-  tx: TransactionSql,
-  workspaceId: number,
-  slug: string,
-): Promise<TemplateListing | undefined> {
-  const [template] = await tx<TemplateListing[]>`
-    select ${TEMPLATE_COLUMNS(tx)} from message_templates
     where workspace_id = ${workspaceId} and slug = ${slug}
-    for update`;
+    ${rowLock(sql, lock)}`;
   return template;
 }
 
@@ -80,7 +70,7 @@ export async function otpServicesUsingTemplate(
 }
 
 /**
- * Deletes the template. The caller holds its lock (lockTemplateListing) and has found no OTP
+ * Deletes the template. The caller holds its lock (findTemplateListing with `update`) and has found no OTP
  * service naming it: no foreign key guards otp_services.template_slug.
  */
 export async function deleteMessageTemplate(

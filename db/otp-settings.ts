@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from './client.js';
+import { type RowLock, rowLock, type Sql, type TransactionSql } from './client.js';
 
 /** What an OTP send may take from a saved service, a template and the approved senders. */
 
@@ -80,22 +80,20 @@ export interface MessageTemplateRecord {
   enabled: boolean;
 }
 
-export async function findMessageTemplate(sql: Sql, workspaceId: number, slug: string) {
+/**
+ * A template of the workspace. Read `share` by an OTP service being saved with it: its edit or
+ * delete (which locks it `update`) waits, then sees what that transaction saved with it.
+ */
+export async function findMessageTemplate(
+  sql: Sql | TransactionSql,
+  workspaceId: number,
+  slug: string,
+  lock?: RowLock,
+) {
   const [template] = await sql<MessageTemplateRecord[]>`
     select slug, body, purpose, enabled from message_templates
-    where workspace_id = ${workspaceId} and slug = ${slug}`;
-  return template;
-}
-
-/**
- * The template, which stays as read until the transaction ends: its edit or delete (which locks
- * it `for update`) waits, then sees what this transaction saved with it.
- */
-export async function shareMessageTemplate(tx: TransactionSql, workspaceId: number, slug: string) {
-  const [template] = await tx<MessageTemplateRecord[]>`
-    select slug, body, purpose, enabled from message_templates
     where workspace_id = ${workspaceId} and slug = ${slug}
-    for share`;
+    ${rowLock(sql, lock)}`;
   return template;
 }
 
@@ -111,29 +109,18 @@ export async function insertMessageTemplate(
   return row as { id: number };
 }
 
+/** Whether the sender is approved; `lock` as for findMessageTemplate. */
 export async function isApprovedSender(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   workspaceId: number,
   providerSlug: string,
   sender: string,
+  lock?: RowLock,
 ): Promise<boolean> {
   const [row] = await sql<{ approved: boolean }[]>`
     select approved from sender_ids
-    where workspace_id = ${workspaceId} and provider_slug = ${providerSlug} and sender = ${sender}`;
-  return row?.approved ?? false;
-}
-
-/** isApprovedSender, the sender then staying as read until the transaction ends (see shareMessageTemplate). */
-export async function shareApprovedSender(
-  tx: TransactionSql,
-  workspaceId: number,
-  providerSlug: string,
-  sender: string,
-): Promise<boolean> {
-  const [row] = await tx<{ approved: boolean }[]>`
-    select approved from sender_ids
     where workspace_id = ${workspaceId} and provider_slug = ${providerSlug} and sender = ${sender}
-    for share`;
+    ${rowLock(sql, lock)}`;
   return row?.approved ?? false;
 }
 

@@ -14,10 +14,10 @@ import { RECEIPT_SIGNATURE_HEADER, receiptSignatureMatches } from './signature.j
 
 const SUBMIT_TIMEOUT_MS = 10_000;
 
-/** The simulator's receipt body (providers/simulator/README.md). */
 /** GET /v1/messages?reference=: what the lookup needs of the simulator's answer. */
 const lookupAnswerSchema = z.object({ messages: z.array(z.object({ id: z.string() })) });
 
+/** The simulator's receipt body (providers/simulator/README.md). */
 const receiptSchema = z.object({
   id: z.string(),
   reference: z.string().nullable(),

@@ -288,4 +288,17 @@ describe('campaign completion by its last chunk', () => {
     const received = await Promise.all(recipients.map((to) => inbox(simulator.url, to)));
     expect(received.map((messages) => messages.length)).toEqual([1, 1, 1, 1, 1, 1]);
   });
+
+  it('completes it when its last two chunks finish at the same moment', async () => {
+    const recipients = numbers(8);
+    const campaignId = await campaignOf(recipients);
+    const answers = await Promise.all(
+      [1, 3, 5, 7].map((fromSeq) =>
+        attempt(1).run(activities.submitChunk, { campaignId, fromSeq, toSeq: fromSeq + 1 }),
+      ),
+    );
+    // Whichever settles last sees every other chunk's settle: at least one completes it.
+    expect(answers.some((answer) => answer.completed)).toBe(true);
+    expect((await campaignStatus(campaignId))?.status).toBe('completed');
+  });
 });
