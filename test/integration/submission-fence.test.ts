@@ -298,7 +298,7 @@ describe('campaign completion by its last chunk', () => {
       ),
     );
     // Whichever settles last sees every other chunk's settle: at least one completes it.
-    expect(answers.some((answer) => answer.completed)).toBe(true);
+    expect(answers.some((answer) => (answer as { completed: boolean }).completed)).toBe(true);
     expect((await campaignStatus(campaignId))?.status).toBe('completed');
   });
 });
