@@ -125,6 +125,9 @@ export class ChaosStack {
       HERALD_DATA_DIR: this.dataDir,
       OWN_PROVIDER_URL: this.simulatorUrl,
       SIMULATOR_PORT: new URL(this.simulatorUrl).port,
+      // One public address in front of the api replicas: every api answers as the first one, and
+      // the workers hand providers receipt URLs on it.
+      PUBLIC_URL: `http://127.0.0.1:${this.apiPorts[0]}`,
       ...this.extraEnv,
       ...values,
     });
@@ -207,11 +210,7 @@ export class ChaosStack {
 
   async startApi(index: number): Promise<void> {
     const port = String(this.apiPorts[index]);
-    await this.startRole(`api-${index}`, 'api', {
-      PORT: port,
-      // Every api answers as the first one: one public address in front of the replicas.
-      PUBLIC_URL: `http://127.0.0.1:${this.apiPorts[0]}`,
-    });
+    await this.startRole(`api-${index}`, 'api', { PORT: port });
   }
 
   /** `kill -9`. Resolves once the process is gone. */
