@@ -1,5 +1,5 @@
 import { ownProviderUrlOf } from '../config/env.js';
-import { recordDelivery } from '../db/campaign-messages.js';
+import { recordDeliveryCoalesced } from '../db/campaign-messages.js';
 import { applyInboundReply } from '../db/opt-outs.js';
 import { recordOtpDelivery } from '../db/otp-requests.js';
 import { findProvider, findReferenceWorkspace } from '../db/providers.js';
@@ -89,7 +89,7 @@ export async function recordReceipt(
     errorCode: receipt.errorCode,
     at: receipt.at,
   };
-  if ('campaignId' in target) await recordDelivery(deps.sql, { ...target, ...delivery });
+  if ('campaignId' in target) await recordDeliveryCoalesced(deps.sql, { ...target, ...delivery });
   else await recordOtpDelivery(deps.sql, { requestId: target.otpRequestId, ...delivery });
   return { kind: 'recorded' };
 }

@@ -1,4 +1,5 @@
 import type { Sql, TransactionSql } from './client.js';
+import { coalescedWrites } from './coalesced-writes.js';
 import { type SettledSmppMessage, takePendingSmppReceipts } from './smpp-pending-receipts.js';
 
 export interface CampaignForSubmission {
@@ -126,17 +127,23 @@ async function recordPendingReceipts(tx: TransactionSql, campaignId: number, seq
     where m.campaign_id = ${campaignId} and m.seq = any(${seqs}::int[]) and m.status = 'sent'
       and m.provider_message_id is not null`;
   const receipts = await takePendingSmppReceipts(tx, messages);
-  for (const [index, receipt] of receipts.entries()) {
-    const { seq, providerSlug, providerMessageId } = messages[index] as (typeof messages)[number];
-    if (receipt)
-      await recordDelivery(tx, {
-        campaignId,
-        seq,
-        provider: providerSlug,
-        providerMessageId,
-        ...receipt,
-      });
-  }
+  await recordDeliveries(
+    tx,
+    messages.flatMap((message, index) => {
+      const receipt = receipts[index];
+      return receipt
+        ? [
+            {
+              campaignId,
+              seq: message.seq,
+              provider: message.providerSlug,
+              providerMessageId: message.providerMessageId,
+              ...receipt,
+            },
+          ]
+        : [];
+    }),
+  );
 }
 
 /** Completes the campaign when no message is left queued; returns whether it is complete. */
@@ -152,30 +159,76 @@ export async function completeCampaign(sql: Sql, campaignId: number): Promise<bo
   return row?.completed ?? false;
 }
 
+export interface DeliveryUpdate {
+  campaignId: number;
+  seq: number;
+  provider: string;
+  providerMessageId: string;
+  status: 'delivered' | 'undelivered' | 'unknown';
+  errorCode: string | null;
+  at: Date;
+}
+
 /**
- * Delivery receipt: kept only for the message the provider id belongs to; the latest receipt wins.
- * A receipt can overtake the provider's answer to the submission: the message is then still
- * queued with its attempt on that provider, and settles later with the same provider id.
+ * Delivery receipts, in one statement: each is kept only for the message its provider id belongs
+ * to, and the latest receipt wins. A receipt can overtake the provider's answer to the submission:
+ * the message is then still queued with its attempt on that provider, and settles later with the
+ * same provider id. Returns, per receipt, whether it was kept; two for one message must go in
+ * separate calls (coalescedWrites keeps them apart).
  */
+export async function recordDeliveries(
+  sql: Sql | TransactionSql,
+  updates: DeliveryUpdate[],
+): Promise<boolean[]> {
+  if (updates.length === 0) return [];
+  const kept = await sql<{ campaignId: number; seq: number }[]>`
+    update campaign_messages m set delivery_status = d.status,
+      delivery_error_code = d.error_code, delivered_at = d.at
+    from unnest(${updates.map((u) => u.campaignId)}::bigint[], ${updates.map((u) => u.seq)}::int[],
+                ${updates.map((u) => u.provider)}::text[],
+                ${updates.map((u) => u.providerMessageId)}::text[],
+                ${updates.map((u) => u.status)}::text[], ${updates.map((u) => u.errorCode)}::text[],
+                ${updates.map((u) => u.at.toISOString())}::timestamptz[])
+      as d(campaign_id, seq, provider, provider_message_id, status, error_code, at)
+    where m.campaign_id = d.campaign_id and m.seq = d.seq
+      and (m.provider_message_id = d.provider_message_id
+           or (m.provider_message_id is null and m.status = 'queued'
+               and m.attempt_provider = d.provider))
+      and (m.delivered_at is null or m.delivered_at <= d.at)
+    returning m.campaign_id, m.seq`;
+  const keptKeys = new Set(kept.map((row) => deliveryKey(row)));
+  return updates.map((update) => keptKeys.has(deliveryKey(update)));
+}
+
+const deliveryKey = (message: { campaignId: number; seq: number }) =>
+  `${message.campaignId}/${message.seq}`;
+
+/** One delivery receipt (recordDeliveries), for a caller inside a transaction. */
 export async function recordDelivery(
   sql: Sql | TransactionSql,
-  input: {
-    campaignId: number;
-    seq: number;
-    provider: string;
-    providerMessageId: string;
-    status: 'delivered' | 'undelivered' | 'unknown';
-    errorCode: string | null;
-    at: Date;
-  },
+  update: DeliveryUpdate,
 ): Promise<boolean> {
-  const result = await sql`
-    update campaign_messages set delivery_status = ${input.status},
-      delivery_error_code = ${input.errorCode}, delivered_at = ${input.at}
-    where campaign_id = ${input.campaignId} and seq = ${input.seq}
-      and (provider_message_id = ${input.providerMessageId}
-           or (provider_message_id is null and status = 'queued'
-               and attempt_provider = ${input.provider}))
-      and (delivered_at is null or delivered_at <= ${input.at})`;
-  return result.count > 0;
+  const [kept] = await recordDeliveries(sql, [update]);
+  return kept ?? false;
+}
+
+/** Most receipts one statement carries: a few milliseconds of work for Postgres. */
+const RECEIPTS_PER_STATEMENT = 500;
+const coalescedByPool = new WeakMap<Sql, (update: DeliveryUpdate) => Promise<boolean>>();
+
+/**
+ * One delivery receipt, written together with the others arriving on the same pool meanwhile: a
+ * provider posts them by the thousand a second, and each statement updates its campaign's report
+ * row and the workspace's report minute (0004's trigger), which one-by-one writers queue for.
+ */
+export function recordDeliveryCoalesced(sql: Sql, update: DeliveryUpdate): Promise<boolean> {
+  let record = coalescedByPool.get(sql);
+  if (!record) {
+    record = coalescedWrites((updates: DeliveryUpdate[]) => recordDeliveries(sql, updates), {
+      max: RECEIPTS_PER_STATEMENT,
+      keyOf: deliveryKey,
+    });
+    coalescedByPool.set(sql, record);
+  }
+  return record(update);
 }

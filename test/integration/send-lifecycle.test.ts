@@ -310,6 +310,73 @@ describe('delivery receipts (provider webhooks)', () => {
       t2,
     ]);
   });
+
+  it('records a burst of receipts posted at once as if each had come alone', async () => {
+    await provider('burst', { receipt: { outcome: 'none' } });
+    const campaigns: number[] = [];
+    for (const size of [150, 60])
+      campaigns.push(
+        await sendQueued(
+          stack,
+          tenant.token,
+          { recipients: numbers(size), message: 'Burst receipts', provider_slug: 'burst' },
+          { total: size },
+        ),
+      );
+    type Row = MessageRow & { campaignId: number };
+    const rows: Row[] = [];
+    for (const id of campaigns) {
+      await waitForCompletion(stack, tenant.token, id);
+      rows.push(...(await messageRows(stack, id)).map((row) => ({ ...row, campaignId: id })));
+    }
+    const t1 = '2030-01-01T00:00:01.000Z';
+    const t2 = '2030-01-01T00:00:02.000Z';
+    const receipt = (row: Row, fields: Partial<Receipt> = {}) => ({
+      id: row.providerMessageId as string,
+      reference: `cmp-${row.campaignId}-${row.seq}`,
+      status: 'delivered',
+      error_code: null,
+      at: t1,
+      ...fields,
+    });
+    const [first, second, third] = rows as [Row, Row, Row, ...Row[]];
+    const burst = [
+      ...rows.map((row) => receipt(row)),
+      // The same message again, later and undelivered: it wins.
+      receipt(first, { at: t2, status: 'undelivered', error_code: 'LATER' }),
+      // An earlier receipt: it loses to the one above.
+      receipt(second, { at: '2030-01-01T00:00:00.500Z', status: 'undelivered' }),
+      // Another message's provider id: ignored.
+      receipt(third, { at: t2, id: 'sim_someone_else', status: 'undelivered' }),
+    ];
+    const answers = await Promise.all(
+      burst.map((payload) =>
+        receiver.inject({
+          method: 'POST',
+          url: '/webhooks/providers/burst',
+          headers: receiptSignature(tenant.workspaceId, 'burst', payload),
+          payload,
+        }),
+      ),
+    );
+    expect(answers.map((answer) => answer.statusCode)).toEqual(burst.map(() => 204));
+
+    const stored: MessageRow[] = [];
+    for (const id of campaigns) stored.push(...(await messageRows(stack, id)));
+    const byStatus = (status: string) => stored.filter((row) => row.deliveryStatus === status);
+    expect(byStatus('delivered')).toHaveLength(rows.length - 1);
+    expect(byStatus('undelivered')).toEqual([
+      expect.objectContaining({ seq: first.seq, deliveryErrorCode: 'LATER' }),
+    ]);
+    expect(byStatus('undelivered')[0]?.deliveredAt?.toISOString()).toBe(t2);
+    const reported = await stack.sql<{ delivered: number; deliveryFailed: number }[]>`
+      select delivered, delivery_failed from report_batches
+      where campaign_id = any(${campaigns}::bigint[]) order by campaign_id`;
+    expect(reported).toEqual([
+      { delivered: 149, deliveryFailed: 1 },
+      { delivered: 60, deliveryFailed: 0 },
+    ]);
+  });
 });
 
 describe('opt-outs (marketing sends)', () => {
