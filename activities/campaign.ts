@@ -22,6 +22,7 @@ import type { SmppSessions } from '../providers/smpp/sessions.js';
 import type { LookupOutcome, SmsProvider } from '../providers/types.js';
 import { newOptOutToken } from '../security/tokens.js';
 import { LeaseLost, MAX_SUBMISSION_MS, RECORDING_GRACE_MS, SubmissionLease } from './lease.js';
+import { OtpFirst } from './otp-first.js';
 import { resolveProviders, submitWithRetries } from './submission.js';
 import { createPacer, type Pacer } from './throughput.js';
 
@@ -35,6 +36,8 @@ export interface CampaignActivityDeps {
   ownProviderMessagesPerSecond?: number | null;
   /** The worker's SMPP binds: SMPP submissions go through them. */
   smppSessions?: SmppSessions;
+  /** The worker's OTP-first gate: batches hold back while a code is being submitted. */
+  otpFirst?: OtpFirst;
 }
 
 /** Messages submitted concurrently within a chunk; each batch is one attempt write and one settle. */
@@ -142,6 +145,7 @@ async function markHeld(
 }
 
 export function createCampaignActivities(deps: CampaignActivityDeps) {
+  const otpFirst = deps.otpFirst ?? new OtpFirst();
   /**
    * Walks the provider chain for one message. A rejection or persistent failure moves on to the
    * next provider; an unknown outcome never does (that could send twice): it is looked up, and
@@ -280,6 +284,7 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
         const pacer = createPacer(deps.sql, campaign.workspaceId);
         const pending = await findPendingMessages(deps.sql, campaign.id, resumeFrom, input.toSeq);
         for (let offset = 0; offset < pending.length; offset += BATCH_SIZE) {
+          await otpFirst.beforeCampaignBatch();
           const batch = pending.slice(offset, offset + BATCH_SIZE);
           const fresh = batch
             .filter((message) => !message.attemptProvider && !message.optedOut)

@@ -3,6 +3,7 @@ import type { SmppSessions } from '../providers/smpp/sessions.js';
 import { createCampaignActivities } from './campaign.js';
 import { createMaintenanceActivities } from './maintenance.js';
 import { createOtpActivities } from './otp.js';
+import { OtpFirst } from './otp-first.js';
 import { createWebhookActivities, type WebhookActivityDeps } from './webhooks.js';
 
 export interface ActivityDeps extends Omit<WebhookActivityDeps, 'sql' | 'secret'> {
@@ -20,10 +21,12 @@ export interface ActivityDeps extends Omit<WebhookActivityDeps, 'sql' | 'secret'
 }
 
 export function createActivities(deps: ActivityDeps) {
+  // One per worker process: its codes go before its campaign batches.
+  const otpFirst = new OtpFirst();
   return {
-    ...createCampaignActivities(deps),
+    ...createCampaignActivities({ ...deps, otpFirst }),
     ...createMaintenanceActivities(deps),
-    ...createOtpActivities(deps),
+    ...createOtpActivities({ ...deps, otpFirst }),
     ...createWebhookActivities(deps),
   };
 }

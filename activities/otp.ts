@@ -17,6 +17,7 @@ import type { SmppSessions } from '../providers/smpp/sessions.js';
 import type { SmsProvider } from '../providers/types.js';
 import { keyedHash } from '../security/tokens.js';
 import { fixedFence, LeaseLost, RECORDING_GRACE_MS, SUBMISSION_LEASE_MS } from './lease.js';
+import { OtpFirst } from './otp-first.js';
 import { resolveProviders, submitWithRetries } from './submission.js';
 import { createPacer } from './throughput.js';
 
@@ -28,6 +29,8 @@ export interface OtpActivityDeps {
   /** The worker's SMPP binds: SMPP submissions go through them. */
   smppSessions?: SmppSessions;
   publicUrl: string;
+  /** The worker's OTP-first gate, shared with its campaign activities. */
+  otpFirst?: OtpFirst;
 }
 
 /**
@@ -43,6 +46,7 @@ export function generateCode(length: number): string {
 }
 
 export function createOtpActivities(deps: OtpActivityDeps) {
+  const otpFirst = deps.otpFirst ?? new OtpFirst();
   async function providerFor(request: OtpForSubmission): Promise<SmsProvider | undefined> {
     const [provider] = await resolveProviders(deps.sql, deps, request.workspaceId, [
       request.providerSlug,
@@ -67,70 +71,75 @@ export function createOtpActivities(deps: OtpActivityDeps) {
     return { status: 'pending' };
   }
 
-  return {
-    /**
-     * Generates the code, stores only its keyed hash, and submits it. The plaintext lives only
-     * in this function's memory: it is not returned, logged or saved.
-     */
-    async submitOtp(input: { requestId: string; codeLength: number }): Promise<OtpSubmission> {
-      const { requestId } = input;
-      const code = generateCode(input.codeLength);
-      // The claim is the lease: once only, never renewed, nobody else ever submits this request.
-      const claimedAt = performance.now();
-      const request = await claimOtpAttempt(
-        deps.sql,
-        requestId,
-        input.codeLength,
-        keyedHash(deps.secret, 'otp-code-hash', code),
-      );
-      if (!request) {
-        // Retried, or expired before it could go: never send a second code for one request.
-        const existing = await findOtpForSubmission(deps.sql, requestId);
-        return existing ? reconcile(existing) : { status: 'failed' };
-      }
-      const provider = await providerFor(request);
-      if (!provider) {
-        await markOtpFailed(deps.sql, requestId, `provider ${request.providerSlug} is not active`);
+  /**
+   * Generates the code, stores only its keyed hash, and submits it. The plaintext lives only
+   * in this function's memory: it is not returned, logged or saved.
+   */
+  async function submitCode(input: {
+    requestId: string;
+    codeLength: number;
+  }): Promise<OtpSubmission> {
+    const { requestId } = input;
+    const code = generateCode(input.codeLength);
+    // The claim is the lease: once only, never renewed, nobody else ever submits this request.
+    const claimedAt = performance.now();
+    const request = await claimOtpAttempt(
+      deps.sql,
+      requestId,
+      input.codeLength,
+      keyedHash(deps.secret, 'otp-code-hash', code),
+    );
+    if (!request) {
+      // Retried, or expired before it could go: never send a second code for one request.
+      const existing = await findOtpForSubmission(deps.sql, requestId);
+      return existing ? reconcile(existing) : { status: 'failed' };
+    }
+    const provider = await providerFor(request);
+    if (!provider) {
+      await markOtpFailed(deps.sql, requestId, `provider ${request.providerSlug} is not active`);
+      return { status: 'failed' };
+    }
+    const fence = fixedFence(claimedAt + SUBMISSION_LEASE_MS, Context.current().cancellationSignal);
+    const outcome = await submitWithRetries(
+      provider,
+      {
+        to: request.recipient,
+        from: request.senderId,
+        body: renderOtpMessage(request.bodyTemplate, code),
+        reference: otpMessageReference(requestId),
+        callbackUrl: new URL(`/webhooks/providers/${provider.slug}`, deps.publicUrl).toString(),
+        // A code is worthless after it expires.
+        validUntil: request.expiresAt,
+      },
+      createPacer(deps.sql, request.workspaceId),
+      { fence },
+    ).catch((error: unknown) => {
+      if (!(error instanceof LeaseLost)) throw error;
+      // Refused before it left Herald: nothing was sent.
+      return { kind: 'failed' as const, reason: `not submitted: ${error.message}` };
+    });
+    switch (outcome.kind) {
+      case 'accepted':
+        await markOtpAccepted(deps.sql, requestId, outcome.providerMessageId);
+        return { status: 'accepted' };
+      case 'rejected':
+        if (outcome.optedOut)
+          await optOut(deps.sql, request.workspaceId, request.recipient, 'reply');
+        await markOtpFailed(deps.sql, requestId, `${provider.slug}: ${outcome.reason}`);
         return { status: 'failed' };
-      }
-      const fence = fixedFence(
-        claimedAt + SUBMISSION_LEASE_MS,
-        Context.current().cancellationSignal,
-      );
-      const outcome = await submitWithRetries(
-        provider,
-        {
-          to: request.recipient,
-          from: request.senderId,
-          body: renderOtpMessage(request.bodyTemplate, code),
-          reference: otpMessageReference(requestId),
-          callbackUrl: new URL(`/webhooks/providers/${provider.slug}`, deps.publicUrl).toString(),
-          // A code is worthless after it expires.
-          validUntil: request.expiresAt,
-        },
-        createPacer(deps.sql, request.workspaceId),
-        { fence },
-      ).catch((error: unknown) => {
-        if (!(error instanceof LeaseLost)) throw error;
-        // Refused before it left Herald: nothing was sent.
-        return { kind: 'failed' as const, reason: `not submitted: ${error.message}` };
-      });
-      switch (outcome.kind) {
-        case 'accepted':
-          await markOtpAccepted(deps.sql, requestId, outcome.providerMessageId);
-          return { status: 'accepted' };
-        case 'rejected':
-          if (outcome.optedOut)
-            await optOut(deps.sql, request.workspaceId, request.recipient, 'reply');
-          await markOtpFailed(deps.sql, requestId, `${provider.slug}: ${outcome.reason}`);
-          return { status: 'failed' };
-        case 'failed':
-        case 'expired':
-          await markOtpFailed(deps.sql, requestId, `${provider.slug}: ${outcome.reason}`);
-          return { status: 'failed' };
-        case 'unknown':
-          return reconcile(request);
-      }
+      case 'failed':
+      case 'expired':
+        await markOtpFailed(deps.sql, requestId, `${provider.slug}: ${outcome.reason}`);
+        return { status: 'failed' };
+      case 'unknown':
+        return reconcile(request);
+    }
+  }
+
+  return {
+    /** One code's submission (submitCode), ahead of this worker's campaign batches. */
+    submitOtp(input: { requestId: string; codeLength: number }): Promise<OtpSubmission> {
+      return otpFirst.submittingCode(() => submitCode(input));
     },
 
     async reconcileOtp({ requestId }: { requestId: string }): Promise<OtpSubmission> {
