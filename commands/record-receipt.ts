@@ -48,6 +48,34 @@ async function inboundParserFor(
   return parseInbound && { parseInbound };
 }
 
+/** Campaigns whose workspace each pool remembers: more than are ever sending at once. */
+const REMEMBERED_CAMPAIGNS = 10_000;
+const campaignWorkspacesByPool = new WeakMap<Deps['sql'], Map<number, number>>();
+
+/**
+ * The workspace a message reference belongs to. A campaign's never changes and its receipts come
+ * by the thousand, so it is remembered (the oldest forgotten first); an OTP request has one.
+ */
+async function referenceWorkspace(
+  sql: Deps['sql'],
+  target: NonNullable<ReturnType<typeof parseMessageReference>>,
+): Promise<number | undefined> {
+  if (!('campaignId' in target)) return findReferenceWorkspace(sql, target);
+  let remembered = campaignWorkspacesByPool.get(sql);
+  if (!remembered) {
+    remembered = new Map();
+    campaignWorkspacesByPool.set(sql, remembered);
+  }
+  const known = remembered.get(target.campaignId);
+  if (known !== undefined) return known;
+  const workspaceId = await findReferenceWorkspace(sql, target);
+  if (workspaceId === undefined) return undefined;
+  if (remembered.size >= REMEMBERED_CAMPAIGNS)
+    remembered.delete(remembered.keys().next().value as number);
+  remembered.set(target.campaignId, workspaceId);
+  return workspaceId;
+}
+
 export type ReceiptOutcome =
   | { kind: 'recorded' }
   /** Well-formed, but about a message or provider Herald does not know, or not a final status: acknowledged so the provider stops retrying. */
@@ -71,7 +99,7 @@ export async function recordReceipt(
   if (!SLUG.test(slug)) return { kind: 'no_such_provider' };
   const target = reference === null ? undefined : parseMessageReference(reference);
   if (!target) return { kind: 'no_reference' };
-  const workspaceId = await findReferenceWorkspace(deps.sql, target);
+  const workspaceId = await referenceWorkspace(deps.sql, target);
   const parser =
     workspaceId === undefined ? undefined : await receiptParserFor(deps, workspaceId, slug);
   if (!parser) return { kind: 'dropped' };

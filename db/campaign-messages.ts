@@ -181,14 +181,17 @@ export async function recordDeliveries(
   updates: DeliveryUpdate[],
 ): Promise<boolean[]> {
   if (updates.length === 0) return [];
+  // In key order, the order a chunk's settle meets its rows in, so the two rarely deadlock (when
+  // they do, Postgres ends one, and coalescedWrites writes its receipts again one by one).
+  const rows = [...updates].sort((a, b) => a.campaignId - b.campaignId || a.seq - b.seq);
   const kept = await sql<{ campaignId: number; seq: number }[]>`
     update campaign_messages m set delivery_status = d.status,
       delivery_error_code = d.error_code, delivered_at = d.at
-    from unnest(${updates.map((u) => u.campaignId)}::bigint[], ${updates.map((u) => u.seq)}::int[],
-                ${updates.map((u) => u.provider)}::text[],
-                ${updates.map((u) => u.providerMessageId)}::text[],
-                ${updates.map((u) => u.status)}::text[], ${updates.map((u) => u.errorCode)}::text[],
-                ${updates.map((u) => u.at.toISOString())}::timestamptz[])
+    from unnest(${rows.map((u) => u.campaignId)}::bigint[], ${rows.map((u) => u.seq)}::int[],
+                ${rows.map((u) => u.provider)}::text[],
+                ${rows.map((u) => u.providerMessageId)}::text[],
+                ${rows.map((u) => u.status)}::text[], ${rows.map((u) => u.errorCode)}::text[],
+                ${rows.map((u) => u.at.toISOString())}::timestamptz[])
       as d(campaign_id, seq, provider, provider_message_id, status, error_code, at)
     where m.campaign_id = d.campaign_id and m.seq = d.seq
       and (m.provider_message_id = d.provider_message_id
