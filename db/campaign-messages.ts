@@ -173,38 +173,43 @@ export interface DeliveryUpdate {
  * Delivery receipts, in one statement: each is kept only for the message its provider id belongs
  * to, and the latest receipt wins. A receipt can overtake the provider's answer to the submission:
  * the message is then still queued with its attempt on that provider, and settles later with the
- * same provider id. Returns, per receipt, whether it was kept; two for one message must go in
- * separate calls (coalescedWrites keeps them apart).
+ * same provider id. Several receipts of one message end as if written one by one in this order:
+ * the latest that applies wins, the later of two with the same time. Returns, per receipt,
+ * whether it is the one the message now holds.
  */
 export async function recordDeliveries(
   sql: Sql | TransactionSql,
   updates: DeliveryUpdate[],
 ): Promise<boolean[]> {
   if (updates.length === 0) return [];
-  // In key order, the order a chunk's settle meets its rows in, so the two rarely deadlock (when
-  // they do, Postgres ends one, and coalescedWrites writes its receipts again one by one).
-  const rows = [...updates].sort((a, b) => a.campaignId - b.campaignId || a.seq - b.seq);
-  const kept = await sql<{ campaignId: number; seq: number }[]>`
+  const kept = await sql<{ ordinal: number }[]>`
+    with latest as (
+      select distinct on (d.campaign_id, d.seq) d.*
+      from unnest(${updates.map((u) => u.campaignId)}::bigint[], ${updates.map((u) => u.seq)}::int[],
+                  ${updates.map((u) => u.provider)}::text[],
+                  ${updates.map((u) => u.providerMessageId)}::text[],
+                  ${updates.map((u) => u.status)}::text[], ${updates.map((u) => u.errorCode)}::text[],
+                  ${updates.map((u) => u.at.toISOString())}::timestamptz[])
+        with ordinality as d(campaign_id, seq, provider, provider_message_id, status, error_code, at, ordinal)
+      join campaign_messages m on m.campaign_id = d.campaign_id and m.seq = d.seq
+      where (m.provider_message_id = d.provider_message_id
+             or (m.provider_message_id is null and m.status = 'queued'
+                 and m.attempt_provider = d.provider))
+        and (m.delivered_at is null or m.delivered_at <= d.at)
+      -- Key order is also the order a chunk's settle meets its rows in, so the two rarely deadlock
+      -- (when they do, Postgres ends one, and coalescedWrites writes its receipts again one by one).
+      order by d.campaign_id, d.seq, d.at desc, d.ordinal desc
+    )
     update campaign_messages m set delivery_status = d.status,
       delivery_error_code = d.error_code, delivered_at = d.at
-    from unnest(${rows.map((u) => u.campaignId)}::bigint[], ${rows.map((u) => u.seq)}::int[],
-                ${rows.map((u) => u.provider)}::text[],
-                ${rows.map((u) => u.providerMessageId)}::text[],
-                ${rows.map((u) => u.status)}::text[], ${rows.map((u) => u.errorCode)}::text[],
-                ${rows.map((u) => u.at.toISOString())}::timestamptz[])
-      as d(campaign_id, seq, provider, provider_message_id, status, error_code, at)
+    from latest d
     where m.campaign_id = d.campaign_id and m.seq = d.seq
-      and (m.provider_message_id = d.provider_message_id
-           or (m.provider_message_id is null and m.status = 'queued'
-               and m.attempt_provider = d.provider))
+      -- Again here: a row another writer changed meanwhile is checked anew before it is updated.
       and (m.delivered_at is null or m.delivered_at <= d.at)
-    returning m.campaign_id, m.seq`;
-  const keptKeys = new Set(kept.map((row) => deliveryKey(row)));
-  return updates.map((update) => keptKeys.has(deliveryKey(update)));
+    returning d.ordinal::int`;
+  const keptOrdinals = new Set(kept.map((row) => row.ordinal));
+  return updates.map((_update, index) => keptOrdinals.has(index + 1));
 }
-
-const deliveryKey = (message: { campaignId: number; seq: number }) =>
-  `${message.campaignId}/${message.seq}`;
 
 /** One delivery receipt (recordDeliveries), for a caller inside a transaction. */
 export async function recordDelivery(
@@ -229,7 +234,6 @@ export function recordDeliveryCoalesced(sql: Sql, update: DeliveryUpdate): Promi
   if (!record) {
     record = coalescedWrites((updates: DeliveryUpdate[]) => recordDeliveries(sql, updates), {
       max: RECEIPTS_PER_STATEMENT,
-      keyOf: deliveryKey,
     });
     coalescedByPool.set(sql, record);
   }

@@ -1,10 +1,8 @@
 import { isDatabaseUnavailable } from './unavailable.js';
 
-export interface CoalescingOptions<I> {
+export interface CoalescingOptions {
   /** Most items one write carries. */
   max: number;
-  /** Items with the same key never share a write: the later one goes in the next. */
-  keyOf: (item: I) => string;
 }
 
 /**
@@ -16,26 +14,11 @@ export interface CoalescingOptions<I> {
  */
 export function coalescedWrites<I, O>(
   write: (items: I[]) => Promise<O[]>,
-  options: CoalescingOptions<I>,
+  options: CoalescingOptions,
 ): (item: I) => Promise<O> {
   type Waiting = { item: I; resolve: (value: O) => void; reject: (error: unknown) => void };
-  let queue: Waiting[] = [];
+  const queue: Waiting[] = [];
   let writing = false;
-
-  const takeBatch = (): Waiting[] => {
-    const batch: Waiting[] = [];
-    const rest: Waiting[] = [];
-    const keys = new Set<string>();
-    for (const waiting of queue) {
-      const key = options.keyOf(waiting.item);
-      if (batch.length < options.max && !keys.has(key)) {
-        keys.add(key);
-        batch.push(waiting);
-      } else rest.push(waiting);
-    }
-    queue = rest;
-    return batch;
-  };
 
   const writeBatch = async (batch: Waiting[]) => {
     try {
@@ -52,7 +35,7 @@ export function coalescedWrites<I, O>(
 
   const drain = async () => {
     writing = true;
-    while (queue.length > 0) await writeBatch(takeBatch());
+    while (queue.length > 0) await writeBatch(queue.splice(0, options.max));
     writing = false;
   };
 

@@ -7,7 +7,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { completeCampaign, recordDelivery, settleMessages } from '../../db/campaign-messages.js';
+import {
+  completeCampaign,
+  recordDeliveries,
+  recordDelivery,
+  settleMessages,
+} from '../../db/campaign-messages.js';
 import { insertCampaign, recordDispatch } from '../../db/campaigns.js';
 import { insertInvitation, revokeInvitation } from '../../db/invitations.js';
 import { updateMember } from '../../db/members.js';
@@ -573,6 +578,35 @@ describe('get_delivery_summary (SPEC §2.5, §4.5 rules 2 and 3)', () => {
 });
 
 describe('delivery receipts that overtake, repeat or arrive out of order', () => {
+  it('written several to a statement, end as if written one by one in their order', async () => {
+    const workspaceId = await workspace();
+    const apiSend = await batch(workspaceId, { recipients: 2 });
+    await settle(apiSend, { 1: 'sent', 2: 'sent' });
+    const t = Date.now();
+    const update = (seq: number, status: 'delivered' | 'undelivered', minutesAgo: number) => ({
+      campaignId: apiSend,
+      seq,
+      provider: 'own',
+      providerMessageId: providerMessageId(apiSend, seq),
+      status,
+      errorCode: status === 'undelivered' ? '30003' : null,
+      at: new Date(t - minutesAgo * MINUTE),
+    });
+    const kept = await recordDeliveries(stack.sql, [
+      update(1, 'delivered', 3),
+      update(1, 'undelivered', 1), // the latest: kept
+      update(1, 'delivered', 2),
+      { ...update(2, 'undelivered', 1), providerMessageId: 'sim_someone_else' }, // ignored
+      update(2, 'delivered', 2),
+      update(2, 'undelivered', 2), // as late as the one before, and after it: kept
+    ]);
+    expect(kept).toEqual([false, true, false, false, false, true]);
+    const report = await call(getQuickSendReport, contextFor(workspaceId, new Date()), {
+      quick_send_id: apiSend,
+    });
+    expect(report.quick_send).toMatchObject(counts(2, 2, 0, 0, 2, 0));
+  });
+
   it('count each message once, under its latest receipt, in the report and the summary', async () => {
     const workspaceId = await workspace();
     const apiSend = await batch(workspaceId, { recipients: 3 });

@@ -10,6 +10,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseEnv } from '../../config/env.js';
+import { createSql, type Sql } from '../../db/client.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
 import { buildApp } from '../../server/app.js';
 import { receiptSignature } from '../support/receipts.js';
@@ -66,20 +67,24 @@ function receiptFor(campaignId: number, seq: number): Receipt | undefined {
   return receipts.find((receipt) => receipt.reference === `cmp-${campaignId}-${seq}`);
 }
 
-beforeAll(async () => {
-  stack = await openStack();
-  tenant = await createTenant(stack.admin);
-  // Receipts need no Temporal: the listener's client never connects.
-  receiver = buildApp(
+/** An api on `sql` for receipts: they need no Temporal, so its client never connects. */
+function receiverOn(sql: Sql): FastifyInstance {
+  return buildApp(
     {
       env: parseEnv({ LOG_LEVEL: 'silent', PUBLIC_URL }),
       publicUrl: PUBLIC_URL,
       secret: inject('secret'),
-      sql: stack.sql,
+      sql,
       temporal: new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) }),
     },
     { logger: false },
   );
+}
+
+beforeAll(async () => {
+  stack = await openStack();
+  tenant = await createTenant(stack.admin);
+  receiver = receiverOn(stack.sql);
   receiver.addHook('preHandler', async (request) => {
     if (request.url.startsWith('/webhooks/providers/')) receipts.push(request.body as Receipt);
   });
@@ -349,17 +354,34 @@ describe('delivery receipts (provider webhooks)', () => {
       // Another message's provider id: ignored.
       receipt(third, { at: t2, id: 'sim_someone_else', status: 'undelivered' }),
     ];
-    const answers = await Promise.all(
-      burst.map((payload) =>
-        receiver.inject({
+    // A second api with its own pool takes every other receipt, in the opposite order, while 500
+    // replays of one receipt arrive: its writes race the first api's over the same rows.
+    const secondSql = createSql(inject('databaseUrl'), { max: 4 });
+    const secondApi = receiverOn(secondSql);
+    const replays = Array.from({ length: 500 }, () => receipt(third));
+    try {
+      const post = (api: FastifyInstance, payload: ReturnType<typeof receipt>) =>
+        api.inject({
           method: 'POST',
           url: '/webhooks/providers/burst',
           headers: receiptSignature(tenant.workspaceId, 'burst', payload),
           payload,
-        }),
-      ),
-    );
-    expect(answers.map((answer) => answer.statusCode)).toEqual(burst.map(() => 204));
+        });
+      const answers = await Promise.all([
+        ...burst.filter((_, i) => i % 2 === 0).map((payload) => post(receiver, payload)),
+        ...burst
+          .filter((_, i) => i % 2 === 1)
+          .reverse()
+          .map((payload) => post(secondApi, payload)),
+        ...replays.map((payload) => post(secondApi, payload)),
+      ]);
+      expect(answers.map((answer) => answer.statusCode)).toEqual(
+        [...burst, ...replays].map(() => 204),
+      );
+    } finally {
+      await secondApi.close();
+      await secondSql.end();
+    }
 
     const stored: MessageRow[] = [];
     for (const id of campaigns) stored.push(...(await messageRows(stack, id)));
