@@ -206,13 +206,18 @@ export async function updateWorkspaceMember(
 }
 
 /**
- * Removes the membership and revokes the user's MCP connections to the workspace; for an acting
- * member, as membershipEditRefusal says.
+ * Removes the membership and revokes the user's MCP connections to the workspace and their API
+ * keys of it; for an acting member, as membershipEditRefusal says.
  */
 export async function removeWorkspaceMember(
   deps: Deps,
   input: { workspace?: string; email?: string; by?: ActingMember },
-): Promise<{ email: string; workspace: Workspace; connectionsRevoked: number }> {
+): Promise<{
+  email: string;
+  workspace: Workspace;
+  connectionsRevoked: number;
+  apiKeysRevoked: number;
+}> {
   const workspace = await findWorkspace(deps, input.workspace);
   const email = requiredText(input.email, { field: 'email' });
   const { by } = input;
@@ -224,5 +229,6 @@ export async function removeWorkspaceMember(
     throw notFound`${email} is not a member of ${workspace.slug}`;
   if (result.outcome === 'last_owner') throw lastOwner(email, workspace);
   if (result.outcome === 'last_managing_owner') throw lastManagingOwner(email, workspace);
-  return { email, workspace, connectionsRevoked: result.connectionsRevoked };
+  const { connectionsRevoked, apiKeysRevoked } = result;
+  return { email, workspace, connectionsRevoked, apiKeysRevoked };
 }

@@ -1,5 +1,5 @@
 import type { Ability } from '../domain/access.js';
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
 
 export interface ApiKeyRouting {
   routingType: 'direct' | 'failover' | null;
@@ -38,7 +38,9 @@ export async function insertApiKey(
 
 /**
  * The live key stored under either hash of its token (the current scheme's or the legacy one,
- * security/tokens.ts): not revoked, workspace entitled to the API; with the hash it is stored under.
+ * security/tokens.ts): not revoked, workspace entitled to the API, and its user (when it has one)
+ * still an active member of the key's workspace; with the hash it is stored under. Read on every
+ * request, never cached, so a suspension or removal counts from the next request.
  */
 export async function findActiveApiKey(
   sql: Sql,
@@ -50,7 +52,10 @@ export async function findActiveApiKey(
     from api_keys k
     join workspaces w on w.id = k.workspace_id
     where k.token_hash in (${tokenHash ?? null}, ${legacyTokenHash ?? null})
-      and k.revoked_at is null and w.api_enabled`;
+      and k.revoked_at is null and w.api_enabled
+      and (k.user_id is null or exists (
+        select 1 from workspace_members m
+        where m.workspace_id = k.workspace_id and m.user_id = k.user_id and m.status = 'active'))`;
   return key;
 }
 
@@ -111,4 +116,16 @@ export async function revokeApiKey(
     select exists (select 1 from updated) as revoked from target`;
   if (!row) return 'not_found';
   return row.revoked ? 'revoked' : 'already_revoked';
+}
+
+/** Revokes the live keys of a member leaving the workspace, so that rejoining revives none. */
+export async function revokeMemberApiKeys(
+  tx: TransactionSql,
+  workspaceId: number,
+  userId: number,
+): Promise<number> {
+  const revoked = await tx`
+    update api_keys set revoked_at = now()
+    where workspace_id = ${workspaceId} and user_id = ${userId} and revoked_at is null`;
+  return revoked.count;
 }

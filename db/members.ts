@@ -1,4 +1,5 @@
 import type { Permission, Role } from '../domain/access.js';
+import { revokeMemberApiKeys } from './api-keys.js';
 import type { Sql, TransactionSql } from './client.js';
 import { revokeMemberConnections } from './oauth-connections.js';
 
@@ -99,16 +100,16 @@ export async function updateMember(
 }
 
 export type MemberRemoval =
-  | { outcome: 'removed'; connectionsRevoked: number }
+  | { outcome: 'removed'; connectionsRevoked: number; apiKeysRevoked: number }
   | { outcome: 'not_member' }
   | { outcome: 'last_owner' }
   | { outcome: 'last_managing_owner' };
 
 /**
- * Removes the membership and revokes the user's MCP connections to the workspace, so that
- * adding the user again later does not revive them, once `check` (which sees the member and the
- * whole team as locked, and may throw) allows it. The last active owner cannot be removed, nor
- * the last active owner holding members.read.
+ * Removes the membership and revokes the user's MCP connections to the workspace and their API
+ * keys of it, so that adding the user again later does not revive them, once `check` (which sees
+ * the member and the whole team as locked, and may throw) allows it. The last active owner cannot
+ * be removed, nor the last active owner holding members.read.
  */
 export async function removeMember(
   sql: Sql,
@@ -128,6 +129,7 @@ export async function removeMember(
       delete from workspace_members
       where workspace_id = ${workspaceId} and user_id = ${member.userId}`;
     const connectionsRevoked = await revokeMemberConnections(tx, workspaceId, member.userId);
-    return { outcome: 'removed', connectionsRevoked } as const;
+    const apiKeysRevoked = await revokeMemberApiKeys(tx, workspaceId, member.userId);
+    return { outcome: 'removed', connectionsRevoked, apiKeysRevoked } as const;
   });
 }

@@ -65,6 +65,7 @@ export async function memberRemove(
     email,
     workspace,
     connectionsRevoked: connections,
+    apiKeysRevoked: keys,
   } = await run(
     removeWorkspaceMember(context, {
       workspace: text(options, 'workspace'),
@@ -73,12 +74,16 @@ export async function memberRemove(
   );
   return {
     json: { removed: true },
-    human:
-      `Removed ${email} from ${workspace.slug}` +
-      (connections
-        ? ` and revoked ${connections} MCP connection${connections === 1 ? '' : 's'}`
-        : ''),
+    human: `Removed ${email} from ${workspace.slug}${revokedAlong(connections, keys)}`,
   };
+}
+
+/** What the removal revoked with the membership, in words: ` and revoked 1 API key`. */
+function revokedAlong(connections: number, keys: number): string {
+  const counted = (count: number, what: string) =>
+    count ? [`${count} ${what}${count === 1 ? '' : 's'}`] : [];
+  const revoked = [...counted(connections, 'MCP connection'), ...counted(keys, 'API key')];
+  return revoked.length ? ` and revoked ${revoked.join(' and ')}` : '';
 }
 
 export const MEMBER_COMMANDS: AdminCommand[] = [

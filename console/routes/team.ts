@@ -25,7 +25,8 @@ import { render } from '../views.js';
 
 const DONE: Record<string, string> = {
   updated: 'The member was updated.',
-  removed: 'The member was removed; their AI connections to this workspace were revoked.',
+  removed:
+    'The member was removed; their AI connections to this workspace and their API keys of it were revoked.',
   revoked: 'The invitation was revoked.',
 };
 

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keyRevoke } from '../../cli/commands/keys.js';
+import { keyCreate, keyRevoke } from '../../cli/commands/keys.js';
+import { memberRemove, memberUpdate } from '../../cli/commands/members.js';
+import { userCreate } from '../../cli/commands/users.js';
 import { createTenant, openStack, PUBLIC_URL, type Stack, type Tenant } from '../support/stack.js';
 
 const UNAUTHENTICATED = { message: 'Unauthenticated.' };
@@ -120,6 +122,73 @@ describe('API key authentication', () => {
         return row?.lastUsedAt;
       })
       .toBeInstanceOf(Date);
+  });
+});
+
+describe("API keys and their user's membership", () => {
+  /** A second member of the tenant and a key made for them. */
+  async function memberWithKey(): Promise<{ email: string; token: string }> {
+    const email = `member-${Math.random().toString(36).slice(2)}@${tenant.slug}.test`;
+    await userCreate(stack.admin, { workspace: tenant.slug, email, password: 'correct horse 1' });
+    const { token } = (
+      await keyCreate(stack.admin, {
+        workspace: tenant.slug,
+        user: email,
+        abilities: 'messages:read',
+      })
+    ).json as { token: string };
+    expect((await lookup(campaignId, bearer(token))).statusCode).toBe(200);
+    return { email, token };
+  }
+
+  it("answers 401 once the key's user is removed from the workspace", async () => {
+    const { email, token } = await memberWithKey();
+    await memberRemove(stack.admin, { workspace: tenant.slug, email });
+    const response = await lookup(campaignId, bearer(token));
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual(UNAUTHENTICATED);
+  });
+
+  it('revokes the keys of a removed member: rejoining revives none', async () => {
+    const { email, token } = await memberWithKey();
+    const removal = await memberRemove(stack.admin, { workspace: tenant.slug, email });
+    expect(removal.human).toBe(`Removed ${email} from ${tenant.slug} and revoked 1 API key`);
+    await userCreate(stack.admin, { workspace: tenant.slug, email, password: 'correct horse 1' });
+    const response = await lookup(campaignId, bearer(token));
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual(UNAUTHENTICATED);
+  });
+
+  it('answers 401 for the key of a member removed before removals revoked keys', async () => {
+    const { email, token } = await memberWithKey();
+    // As a removal made by an older version left it: the membership gone, the key live.
+    await stack.sql`
+      delete from workspace_members m using users u
+      where m.workspace_id = ${tenant.workspaceId} and u.id = m.user_id and u.email = ${email}`;
+    const response = await lookup(campaignId, bearer(token));
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual(UNAUTHENTICATED);
+  });
+
+  it("answers 401 while the key's user is suspended, and works again once reinstated", async () => {
+    const { email, token } = await memberWithKey();
+    await memberUpdate(stack.admin, { workspace: tenant.slug, email, status: 'suspended' });
+    const suspended = await lookup(campaignId, bearer(token));
+    expect(suspended.statusCode).toBe(401);
+    expect(suspended.json()).toEqual(UNAUTHENTICATED);
+    await memberUpdate(stack.admin, { workspace: tenant.slug, email, status: 'active' });
+    const reinstated = await lookup(campaignId, bearer(token));
+    expect(reinstated.statusCode).toBe(200);
+    expect(reinstated.json().data.message.id).toBe(campaignId);
+  });
+
+  it('keeps accepting a key made without a user', async () => {
+    const { token } = (
+      await keyCreate(stack.admin, { workspace: tenant.slug, abilities: 'messages:read' })
+    ).json as { token: string };
+    const response = await lookup(campaignId, bearer(token));
+    expect(response.statusCode).toBe(200);
+    expect(response.json().data.message.id).toBe(campaignId);
   });
 });
 
