@@ -9,7 +9,11 @@ import { BlockList, isIP } from 'node:net';
  * every delivery attempt.
  */
 
-/** The URL's host does not resolve, or (`nonPublic`) resolves to an address that is not public. */
+/**
+ * The URL's host does not resolve, or (`nonPublic`) its address is not allowed. A refused host
+ * name's message never names the address it resolved to, nor whether it resolved at all: whoever
+ * can create an endpoint (or read its attempts log) would otherwise read the internal DNS.
+ */
 export class UnsafeUrlError extends Error {
   override name = 'UnsafeUrlError';
   constructor(
@@ -145,28 +149,29 @@ export async function resolveWebhookTarget(
 ): Promise<ResolvedAddress> {
   const host = urlHost(url);
   const literal = isIP(host);
-  let addresses: ResolvedAddress[];
   if (literal !== 0) {
-    addresses = [{ address: host, family: literal === 6 ? 6 : 4 }];
-  } else {
-    try {
-      addresses = await (options.resolver ?? systemResolver)(host);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-      throw new UnsafeUrlError(`${host} does not resolve (${code})`, false);
+    // The caller typed this address: naming its kind tells them nothing they did not know.
+    const category = options.allowPrivate ? undefined : nonPublicCategory(host);
+    if (category !== undefined) {
+      throw new UnsafeUrlError(`${host} is ${article(category)} ${category} address`, true);
     }
-    if (addresses.length === 0) throw new UnsafeUrlError(`${host} does not resolve`, false);
+    return { address: host, family: literal === 6 ? 6 : 4 };
+  }
+  let addresses: ResolvedAddress[] = [];
+  let failure = '';
+  try {
+    addresses = await (options.resolver ?? systemResolver)(host);
+  } catch (error) {
+    failure = ` (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
   }
   if (!options.allowPrivate) {
-    for (const { address } of addresses) {
-      const category = nonPublicCategory(address);
-      if (category === undefined) continue;
-      const what = `${article(category)} ${category} address`;
-      throw new UnsafeUrlError(
-        literal !== 0 ? `${host} is ${what}` : `${host} resolves to ${address}, ${what}`,
-        true,
-      );
+    // A name that does not resolve is refused in the same words as one whose address is not
+    // public, so that neither an internal name's address nor its existence shows.
+    if (addresses.length === 0 || addresses.some(({ address }) => nonPublicCategory(address))) {
+      throw new UnsafeUrlError(`${host} does not resolve to an allowed address`, true);
     }
+  } else if (addresses.length === 0) {
+    throw new UnsafeUrlError(`${host} does not resolve${failure}`, false);
   }
   return addresses[0] as ResolvedAddress;
 }

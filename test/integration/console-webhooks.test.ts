@@ -20,12 +20,12 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function signedIn(role: 'developer' | 'viewer') {
+async function signedIn(role: 'developer' | 'viewer', on = server) {
   const slug = `h-${randomBytes(5).toString('hex')}`;
-  await createWorkspace(server.deps, { name: `Hooks ${slug}`, slug });
+  await createWorkspace(on.deps, { name: `Hooks ${slug}`, slug });
   const email = `${role}@${slug}.test`;
-  await addUser(server.deps, { workspace: slug, email, password: PASSWORD, role });
-  const browser = new ConsoleBrowser(server.app);
+  await addUser(on.deps, { workspace: slug, email, password: PASSWORD, role });
+  const browser = new ConsoleBrowser(on.app);
   expect((await browser.signIn(email, PASSWORD)).status).toBe(303);
   await browser.get(`/console/w/${slug}/developer/webhooks`);
   return { slug, browser };
@@ -92,5 +92,27 @@ describe('Webhooks', () => {
     expect((await viewer.browser.get(`/console/w/${viewer.slug}/developer/webhooks`)).status).toBe(
       403,
     );
+  });
+});
+
+describe('a refused URL (private addresses not allowed)', () => {
+  let strict: Awaited<ReturnType<typeof openConsoleApp>>;
+  beforeAll(async () => {
+    strict = await openConsoleApp();
+  });
+  afterAll(() => strict.close());
+
+  it('says only that the address is not allowed, never the address the name resolved to', async () => {
+    const { slug, browser } = await signedIn('developer', strict);
+    const refused = await browser.post(`/console/w/${slug}/developer/webhooks`, {
+      url: 'http://localhost:9/hook',
+      events: 'campaign.completed',
+    });
+    expect(refused.status).toBe(422);
+    expect(/<div class="field-error">([^<]*)<\/div>/.exec(refused.body)?.[1]).toBe(
+      'URL refused: localhost does not resolve to an allowed address; webhooks go only to public ' +
+        'addresses (WEBHOOK_ALLOW_PRIVATE_URLS=true allows private ones)',
+    );
+    expect(refused.body).not.toMatch(/127\.0\.0\.1|::1|loopback/);
   });
 });

@@ -63,14 +63,10 @@ describe('webhook create refuses', () => {
     await expect(create({ url })).rejects.toThrow(refusal(reason));
   });
 
-  it('a host name that resolves to loopback (localhost)', async () => {
-    const error = await create({ url: 'http://localhost:3000/hook' }).catch((caught) => caught);
-    expect(error).toBeInstanceOf(UsageError);
-    // The system's resolver decides which of localhost's addresses comes first.
-    expect([
-      refusal('localhost resolves to 127.0.0.1, a loopback address').message,
-      refusal('localhost resolves to ::1, a loopback address').message,
-    ]).toContain(error.message);
+  it('a host name that resolves to loopback (localhost), without naming the address', async () => {
+    await expect(create({ url: 'http://localhost:3000/hook' })).rejects.toThrow(
+      refusal('localhost does not resolve to an allowed address'),
+    );
   });
 
   it('a host name with any non-public address among its public ones', async () => {
@@ -79,13 +75,13 @@ describe('webhook create refuses', () => {
       { address: '10.20.30.40', family: 4 },
     ];
     await expect(create({ url: 'https://hooks.example.com/in' }, dns)).rejects.toThrow(
-      refusal('hooks.example.com resolves to 10.20.30.40, a private address'),
+      refusal('hooks.example.com does not resolve to an allowed address'),
     );
   });
 
-  it('a host name that does not resolve', async () => {
+  it('a host name that does not resolve, in the same words (no oracle of internal names)', async () => {
     await expect(create({ url: 'https://no-such-host.invalid/hook' })).rejects.toThrow(
-      new UsageError('--url refused: no-such-host.invalid does not resolve (ENOTFOUND)'),
+      refusal('no-such-host.invalid does not resolve to an allowed address'),
     );
   });
 
@@ -237,7 +233,7 @@ describe('herald webhook (the binary)', () => {
         '--workspace',
         tenant.slug,
         '--url',
-        'http://[::1]/x',
+        'http://localhost/x',
         '--events',
         'all',
       ],
@@ -245,7 +241,10 @@ describe('herald webhook (the binary)', () => {
     );
     expect(refused.code).toBe(2);
     expect(refused.json).toEqual({
-      error: { type: 'UsageError', message: refusal('::1 is a loopback address').message },
+      error: {
+        type: 'UsageError',
+        message: refusal('localhost does not resolve to an allowed address').message,
+      },
     });
   });
 });

@@ -105,12 +105,33 @@ describe('resolveWebhookTarget', () => {
     );
     expect(refused).toBeInstanceOf(UnsafeUrlError);
     expect(refused).toMatchObject({
-      message: 'intranet.example resolves to 192.168.7.7, a private address',
+      message: 'intranet.example does not resolve to an allowed address',
       nonPublic: true,
     });
     expect(await resolveWebhookTarget(url, { allowPrivate: true, resolver })).toEqual({
       address: '192.168.7.7',
       family: 4,
+    });
+  });
+
+  it('refuses a name that does not resolve in the words it uses for a private one', async () => {
+    const url = new URL('http://db.corp.example/x');
+    const nxdomain = async () => {
+      throw Object.assign(new Error('getaddrinfo ENOTFOUND db.corp.example'), {
+        code: 'ENOTFOUND',
+      });
+    };
+    for (const resolver of [nxdomain, async () => []]) {
+      await expect(resolveWebhookTarget(url, { allowPrivate: false, resolver })).rejects.toEqual(
+        new UnsafeUrlError('db.corp.example does not resolve to an allowed address', true),
+      );
+    }
+    // With private addresses allowed there is nothing to hide: the resolver's answer is given.
+    await expect(
+      resolveWebhookTarget(url, { allowPrivate: true, resolver: nxdomain }),
+    ).rejects.toMatchObject({
+      message: 'db.corp.example does not resolve (ENOTFOUND)',
+      nonPublic: false,
     });
   });
 
