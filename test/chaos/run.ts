@@ -8,6 +8,8 @@
  */
 import { parseArgs } from 'node:util';
 import { apiKill } from './scenarios/api-kill.js';
+import { keylessPostgresFreeze } from './scenarios/keyless-postgres-freeze.js';
+import { keylessTemporalDown } from './scenarios/keyless-temporal-down.js';
 import { otpUnderLoad } from './scenarios/otp-under-load.js';
 import { postgresOutage } from './scenarios/postgres-outage.js';
 import { providerFaults } from './scenarios/provider-faults.js';
@@ -26,6 +28,8 @@ const SCENARIOS: Scenario[] = [
   otpUnderLoad,
   providerFaults,
   twilioFormat,
+  keylessPostgresFreeze,
+  keylessTemporalDown,
 ];
 
 const { values } = parseArgs({

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
@@ -60,6 +60,7 @@ export class ChaosStack {
   private readonly roles = new Map<string, RoleProcess>();
   private readonly exited: RoleProcess[] = [];
   private postgres: EmbeddedPostgres | undefined;
+  private postgresFrozen = false;
   private temporalCli = '';
 
   private constructor(
@@ -150,6 +151,35 @@ export class ChaosStack {
   async stopPostgres(): Promise<void> {
     await this.postgres?.stop();
     this.postgres = undefined;
+  }
+
+  /**
+   * SIGSTOP to the postmaster, then to every process it forked (backends, checkpointer, WAL
+   * writer): the port stays open and connections stay up, but nothing answers, as when the
+   * database host stalls. New connections wait in the listen backlog. Undone by `thawPostgres`.
+   */
+  async freezePostgres(): Promise<void> {
+    const postmaster = await this.postmasterPid();
+    this.postgresFrozen = true;
+    signal(postmaster, 'SIGSTOP');
+    // With the postmaster stopped nothing new is forked: its children are a fixed set now.
+    for (const child of await childrenOf(postmaster)) signal(child, 'SIGSTOP');
+  }
+
+  /** SIGCONT to the postmaster's children, then to the postmaster. */
+  async thawPostgres(): Promise<void> {
+    const postmaster = await this.postmasterPid();
+    for (const child of await childrenOf(postmaster)) signal(child, 'SIGCONT');
+    signal(postmaster, 'SIGCONT');
+    this.postgresFrozen = false;
+  }
+
+  private async postmasterPid(): Promise<number> {
+    if (!this.postgres) throw new Error('Postgres is not running');
+    const pidFile = join(this.postgres.clusterDir, 'postmaster.pid');
+    const pid = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
+    if (!Number.isInteger(pid) || pid <= 0) throw new Error(`No postmaster pid in ${pidFile}`);
+    return pid;
   }
 
   /** A short-lived connection of the suite's own, for counting (never held across a fault). */
@@ -285,6 +315,8 @@ export class ChaosStack {
     }
     await Promise.all(running.map((role) => role.proc.exited));
     if (keep) await this.saveLogs().catch(() => {});
+    // A stopped server would never answer pg_ctl's stop.
+    if (this.postgresFrozen) await this.thawPostgres().catch(() => {});
     await this.killTemporal().catch(() => {});
     await this.stopPostgres().catch(() => {});
     if (keep) log(`kept ${this.dataDir}`);
@@ -300,6 +332,28 @@ async function ok(url: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // gone meanwhile
+  }
+}
+
+/** The pids whose parent is `parent`, from /proc (field 4 of /proc/<pid>/stat). */
+async function childrenOf(parent: number): Promise<number[]> {
+  const children: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    // The command name, in parentheses, may hold spaces: the fields that count follow its ')'.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (ppid === parent) children.push(pid);
+  }
+  return children;
 }
 
 async function distinctFreePorts(count: number): Promise<number[]> {
