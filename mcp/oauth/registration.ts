@@ -10,12 +10,21 @@ import { redirectUriProblem } from './redirect-uris.js';
 export const REGISTRATIONS_PER_WINDOW = 10;
 const WINDOW_SECONDS = 60;
 
-/** Text of a metadata member: capped, one line, no control characters. */
+/**
+ * Text of a metadata member: capped, one line, no control characters, and no format characters
+ * (Unicode Cf: bidi overrides and isolates, zero-width spaces and joiners, …), which would let a
+ * consent page show a name that reads as another client's. Refused rather than stripped: the
+ * client learns at once, and what Herald shows and echoes is exactly what the client sent.
+ */
 const text = (max: number) =>
   z
     .string()
     .max(max)
-    .regex(/^\P{Cc}*$/u, 'must not contain control characters');
+    .regex(/^\P{Cc}*$/u, 'must not contain control characters')
+    .regex(
+      /^\P{Cf}*$/u,
+      'must not contain format characters such as bidi controls or zero-width spaces (Unicode Cf)',
+    );
 const uri = text(2000);
 
 /**
