@@ -87,6 +87,23 @@ const line =
   ) =>
   (run: AuditInput): AuditLine[] => [{ action, target: target(run), details: details(run) }];
 
+/**
+ * The pending invitations a member update or removal revoked with it (the command's facts), as
+ * the Team and member pages record them: one `invitation.revoked` each, with the reason.
+ */
+function invitationsRevokedLines({ output }: AuditInput): AuditLine[] {
+  const revoked = output.invitations_revoked;
+  if (!Array.isArray(revoked)) throw new Error('the output\'s "invitations_revoked" is not a list');
+  return revoked.map((invitation: Output) => ({
+    action: 'invitation.revoked',
+    target: `invitation ${field(invitation, 'email')}`,
+    details: {
+      invitation_id: Number(field(invitation, 'id')),
+      reason: field(invitation, 'reason'),
+    },
+  }));
+}
+
 interface MemberBefore {
   role: string;
   status: string;
@@ -299,12 +316,18 @@ const AUDITED: Record<string, CommandAudit> = {
       ({ output }) => ({ status: field(output, 'status') }),
     ),
   },
-  'member update': { before: memberBefore, lines: memberUpdateLines },
+  'member update': {
+    before: memberBefore,
+    lines: (run) => [...memberUpdateLines(run), ...invitationsRevokedLines(run)],
+  },
   'member remove': {
-    lines: line(
-      'member.removed',
-      ({ options }) => `member ${option(options, 'email').toLowerCase()}`,
-    ),
+    lines: (run) => [
+      ...line(
+        'member.removed',
+        ({ options }) => `member ${option(options, 'email').toLowerCase()}`,
+      )(run),
+      ...invitationsRevokedLines(run),
+    ],
   },
   'invite create': {
     lines: line(

@@ -6,18 +6,20 @@ import {
   revokeInvitation as revokeInvitationRow,
 } from '../db/invitations.js';
 import type { Workspace } from '../db/workspaces.js';
-import { isRole, ROLES, type Role } from '../domain/access.js';
+import { isRole, mayInvite, ROLES, type Role, type Standing } from '../domain/access.js';
 import { issueInvitationToken, keyedHash } from '../security/tokens.js';
 import type { CommandDeps } from './deps.js';
 import {
   conflict,
   fieldsOf,
+  InputError,
   invalid,
   isEmail,
   notFound,
   optionalText,
   requiredText,
 } from './input.js';
+import type { ActingMember } from './members.js';
 import { findWorkspace } from './workspaces.js';
 
 const EXPIRES_IN_DAYS = { min: 1, max: 30, default: 7 };
@@ -29,6 +31,11 @@ export interface CreateInvitationInput {
   role?: string;
   /** 1 to 30; 7 when not given. */
   expiresInDays?: number;
+  /**
+   * The member inviting, from a front end that has one (the console): recorded as the inviter,
+   * whose removal, suspension or demotion revokes the invitation. The operator's CLI has none.
+   */
+  by?: ActingMember;
 }
 
 export interface CreatedInvitation {
@@ -55,13 +62,28 @@ export async function createInvitation(
   if (!Number.isInteger(days) || days < EXPIRES_IN_DAYS.min || days > EXPIRES_IN_DAYS.max)
     throw invalid`${field('expiresInDays')} must be an integer from ${EXPIRES_IN_DAYS.min} to ${EXPIRES_IN_DAYS.max}`;
   const token = issueInvitationToken();
-  const result = await insertInvitation(deps.sql, {
-    workspaceId: workspace.id,
-    email,
-    role,
-    tokenHash: keyedHash(deps.secret, 'invitation-hash', token),
-    expiresInDays: days,
-  });
+  // Checked on the inviter's membership as held until the commit: a concurrent demotion waits.
+  const checkInviter = (inviter: Standing | undefined) => {
+    if (inviter && mayInvite(inviter, role)) return;
+    const managesTeam = inviter && ROLES.some((any) => mayInvite(inviter, any));
+    throw new InputError('forbidden', [
+      managesTeam
+        ? 'Only an owner can invite an owner.'
+        : `You no longer manage the members of ${workspace.slug}.`,
+    ]);
+  };
+  const result = await insertInvitation(
+    deps.sql,
+    {
+      workspaceId: workspace.id,
+      email,
+      role,
+      tokenHash: keyedHash(deps.secret, 'invitation-hash', token),
+      expiresInDays: days,
+      invitedBy: input.by?.userId ?? null,
+    },
+    checkInviter,
+  );
   if (result.outcome === 'already_member')
     throw conflict`${email} is already a member of ${workspace.slug}`;
   if (result.outcome === 'already_invited')

@@ -1,4 +1,6 @@
 /** Workspace members (SPEC §5.2.5): list them, change role, permissions or status, remove one. */
+
+import type { RevokedInvitation } from '../db/invitations.js';
 import {
   listMembers,
   type Member,
@@ -83,6 +85,19 @@ export function grantRefusal(
 
 const forbidden = (message: string) => new InputError('forbidden', [message]);
 
+/**
+ * A pending invitation a member's change revoked, and why: the invitations of a removed or
+ * suspended member, and those a demoted one could no longer make (domain/access.ts mayInvite).
+ */
+export interface InvitationRevokedWithInviter extends RevokedInvitation {
+  reason: 'inviter_removed' | 'inviter_suspended' | 'inviter_demoted';
+}
+
+const because = (
+  invitations: readonly RevokedInvitation[],
+  reason: InvitationRevokedWithInviter['reason'],
+): InvitationRevokedWithInviter[] => invitations.map((invitation) => ({ ...invitation, reason }));
+
 /** The acting member as locked: refused unless they still manage the team (console/access.ts). */
 function lockedActor(team: readonly Member[], by: ActingMember, workspace: Workspace): Member {
   const actor = team.find((member) => member.userId === by.userId);
@@ -151,7 +166,7 @@ const lastManagingOwner = (email: string, workspace: Workspace) =>
 export async function updateWorkspaceMember(
   deps: Deps,
   input: UpdateMemberInput,
-): Promise<{ member: Member }> {
+): Promise<{ member: Member; invitationsRevoked: InvitationRevokedWithInviter[] }> {
   const field = fieldsOf<UpdateMemberInput>();
   const workspace = await findWorkspace(deps, input.workspace);
   const email = requiredText(input.email, field('email'));
@@ -202,12 +217,14 @@ export async function updateWorkspaceMember(
     throw notFound`${email} is not a member of ${workspace.slug}`;
   if (result.outcome === 'last_owner') throw lastOwner(email, workspace);
   if (result.outcome === 'last_managing_owner') throw lastManagingOwner(email, workspace);
-  return { member: result.member };
+  const { member } = result;
+  const reason = member.status === 'suspended' ? 'inviter_suspended' : 'inviter_demoted';
+  return { member, invitationsRevoked: because(result.invitationsRevoked, reason) };
 }
 
 /**
- * Removes the membership and revokes the user's MCP connections to the workspace and their API
- * keys of it; for an acting member, as membershipEditRefusal says.
+ * Removes the membership and revokes the user's MCP connections to the workspace, their API keys
+ * of it and their pending invitations to it; for an acting member, as membershipEditRefusal says.
  */
 export async function removeWorkspaceMember(
   deps: Deps,
@@ -217,6 +234,7 @@ export async function removeWorkspaceMember(
   workspace: Workspace;
   connectionsRevoked: number;
   apiKeysRevoked: number;
+  invitationsRevoked: InvitationRevokedWithInviter[];
 }> {
   const workspace = await findWorkspace(deps, input.workspace);
   const email = requiredText(input.email, { field: 'email' });
@@ -230,5 +248,6 @@ export async function removeWorkspaceMember(
   if (result.outcome === 'last_owner') throw lastOwner(email, workspace);
   if (result.outcome === 'last_managing_owner') throw lastManagingOwner(email, workspace);
   const { connectionsRevoked, apiKeysRevoked } = result;
-  return { email, workspace, connectionsRevoked, apiKeysRevoked };
+  const invitationsRevoked = because(result.invitationsRevoked, 'inviter_removed');
+  return { email, workspace, connectionsRevoked, apiKeysRevoked, invitationsRevoked };
 }

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { recordAudit } from '../commands/audit.js';
+import type { InvitationRevokedWithInviter } from '../commands/members.js';
 import type { ConsoleDeps } from './deps.js';
 import { clientAddress, userAgent } from './http.js';
 
@@ -23,4 +24,18 @@ export async function audit(
     address: clientAddress(request),
     userAgent: userAgent(request),
   });
+}
+
+/** The pending invitations a member's change revoked with it (commands/members.ts), one entry each. */
+export async function auditInvitationsRevoked(
+  deps: ConsoleDeps,
+  request: FastifyRequest,
+  who: { userId: number; email: string; workspaceId: number },
+  revoked: readonly InvitationRevokedWithInviter[],
+): Promise<void> {
+  for (const invitation of revoked)
+    await audit(deps, request, who, 'invitation.revoked', `invitation ${invitation.email}`, {
+      invitation_id: invitation.id,
+      reason: invitation.reason,
+    });
 }

@@ -1,5 +1,5 @@
-import type { Role } from '../domain/access.js';
-import type { Sql } from './client.js';
+import type { Role, Standing } from '../domain/access.js';
+import type { Sql, TransactionSql } from './client.js';
 
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
 
@@ -18,7 +18,10 @@ export type NewInvitation =
 
 /**
  * Saves an invitation (only the keyed hash of its token) unless the email already belongs to
- * a member or has a pending invitation: one live token per person and workspace.
+ * a member or has a pending invitation: one live token per person and workspace. A member's
+ * invitation records them as its inviter once `checkInviter` (which sees their membership,
+ * undefined when there is none, held until the commit: a demotion waits, then revokes it; it may
+ * throw) allows it.
  */
 export async function insertInvitation(
   sql: Sql,
@@ -28,11 +31,20 @@ export async function insertInvitation(
     role: Role;
     tokenHash: Buffer;
     expiresInDays: number;
+    invitedBy: number | null;
   },
+  checkInviter: (inviter: Standing | undefined) => void = () => {},
 ): Promise<NewInvitation> {
   return sql.begin(async (tx) => {
     // Two concurrent invitations of the same person wait for each other here.
     await tx`select pg_advisory_xact_lock(hashtext('invitation:' || ${input.workspaceId}::text || ':' || lower(${input.email})))`;
+    if (input.invitedBy !== null) {
+      const [inviter] = await tx<Standing[]>`
+        select role, permissions, status from workspace_members
+        where workspace_id = ${input.workspaceId} and user_id = ${input.invitedBy}
+        for share`;
+      checkInviter(inviter);
+    }
     const [member] = await tx`
       select 1 from workspace_members m join users u on u.id = m.user_id
       where m.workspace_id = ${input.workspaceId} and lower(u.email) = lower(${input.email})`;
@@ -43,9 +55,9 @@ export async function insertInvitation(
         and accepted_at is null and revoked_at is null and expires_at > now()`;
     if (pending) return { outcome: 'already_invited', id: pending.id } as const;
     const [row] = await tx<{ id: number; expiresAt: Date }[]>`
-      insert into invitations (workspace_id, email, role, token_hash, expires_at)
+      insert into invitations (workspace_id, email, role, token_hash, invited_by, expires_at)
       values (${input.workspaceId}, ${input.email}, ${input.role}, ${input.tokenHash},
-              now() + make_interval(days => ${input.expiresInDays}))
+              ${input.invitedBy}, now() + make_interval(days => ${input.expiresInDays}))
       returning id, expires_at`;
     const { id, expiresAt } = row as { id: number; expiresAt: Date };
     return { outcome: 'created', id, expiresAt } as const;
@@ -78,4 +90,35 @@ export async function revokeInvitation(
     await tx`update invitations set revoked_at = now() where id = ${id}`;
     return 'revoked';
   });
+}
+
+export interface RevokedInvitation {
+  id: number;
+  email: string;
+  role: Role;
+}
+
+/**
+ * Revokes the pending invitations `inviterId` made to the workspace that `keeps` (given each one's
+ * role) no longer allows, in the transaction that changes or ends their membership.
+ */
+export async function revokeInvitationsOf(
+  tx: TransactionSql,
+  workspaceId: number,
+  inviterId: number,
+  keeps: (role: Role) => boolean,
+): Promise<RevokedInvitation[]> {
+  const pending = await tx<RevokedInvitation[]>`
+    select id, email, role from invitations
+    where workspace_id = ${workspaceId} and invited_by = ${inviterId}
+      and accepted_at is null and revoked_at is null and expires_at > now()
+    order by id
+    for update`;
+  const revoked = pending.filter((invitation) => !keeps(invitation.role));
+  if (revoked.length > 0) {
+    await tx`
+      update invitations set revoked_at = now()
+      where id in ${tx(revoked.map((invitation) => invitation.id))}`;
+  }
+  return revoked;
 }

@@ -1,6 +1,7 @@
-import type { Permission, Role } from '../domain/access.js';
+import { mayInvite, type Permission, type Role } from '../domain/access.js';
 import { revokeMemberApiKeys } from './api-keys.js';
 import type { Sql, TransactionSql } from './client.js';
+import { type RevokedInvitation, revokeInvitationsOf } from './invitations.js';
 import { revokeMemberConnections } from './oauth-connections.js';
 
 export interface Member {
@@ -62,7 +63,7 @@ function isManagingOwner(member: MemberChange): boolean {
 }
 
 export type MemberUpdate =
-  | { outcome: 'updated'; member: Member }
+  | { outcome: 'updated'; member: Member; invitationsRevoked: RevokedInvitation[] }
   | { outcome: 'not_member' }
   | { outcome: 'last_owner' }
   | { outcome: 'last_managing_owner' };
@@ -72,7 +73,8 @@ export type MemberUpdate =
  * to the member of `email`.
  * A change that would leave a workspace that has an active owner without one is refused, and so
  * is one that would leave it without an active owner holding members.read (nobody could then
- * reach the team to give it back).
+ * reach the team to give it back). The member's pending invitations that they could no longer
+ * make (domain/access.ts mayInvite) are revoked with the change.
  */
 export async function updateMember(
   sql: Sql,
@@ -95,21 +97,29 @@ export async function updateMember(
       from users u
       where m.workspace_id = ${workspaceId} and m.user_id = ${member.userId} and u.id = m.user_id
       returning m.user_id, u.email, m.role, m.permissions, m.status`;
-    return { outcome: 'updated', member: updated as Member } as const;
+    const invitationsRevoked = await revokeInvitationsOf(tx, workspaceId, member.userId, (role) =>
+      mayInvite(next, role),
+    );
+    return { outcome: 'updated', member: updated as Member, invitationsRevoked } as const;
   });
 }
 
 export type MemberRemoval =
-  | { outcome: 'removed'; connectionsRevoked: number; apiKeysRevoked: number }
+  | {
+      outcome: 'removed';
+      connectionsRevoked: number;
+      apiKeysRevoked: number;
+      invitationsRevoked: RevokedInvitation[];
+    }
   | { outcome: 'not_member' }
   | { outcome: 'last_owner' }
   | { outcome: 'last_managing_owner' };
 
 /**
- * Removes the membership and revokes the user's MCP connections to the workspace and their API
- * keys of it, so that adding the user again later does not revive them, once `check` (which sees
- * the member and the whole team as locked, and may throw) allows it. The last active owner cannot
- * be removed, nor the last active owner holding members.read.
+ * Removes the membership and revokes the user's MCP connections to the workspace, their API keys
+ * of it and their pending invitations to it, so that adding the user again later does not revive
+ * them, once `check` (which sees the member and the whole team as locked, and may throw) allows
+ * it. The last active owner cannot be removed, nor the last active owner holding members.read.
  */
 export async function removeMember(
   sql: Sql,
@@ -130,6 +140,12 @@ export async function removeMember(
       where workspace_id = ${workspaceId} and user_id = ${member.userId}`;
     const connectionsRevoked = await revokeMemberConnections(tx, workspaceId, member.userId);
     const apiKeysRevoked = await revokeMemberApiKeys(tx, workspaceId, member.userId);
-    return { outcome: 'removed', connectionsRevoked, apiKeysRevoked } as const;
+    const invitationsRevoked = await revokeInvitationsOf(
+      tx,
+      workspaceId,
+      member.userId,
+      () => false,
+    );
+    return { outcome: 'removed', connectionsRevoked, apiKeysRevoked, invitationsRevoked } as const;
   });
 }

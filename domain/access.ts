@@ -38,3 +38,24 @@ export function isRole(value: string): value is Role {
 export function isPermission(value: string): value is Permission {
   return (PERMISSIONS as readonly string[]).includes(value);
 }
+
+/** A member's standing in a workspace, as far as what they may do goes. */
+export interface Standing {
+  role: Role;
+  permissions: readonly Permission[];
+  status: 'active' | 'suspended';
+}
+
+/**
+ * Whether a member may invite someone with `role`: an active owner or admin who manages the team
+ * (members.read), and only an owner invites an owner. An invitation stays valid only while its
+ * inviter still may make it: a removal, suspension or demotion revokes the rest (db/members.ts).
+ */
+export function mayInvite(inviter: Standing, role: Role): boolean {
+  return (
+    inviter.status === 'active' &&
+    (inviter.role === 'owner' || inviter.role === 'admin') &&
+    inviter.permissions.includes('members.read') &&
+    (role !== 'owner' || inviter.role === 'owner')
+  );
+}

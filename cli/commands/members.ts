@@ -1,5 +1,6 @@
 /** herald member list|update|remove: options in, use-case, output. */
 import {
+  type InvitationRevokedWithInviter,
   listWorkspaceMembers,
   removeWorkspaceMember,
   updateWorkspaceMember,
@@ -42,7 +43,7 @@ export async function memberUpdate(
   context: AdminContext,
   options: Options,
 ): Promise<CommandResult> {
-  const { member } = await run(
+  const { member, invitationsRevoked } = await run(
     updateWorkspaceMember(context, {
       workspace: text(options, 'workspace'),
       email: text(options, 'email'),
@@ -53,8 +54,22 @@ export async function memberUpdate(
       status: text(options, 'status'),
     }),
   );
-  return { json: presentMember(member), human: `Updated ${describeMember(member)}` };
+  const invitations = invitationsRevoked.length;
+  return {
+    json: presentMember(member),
+    human:
+      `Updated ${describeMember(member)}` +
+      (invitations ? `; revoked ${counted(invitations, 'pending invitation')} they made` : ''),
+    facts: revokedFacts(invitationsRevoked),
+  };
 }
+
+const counted = (count: number, what: string) => `${count} ${what}${count === 1 ? '' : 's'}`;
+
+/** The invitations the change revoked with it, for the audit log (cli/audit.ts). */
+const revokedFacts = (invitations: readonly InvitationRevokedWithInviter[]) => ({
+  invitations_revoked: invitations.map(({ id, email, reason }) => ({ id, email, reason })),
+});
 
 /** herald member remove --workspace <slug> --email <email> → {"removed": true} */
 export async function memberRemove(
@@ -66,6 +81,7 @@ export async function memberRemove(
     workspace,
     connectionsRevoked: connections,
     apiKeysRevoked: keys,
+    invitationsRevoked,
   } = await run(
     removeWorkspaceMember(context, {
       workspace: text(options, 'workspace'),
@@ -74,15 +90,20 @@ export async function memberRemove(
   );
   return {
     json: { removed: true },
-    human: `Removed ${email} from ${workspace.slug}${revokedAlong(connections, keys)}`,
+    human: `Removed ${email} from ${workspace.slug}${revokedAlong({
+      'MCP connection': connections,
+      'API key': keys,
+      'pending invitation': invitationsRevoked.length,
+    })}`,
+    facts: revokedFacts(invitationsRevoked),
   };
 }
 
 /** What the removal revoked with the membership, in words: ` and revoked 1 API key`. */
-function revokedAlong(connections: number, keys: number): string {
-  const counted = (count: number, what: string) =>
-    count ? [`${count} ${what}${count === 1 ? '' : 's'}`] : [];
-  const revoked = [...counted(connections, 'MCP connection'), ...counted(keys, 'API key')];
+function revokedAlong(counts: Record<string, number>): string {
+  const revoked = Object.entries(counts)
+    .filter(([, count]) => count > 0)
+    .map(([what, count]) => counted(count, what));
   return revoked.length ? ` and revoked ${revoked.join(' and ')}` : '';
 }
 

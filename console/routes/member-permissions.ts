@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { InputError } from '../../commands/input.js';
 import { listWorkspaceMembers, updateWorkspaceMember } from '../../commands/members.js';
 import { isPermission, PERMISSIONS, ROLE_PERMISSIONS } from '../../domain/access.js';
-import { audit } from '../audit.js';
+import { audit, auditInvitationsRevoked } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import type { SignedIn } from '../guard.js';
 import { formOf, redirect, sendHtml, text } from '../http.js';
@@ -107,7 +107,7 @@ export async function memberPermissionRoutes(
     // Whose permissions one may change, and what one may grant, the use-case decides on the
     // memberships as they are when it writes, not as `member` was read above.
     try {
-      const { member: updated } = await updateWorkspaceMember(deps, {
+      const { member: updated, invitationsRevoked } = await updateWorkspaceMember(deps, {
         workspace: signedIn.visitor.workspaceSlug,
         email: member.email,
         ...(change === 'grant' ? { grant: [permission] } : { revoke: [permission] }),
@@ -124,6 +124,8 @@ export async function memberPermissionRoutes(
           { permission, permissions: updated.permissions.join(',') },
         );
       }
+      // Without members.read they can no longer invite: their pending invitations went with it.
+      await auditInvitationsRevoked(deps, request, signedIn.visitor, invitationsRevoked);
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       return page(reply, signedIn, error.status, member, {

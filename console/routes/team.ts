@@ -16,7 +16,7 @@ import {
 } from '../../commands/members.js';
 import { ROLES } from '../../domain/access.js';
 import { can } from '../access.js';
-import { audit } from '../audit.js';
+import { audit, auditInvitationsRevoked } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import type { SignedIn } from '../guard.js';
 import { type Form, formOf, redirect, sendHtml, text } from '../http.js';
@@ -26,7 +26,7 @@ import { render } from '../views.js';
 const DONE: Record<string, string> = {
   updated: 'The member was updated.',
   removed:
-    'The member was removed; their AI connections to this workspace and their API keys of it were revoked.',
+    'The member was removed; their AI connections, API keys and pending invitations of this workspace were revoked.',
   revoked: 'The invitation was revoked.',
 };
 
@@ -77,14 +77,14 @@ export async function teamRoutes(app: FastifyInstance, { context }: { context: C
     if (!signedIn) return reply;
     const form = formOf(request);
     const role = text(form, 'role');
-    // An invitation is no member yet: only an owner invites an owner, checked here.
-    if (signedIn.visitor.role !== 'owner' && role === 'owner')
-      return page(reply, signedIn, 403, { form, error: 'Only an owner can invite an owner.' });
     try {
+      // Only an owner invites an owner: the use-case checks it on the membership as locked, and
+      // records the visitor as the inviter (their removal or demotion revokes the invitation).
       const invitation = await createInvitation(deps, {
         workspace: signedIn.visitor.workspaceSlug,
         email: text(form, 'email'),
         role,
+        by: { userId: signedIn.visitor.userId },
       });
       await audit(
         deps,
@@ -152,13 +152,19 @@ export async function teamRoutes(app: FastifyInstance, { context }: { context: C
     const by = { userId: signedIn.visitor.userId };
     try {
       if (action === 'remove') {
-        await removeWorkspaceMember(deps, { workspace, email, by });
+        const { invitationsRevoked } = await removeWorkspaceMember(deps, { workspace, email, by });
         await audit(deps, request, signedIn.visitor, 'member.removed', `member ${email}`);
+        await auditInvitationsRevoked(deps, request, signedIn.visitor, invitationsRevoked);
         return redirect(request, reply, `${signedIn.base}/team?done=removed`);
       }
       const change =
         action === 'role' ? { role } : { status: action === 'suspend' ? 'suspended' : 'active' };
-      await updateWorkspaceMember(deps, { workspace, email, ...change, by });
+      const { invitationsRevoked } = await updateWorkspaceMember(deps, {
+        workspace,
+        email,
+        ...change,
+        by,
+      });
       await audit(
         deps,
         request,
@@ -169,6 +175,7 @@ export async function teamRoutes(app: FastifyInstance, { context }: { context: C
           ...(role !== undefined && { role }),
         },
       );
+      await auditInvitationsRevoked(deps, request, signedIn.visitor, invitationsRevoked);
       return redirect(request, reply, `${signedIn.base}/team?done=updated`);
     } catch (error) {
       if (!(error instanceof InputError)) throw error;

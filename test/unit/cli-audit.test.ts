@@ -112,12 +112,17 @@ const RUNS: Record<string, AuditInput> = {
   },
   'member update': {
     options: { workspace: 'acme', email: 'ann@acme.test', status: 'suspended' },
-    output: { ...member, role: 'developer', status: 'suspended' },
+    output: {
+      ...member,
+      role: 'developer',
+      status: 'suspended',
+      invitations_revoked: [{ id: 8, email: 'bob@acme.test', reason: 'inviter_suspended' }],
+    },
     before: { role: 'developer', status: 'active', permissions: ['messages.view'] },
   },
   'member remove': {
     options: { workspace: 'acme', email: 'Ann@Acme.test' },
-    output: { removed: true },
+    output: { removed: true, invitations_revoked: [] },
   },
   'invite create': {
     options: { workspace: 'acme', email: 'Bob@Acme.test', role: 'viewer' },
@@ -232,6 +237,39 @@ describe('CLI audit lines', () => {
     ]);
   });
 
+  it('records the invitations a member update or removal revoked, as the Team page does', () => {
+    expect(auditLinesOf('member update', RUNS['member update'] as AuditInput)).toEqual([
+      { action: 'member.suspended', target: 'member ann@acme.test', details: {} },
+      {
+        action: 'invitation.revoked',
+        target: 'invitation bob@acme.test',
+        details: { invitation_id: 8, reason: 'inviter_suspended' },
+      },
+    ]);
+    expect(
+      auditLinesOf('member remove', {
+        options: { workspace: 'acme', email: 'Ann@Acme.test' },
+        output: {
+          removed: true,
+          invitations_revoked: [{ id: 9, email: 'cy@acme.test', reason: 'inviter_removed' }],
+        },
+      }),
+    ).toEqual([
+      { action: 'member.removed', target: 'member ann@acme.test', details: {} },
+      {
+        action: 'invitation.revoked',
+        target: 'invitation cy@acme.test',
+        details: { invitation_id: 9, reason: 'inviter_removed' },
+      },
+    ]);
+    expect(() =>
+      auditLinesOf('member remove', {
+        options: { workspace: 'acme', email: 'ann@acme.test' },
+        output: { removed: true },
+      }),
+    ).toThrow('the output\'s "invitations_revoked" is not a list');
+  });
+
   it('records a key revoke only when the key was not already revoked', () => {
     const run = RUNS['key revoke'] as AuditInput;
     expect(auditLinesOf('key revoke', run)).toEqual([
@@ -254,7 +292,7 @@ describe('CLI audit lines', () => {
     const update = (options: Record<string, string>, after: Partial<typeof was>) =>
       auditLinesOf('member update', {
         options: { workspace: 'acme', email: 'ann@acme.test', ...options },
-        output: { user_id: 3, email: 'ann@acme.test', ...was, ...after },
+        output: { user_id: 3, email: 'ann@acme.test', ...was, ...after, invitations_revoked: [] },
         before: was,
       });
     const target = 'member ann@acme.test';
@@ -267,7 +305,7 @@ describe('CLI audit lines', () => {
     expect(
       auditLinesOf('member update', {
         options: { workspace: 'acme', email: 'ann@acme.test', status: 'active' },
-        output: { user_id: 3, email: 'ann@acme.test', ...was },
+        output: { user_id: 3, email: 'ann@acme.test', ...was, invitations_revoked: [] },
         before: { ...was, status: 'suspended' },
       }),
     ).toEqual([{ action: 'member.reactivated', target, details: {} }]);
