@@ -96,6 +96,9 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       const delivery = await findWebhookDelivery(deps.sql, input.eventId, input.endpointId);
       if (!delivery)
         return { outcome: 'skipped', reason: 'the endpoint or event no longer exists' };
+      // Handed over again after it went out (a dispatcher that died before marking it): not twice.
+      if (delivery.deliveredStatus !== null)
+        return { outcome: 'delivered', statusCode: delivery.deliveredStatus };
       if (!delivery.enabled) return { outcome: 'skipped', reason: 'the endpoint is disabled' };
 
       const body = JSON.stringify({

@@ -128,13 +128,21 @@ export interface WebhookDelivery {
   /** The event's data object as JSON text. */
   data: string;
   createdAt: Date;
+  /** The status of an attempt that already succeeded to this endpoint; null when none did. */
+  deliveredStatus: number | null;
 }
 
-/** What one attempt needs: the endpoint and the event. Undefined when either is gone. */
+/**
+ * What one attempt needs: the endpoint and the event. Undefined when either is gone. An event
+ * handed over again (a dispatcher that died before marking it) says it already succeeded.
+ */
 export async function findWebhookDelivery(sql: Sql, eventId: string, endpointId: number) {
   const [delivery] = await sql<WebhookDelivery[]>`
     select w.id as endpoint_id, w.workspace_id, w.url, w.secret, w.enabled,
-      e.id as event_row_id, e.event_id, e.type, e.data::text as data, e.created_at
+      e.id as event_row_id, e.event_id, e.type, e.data::text as data, e.created_at,
+      (select a.status_code from webhook_attempts a
+       where a.endpoint_id = w.id and a.event_id = e.id and a.succeeded
+       limit 1) as delivered_status
     from webhook_events e join webhook_endpoints w on w.id = ${endpointId}
     where e.event_id = ${eventId} and e.workspace_id = w.workspace_id`;
   return delivery;
@@ -172,28 +180,60 @@ export interface UndispatchedEvent {
   eventId: string;
   workspaceId: number;
   type: WebhookEventType;
+  /**
+   * What the event is about — `message-<campaign>-<seq>`, `otp-<request>`, `campaign-<id>` —
+   * whose events reach each endpoint in the order they happened.
+   */
+  subject: string;
   /** Subscribed endpoints that are still enabled. */
   endpointIds: number[];
+  /**
+   * An earlier event of the same subject is still undispatched in another dispatcher's hands:
+   * this one must wait for it (it stays locked here, and is not to be marked).
+   */
+  waitsForEarlier: boolean;
+}
+
+/** The subject of the `webhook_events` row under `alias` (UndispatchedEvent.subject). */
+function subjectOf(sql: TransactionSql, alias: string) {
+  const row = sql(alias);
+  return sql`case
+    when ${row}.type like 'message.%'
+      then 'message-' || (${row}.data->>'campaign_id') || '-' || (${row}.data->>'message_seq')
+    when ${row}.type like 'otp.%' then 'otp-' || (${row}.data->>'request_id')
+    when ${row}.type like 'campaign.%' then 'campaign-' || (${row}.data->>'campaign_id')
+    else 'event-' || ${row}.event_id end`;
 }
 
 /**
  * Locks the oldest undispatched events for the rest of the transaction, skipping those another
- * dispatcher holds, with the endpoints (still enabled) each goes to.
+ * dispatcher holds, with the endpoints (still enabled) each goes to. An event whose subject has an
+ * earlier undispatched event outside this batch (another dispatcher holds it) waits for it: the
+ * earlier one is handed to Temporal first. Those undispatched rows are few (the batches in
+ * flight), found through the partial index.
  */
 export function lockUndispatchedEvents(tx: TransactionSql, limit: number) {
   return tx<UndispatchedEvent[]>`
     with locked as (
-      select id, event_id, workspace_id, type, endpoint_ids from webhook_events
-      where dispatched_at is null
-      order by id
+      select e.id, e.event_id, e.workspace_id, e.type, e.endpoint_ids,
+        ${subjectOf(tx, 'e')} as subject
+      from webhook_events e
+      where e.dispatched_at is null
+      order by e.id
       limit ${limit}
       for update skip locked
     )
-    select l.id, l.event_id, l.workspace_id, l.type,
+    select l.id, l.event_id, l.workspace_id, l.type, l.subject,
       coalesce(array(
         select w.id from webhook_endpoints w
         where w.id = any(l.endpoint_ids) and w.enabled order by w.id
-      ), '{}') as endpoint_ids
+      ), '{}') as endpoint_ids,
+      exists (
+        select 1 from webhook_events p
+        where p.dispatched_at is null and p.id < l.id and p.workspace_id = l.workspace_id
+          and p.id not in (select id from locked)
+          and ${subjectOf(tx, 'p')} = l.subject
+      ) as waits_for_earlier
     from locked l order by l.id`;
 }
 

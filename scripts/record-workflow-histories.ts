@@ -48,7 +48,7 @@ import {
   searchAttributes,
   TASK_QUEUE,
   WEBHOOK_TASK_QUEUE,
-  webhookWorkflowId,
+  webhookLaneWorkflowId,
 } from '../workflows/definitions.js';
 
 const FIXTURES = fileURLToPath(new URL('../test/fixtures/', import.meta.url));
@@ -134,9 +134,10 @@ function webhookScenario(
 ): Scenario {
   return async (client) => {
     webhookScripts.set(eventId, outcomes);
-    const event = { workspaceId: WORKSPACE_ID, eventId, type: 'campaign.completed' };
+    const subject = `campaign-${eventId}`;
+    const event = { workspaceId: WORKSPACE_ID, eventId, type: 'campaign.completed', subject };
     await startWebhookWorkflow(client, event, 7);
-    return finished(client, webhookWorkflowId(WORKSPACE_ID, eventId, 7));
+    return finished(client, webhookLaneWorkflowId(WORKSPACE_ID, subject, 7));
   };
 }
 
@@ -188,6 +189,24 @@ const scenarios: Record<string, Scenario> = {
   'webhook-exhausted': webhookScenario('msg_fixture_exhausted', []),
   /** The endpoint was disabled before the first attempt. */
   'webhook-skipped': webhookScenario('msg_fixture_skipped', ['skipped']),
+  /**
+   * A lane (one message, one endpoint): message.sent gets a 500; the receipt's event comes while
+   * it waits for its retry (5 s), and goes only after it is delivered.
+   */
+  'webhook-lane': async (client) => {
+    const [sent, delivered] = ['msg_fixture_lane_sent', 'msg_fixture_lane_delivered'];
+    webhookScripts.set(sent, ['failed', 'delivered']);
+    webhookScripts.set(delivered, ['delivered']);
+    const lane = { workspaceId: WORKSPACE_ID, subject: 'message-1-1' };
+    await startWebhookWorkflow(client, { ...lane, eventId: sent, type: 'message.sent' }, 7);
+    await sleep(1000);
+    await startWebhookWorkflow(
+      client,
+      { ...lane, eventId: delivered, type: 'message.delivered' },
+      7,
+    );
+    return finished(client, webhookLaneWorkflowId(WORKSPACE_ID, lane.subject, 7));
+  },
   /** Today's daily run, started as the schedule starts it, with nothing to clean. */
   'maintenance-daily': async (client) => {
     const workflowId = 'herald-daily-maintenance';

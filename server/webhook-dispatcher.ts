@@ -7,8 +7,10 @@ import { startWebhookWorkflow } from '../temporal/workflow-starts.js';
 export const WEBHOOK_EVENTS_CHANNEL = 'herald_webhook_events';
 
 const BATCH_SIZE = 100;
-/** Workflow starts in flight at once within a batch. */
+/** Lanes handed over at once within a batch (a lane's own events go one after another). */
 const START_CONCURRENCY = 10;
+/** How soon to look again at events held back behind another dispatcher's batch. */
+const HELD_BACK_RETRY_MS = 250;
 
 export interface WebhookDispatcher {
   /** Finishes the batch in progress, then stops listening and polling. */
@@ -16,12 +18,16 @@ export interface WebhookDispatcher {
 }
 
 /**
- * Moves events from the outbox (webhook_events) to Temporal: one webhookWorkflow per event and
- * endpoint, under a deterministic id, so a start repeated after a crash is a no-op. Rows are
- * locked `for update skip locked` and marked dispatched in the same transaction as their starts:
- * several workers never dispatch one event twice, and an event whose starts did not all succeed
- * stays in the outbox for the next round. Woken by NOTIFY and by a periodic poll (a missed
- * notification, a listener reconnecting, Temporal unreachable for a while).
+ * Moves events from the outbox (webhook_events) to Temporal: each event is signalled to the
+ * delivery run of its lane — its subject (one message, one OTP request, one campaign) and one
+ * endpoint — which delivers a lane's events one at a time in the order they reach it. So the
+ * order is kept here: a lane's events of one batch are handed over one after another, batches
+ * one after another, and an event whose subject has an earlier event in another dispatcher's
+ * batch waits until that one is handed over. Rows are locked `for update skip locked` and marked
+ * dispatched in the same transaction as their hand-over: several workers never dispatch one event
+ * twice, and an event handed over again after a crash is recognised by its run or, once that run
+ * has ended, by its delivery log. Woken by NOTIFY and by a periodic poll (a missed notification,
+ * a listener reconnecting, Temporal unreachable for a while).
  */
 export function startWebhookDispatcher(options: {
   sql: Sql;
@@ -35,25 +41,36 @@ export function startWebhookDispatcher(options: {
   let running: Promise<void> | undefined;
   let again = false;
   let lastError = '';
+  let heldBackTimer: NodeJS.Timeout | undefined;
 
-  /** One batch; true when it was full, so another may be waiting. */
-  async function dispatchBatch(): Promise<boolean> {
+  /** One batch: whether it was full (another may be waiting) and whether events were held back. */
+  async function dispatchBatch(): Promise<{ full: boolean; heldBack: boolean }> {
     return sql.begin(async (tx) => {
       const events = await lockUndispatchedEvents(tx, BATCH_SIZE);
-      const starts = events.flatMap((event) =>
-        event.endpointIds.map(
-          (endpointId) => () => startWebhookWorkflow(client, event, endpointId),
-        ),
-      );
-      for (let index = 0; index < starts.length; index += START_CONCURRENCY) {
-        await Promise.all(starts.slice(index, index + START_CONCURRENCY).map((run) => run()));
+      const ready = events.filter((event) => !event.waitsForEarlier);
+      const lanes = new Map<string, (() => Promise<void>)[]>();
+      for (const event of ready)
+        for (const endpointId of event.endpointIds) {
+          const lane = `${event.workspaceId}/${event.subject}/${endpointId}`;
+          const handOver = () => startWebhookWorkflow(client, event, endpointId);
+          lanes.set(lane, [...(lanes.get(lane) ?? []), handOver]);
+        }
+      const chains = [...lanes.values()].map((chain) => async () => {
+        for (const handOver of chain) await handOver();
+      });
+      for (let index = 0; index < chains.length; index += START_CONCURRENCY) {
+        await Promise.all(chains.slice(index, index + START_CONCURRENCY).map((run) => run()));
       }
-      if (events.length > 0)
+      if (ready.length > 0)
         await markEventsDispatched(
           tx,
-          events.map((event) => event.id),
+          ready.map((event) => event.id),
         );
-      return events.length === BATCH_SIZE;
+      // A batch of held-back events only is not full: the same rows would come straight back.
+      return {
+        full: events.length === BATCH_SIZE && ready.length > 0,
+        heldBack: ready.length < events.length,
+      };
     });
   }
 
@@ -61,7 +78,11 @@ export function startWebhookDispatcher(options: {
     do {
       again = false;
       try {
-        while (!stopped && (await dispatchBatch())) {}
+        let batch = { full: true, heldBack: false };
+        while (!stopped && batch.full) {
+          batch = await dispatchBatch();
+          if (batch.heldBack) lookAgainSoon();
+        }
         lastError = '';
       } catch (error) {
         // Left in the outbox; the next poll tries again. Logged once per distinct error.
@@ -70,6 +91,15 @@ export function startWebhookDispatcher(options: {
         lastError = message;
       }
     } while (again && !stopped);
+  }
+
+  function lookAgainSoon(): void {
+    if (heldBackTimer || stopped) return;
+    heldBackTimer = setTimeout(() => {
+      heldBackTimer = undefined;
+      wake();
+    }, HELD_BACK_RETRY_MS);
+    heldBackTimer.unref();
   }
 
   function wake(): void {
@@ -94,6 +124,7 @@ export function startWebhookDispatcher(options: {
     async stop() {
       stopped = true;
       clearInterval(timer);
+      clearTimeout(heldBackTimer);
       await (await listening)?.unlisten().catch(() => {});
       await running;
     },

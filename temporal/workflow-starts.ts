@@ -12,9 +12,11 @@ import {
   otpWorkflowId,
   searchAttributes,
   TASK_QUEUE,
+  WEBHOOK_EVENT_SIGNAL,
   WEBHOOK_TASK_QUEUE,
+  type WebhookEventSignal,
   type WorkflowKind,
-  webhookWorkflowId,
+  webhookLaneWorkflowId,
   workspacePriority,
 } from '../workflows/definitions.js';
 import type { otpWorkflow } from '../workflows/otp.js';
@@ -24,7 +26,7 @@ import { withinDeadline } from './deadline.js';
 /**
  * Every workflow start Herald makes. A run is found again by its id (workflows/definitions.ts),
  * and a finished run is never started again (REJECT_DUPLICATE): that would send its messages
- * a second time.
+ * a second time. Webhook lanes are the exception (startWebhookWorkflow).
  */
 
 /** What an operator sees of a run in the Temporal UI, and can filter on. */
@@ -141,28 +143,34 @@ export async function startOtpWorkflow(
   }
 }
 
-/** Starts one event's delivery to one endpoint; a start repeated after a crash is a no-op. */
+/**
+ * Hands one event to the delivery run of its lane (its subject and one endpoint), starting the
+ * run when none is open. Unlike the other starts, a lane whose run has ended starts a new one for
+ * its next event; an event handed over twice (a dispatcher that died before marking it) is
+ * dropped by the open run, or found already delivered by the activity.
+ */
 export async function startWebhookWorkflow(
   temporal: Client,
-  event: { workspaceId: number; eventId: string; type: string },
+  event: { workspaceId: number; eventId: string; type: string; subject: string },
   endpointId: number,
 ): Promise<void> {
-  const { workspaceId, eventId } = event;
-  try {
-    await temporal.workflow.start<typeof webhookWorkflow>('webhookWorkflow', {
-      workflowId: webhookWorkflowId(workspaceId, eventId, endpointId),
+  const { workspaceId, eventId, subject } = event;
+  await temporal.workflow.signalWithStart<typeof webhookWorkflow, [WebhookEventSignal]>(
+    'webhookWorkflow',
+    {
+      workflowId: webhookLaneWorkflowId(workspaceId, subject, endpointId),
       taskQueue: WEBHOOK_TASK_QUEUE,
       args: [{ workspaceId, eventId, endpointId }],
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      signal: WEBHOOK_EVENT_SIGNAL,
+      signalArgs: [{ eventId }],
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       ...labels({
         workspaceId,
         kind: 'webhook',
         status: 'pending',
-        memo: { event: event.type, endpoint: endpointId },
-        summary: `Webhook ${event.type} ${eventId} to endpoint ${endpointId}`,
+        memo: { subject, endpoint: endpointId },
+        summary: `Webhook events of ${subject} to endpoint ${endpointId}`,
       }),
-    });
-  } catch (error) {
-    if (!alreadyStarted(error)) throw error;
-  }
+    },
+  );
 }

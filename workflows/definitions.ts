@@ -45,9 +45,25 @@ export function otpWorkflowId(workspaceId: number, key: string | null, requestId
   return `otp/${workspaceId}/${key ?? requestId}`;
 }
 
-/** One event's delivery to one endpoint. */
+/** One event's delivery to one endpoint: the runs started before webhook lanes. */
 export function webhookWorkflowId(workspaceId: number, eventId: string, endpointId: number) {
   return `webhook/${workspaceId}/${eventId}/${endpointId}`;
+}
+
+/**
+ * The deliveries of one subject's events (`message-<campaign>-<seq>`, `otp-<request>`,
+ * `campaign-<id>`) to one endpoint, in order: a lane. One run at a time; a later event starts a
+ * new run once the last one ended.
+ */
+export function webhookLaneWorkflowId(workspaceId: number, subject: string, endpointId: number) {
+  return `webhook/${workspaceId}/${subject}/${endpointId}`;
+}
+
+/** Signal to a lane's run: one more event, in the order the lane's events happened. */
+export const WEBHOOK_EVENT_SIGNAL = 'webhookEvent';
+export interface WebhookEventSignal {
+  /** The event's `msg_…` id (webhook-id). */
+  eventId: string;
 }
 
 /**

@@ -89,6 +89,32 @@ describe('workflow replay', () => {
     expect(scheduledIn('campaign-of-one')).toEqual(['submitChunk']);
   });
 
+  it('keeps a webhook run of each branch of its lanes patch, a lane delivering in order', () => {
+    const byName = new Map(recorded.map((entry) => [entry.name, entry.history]));
+    const history = (name: string) => byName.get(name) as History;
+    const patchedIn = (name: string) =>
+      history(name).events.some((event) => event.markerRecordedEventAttributes);
+    const deliveriesIn = (name: string) =>
+      history(name).events.flatMap((event) => {
+        const data = event.activityTaskScheduledEventAttributes?.input?.payloads?.[0]?.data;
+        if (!data) return [];
+        const input = JSON.parse(Buffer.from(data).toString('utf8'));
+        return [`${input.eventId}#${input.attempt}`];
+      });
+    expect(patchedIn('webhook-retried')).toBe(false);
+    expect(deliveriesIn('webhook-retried')).toEqual([
+      'msg_fixture_retried#1',
+      'msg_fixture_retried#2',
+    ]);
+    // The receipt's event was signalled during message.sent's retry delay, and went after it.
+    expect(patchedIn('webhook-lane')).toBe(true);
+    expect(deliveriesIn('webhook-lane')).toEqual([
+      'msg_fixture_lane_sent#1',
+      'msg_fixture_lane_sent#2',
+      'msg_fixture_lane_delivered#1',
+    ]);
+  });
+
   it('keeps the daily maintenance runs recorded before each of its patched steps', () => {
     const byName = new Map(recorded.map((entry) => [entry.name, entry.history]));
     const scheduledIn = (name: string) => scheduledActivities(byName.get(name) as History);
