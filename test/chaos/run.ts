@@ -17,6 +17,7 @@ import { temporalOutage } from './scenarios/temporal-outage.js';
 import { twilioFormat } from './scenarios/twilio-format.js';
 import { workerKill } from './scenarios/worker-kill.js';
 import type { Scenario } from './support/scenario.js';
+import { logSecretsCheck, takeLogAudits } from './support/secrets.js';
 import { openStacks } from './support/stack.js';
 import { log, seconds } from './support/timing.js';
 
@@ -73,6 +74,7 @@ for (const scenario of selected) {
     let line: Record<string, unknown>;
     try {
       const result = await scenario.run({ short, keep: values.keep ?? false, run });
+      result.checks.push(logSecretsCheck(takeLogAudits()));
       const failed = result.checks.filter((c) => !c.ok).map((c) => c.name);
       line = {
         scenario: scenario.name,
@@ -85,6 +87,7 @@ for (const scenario of selected) {
         checks: result.checks,
       };
     } catch (error) {
+      takeLogAudits();
       line = {
         scenario: scenario.name,
         run,

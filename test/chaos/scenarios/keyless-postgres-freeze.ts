@@ -11,6 +11,7 @@ import {
   workspaceCampaigns,
 } from '../support/keyless.js';
 import { check, type Scenario } from '../support/scenario.js';
+import { visitSecretPaths } from '../support/secret-paths.js';
 import { ChaosStack } from '../support/stack.js';
 import { log, seconds, sleep } from '../support/timing.js';
 
@@ -18,7 +19,6 @@ import { log, seconds, sleep } from '../support/timing.js';
 const BURST = 10;
 /** Each later send this long after the previous one, during the freeze. */
 const SPREAD_MS = 300;
-const SETTLE_MS = 240_000;
 
 /**
  * Sends without an Idempotency-Key in flight while Postgres is frozen (SIGSTOP of the
@@ -36,10 +36,12 @@ export const keylessPostgresFreeze: Scenario = {
     const sendCount = options.short ? 12 : 30;
     const perSend = options.short ? 50 : 100;
     const freezeMs = options.short ? 8_000 : 12_000;
+    const settleMs = options.short ? 90_000 : 240_000;
     const stack = await ChaosStack.start({ apis: 1, workers: 1 });
     try {
       await clearInbox(stack.simulatorUrl);
-      const tenant = await createTenant(stack, { name: 'Chaos keyless' });
+      const tenant = await createTenant(stack, { name: 'Chaos keyless', credits: 100 });
+      const secretPaths = await visitSecretPaths(stack, tenant);
       const tag = randomBytes(4).toString('hex');
       const sends: LogicalSend[] = Array.from({ length: sendCount }, (_, i) => ({
         label: `send ${i}`,
@@ -67,7 +69,7 @@ export const keylessPostgresFreeze: Scenario = {
 
       const outcomes = await Promise.all(running);
       const endedAt = Date.now();
-      const settledMs = await untilWorkspaceCompleted(stack, tenant.workspaceId, SETTLE_MS);
+      const settledMs = await untilWorkspaceCompleted(stack, tenant.workspaceId, settleMs);
       await sleep(2_000);
 
       const inbox = await readInbox(stack.simulatorUrl);
@@ -97,6 +99,7 @@ export const keylessPostgresFreeze: Scenario = {
             settledMs === null ? null : seconds(endedAt + settledMs - thawedAt),
           inbox: received,
           open_campaigns: campaigns.open.slice(0, 10),
+          secret_paths: secretPaths,
           deaths,
         },
         checks: [
@@ -130,7 +133,7 @@ export const keylessPostgresFreeze: Scenario = {
             'campaigns completed',
             { open: campaigns.open.length, by_status: campaigns.by_status },
             settledMs !== null && campaigns.open.length === 0,
-            `none paused or queued ${SETTLE_MS / 1000} s after the clients are done`,
+            `none paused or queued ${settleMs / 1000} s after the clients are done`,
           ),
           check(
             'paused dispatched by Herald',

@@ -12,6 +12,7 @@ import {
   workspaceCampaigns,
 } from '../support/keyless.js';
 import { check, type Scenario } from '../support/scenario.js';
+import { visitSecretPaths } from '../support/secret-paths.js';
 import { ChaosStack } from '../support/stack.js';
 import { log, seconds, sleep } from '../support/timing.js';
 
@@ -39,7 +40,8 @@ export const keylessTemporalDown: Scenario = {
     const stack = await ChaosStack.start({ apis: 1, workers: 1 });
     try {
       await clearInbox(stack.simulatorUrl);
-      const tenant = await createTenant(stack, { name: 'Chaos paused' });
+      const tenant = await createTenant(stack, { name: 'Chaos paused', credits: 100 });
+      const secretPaths = await visitSecretPaths(stack, tenant);
       const tag = randomBytes(4).toString('hex');
       const sends: LogicalSend[] = Array.from({ length: KEYLESS + KEYED }, (_, i) => {
         const keyed = i >= KEYLESS;
@@ -155,6 +157,7 @@ export const keylessTemporalDown: Scenario = {
           keyed_retry_answers: retryAnswers,
           inbox: received,
           open_campaigns: campaigns.open.slice(0, 10),
+          secret_paths: secretPaths,
           deaths,
         },
         checks: [

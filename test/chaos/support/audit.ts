@@ -1,3 +1,4 @@
+import { rememberInboxSecrets } from './secrets.js';
 import type { ChaosStack } from './stack.js';
 
 /**
@@ -16,7 +17,9 @@ export interface InboxMessage {
 export async function readInbox(simulatorUrl: string): Promise<InboxMessage[]> {
   const response = await fetch(`${simulatorUrl}/v1/inbox`, { signal: AbortSignal.timeout(30_000) });
   if (!response.ok) throw new Error(`GET /v1/inbox answered ${response.status}`);
-  return ((await response.json()) as { messages: InboxMessage[] }).messages;
+  const { messages } = (await response.json()) as { messages: InboxMessage[] };
+  rememberInboxSecrets(messages.map((message) => message.body));
+  return messages;
 }
 
 export async function clearInbox(simulatorUrl: string): Promise<void> {

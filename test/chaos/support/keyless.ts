@@ -193,7 +193,7 @@ export interface WorkspaceCampaigns {
   open: { id: number; status: string }[];
 }
 
-/** The workspace's campaigns, counted per send. */
+/** The workspace's campaigns of the sends (told apart by body), counted per send. */
 export async function workspaceCampaigns(
   stack: ChaosStack,
   workspaceId: number,
@@ -203,15 +203,17 @@ export async function workspaceCampaigns(
     (sql) => sql<{ id: number; status: string; body: string }[]>`
       select id::int as id, status, body from campaigns where workspace_id = ${workspaceId}`,
   );
+  const bodies = new Set(sends.map((send) => send.request.message));
+  const ofSends = rows.filter((row) => bodies.has(row.body));
   const perBody = new Map<string, number>();
-  for (const row of rows) perBody.set(row.body, (perBody.get(row.body) ?? 0) + 1);
+  for (const row of ofSends) perBody.set(row.body, (perBody.get(row.body) ?? 0) + 1);
   const counts = sends.map((send) => perBody.get(send.request.message) ?? 0);
   return {
-    campaigns: rows.length,
-    by_status: tally(rows.map((row) => row.status)),
+    campaigns: ofSends.length,
+    by_status: tally(ofSends.map((row) => row.status)),
     sends_with_several: counts.filter((n) => n > 1).length,
     sends_with_none: counts.filter((n) => n === 0).length,
-    open: rows
+    open: ofSends
       .filter((row) => row.status !== 'completed')
       .map((row) => ({ id: row.id, status: row.status })),
   };

@@ -16,6 +16,7 @@ import {
   spawnHerald,
   untilRunning,
 } from '../../support/processes.js';
+import { auditLogs, type LogText, rememberSecret } from './secrets.js';
 import { log, waitUntil } from './timing.js';
 
 /**
@@ -61,6 +62,8 @@ export class ChaosStack {
   private readonly exited: RoleProcess[] = [];
   private postgres: EmbeddedPostgres | undefined;
   private postgresFrozen = false;
+  /** Where the server writes server.log (outside the data folder when that is closed to it). */
+  private clusterDir = '';
   private temporalCli = '';
 
   private constructor(
@@ -86,6 +89,7 @@ export class ChaosStack {
       { ...options.env },
     );
     open.add(stack);
+    rememberSecret('HERALD_SECRET', stack.secret);
     try {
       stack.temporalCli = await findTemporalCli(log);
       await stack.startPostgres();
@@ -129,6 +133,8 @@ export class ChaosStack {
       // One public address in front of the api replicas: every api answers as the first one, and
       // the workers hand providers receipt URLs on it.
       PUBLIC_URL: `http://127.0.0.1:${this.apiPorts[0]}`,
+      // What a deployment logs by default (every request's method and URL), for the log audit.
+      LOG_LEVEL: 'info',
       ...this.extraEnv,
       ...values,
     });
@@ -145,6 +151,8 @@ export class ChaosStack {
     }
     this.postgres = started;
     this.databaseUrl = started.url;
+    this.clusterDir = started.clusterDir;
+    rememberSecret('database password', decodeURIComponent(new URL(started.url).password));
   }
 
   /** A real stop of the server (`pg_ctl stop --mode fast`): connections are cut, the port closes. */
@@ -268,6 +276,21 @@ export class ChaosStack {
       }));
   }
 
+  /** Every log of the stack: each Herald process's output, Temporal's and Postgres's logs. */
+  async logs(): Promise<LogText[]> {
+    const logs: LogText[] = [...this.exited, ...this.roles.values()].map((role) => ({
+      name: `${role.name}-${role.proc.child.pid}`,
+      text: `${role.proc.stdout()}\n${role.proc.stderr()}`,
+    }));
+    const files = { temporal: join(this.dataDir, 'temporal.log'), postgres: '' };
+    if (this.clusterDir) files.postgres = join(this.clusterDir, 'server.log');
+    for (const [name, file] of Object.entries(files)) {
+      const text = file && (await readFile(file, 'utf8').catch(() => undefined));
+      if (text) logs.push({ name, text });
+    }
+    return logs;
+  }
+
   /** Standard error of every Herald process so far (for `--keep`). */
   async saveLogs(): Promise<void> {
     for (const role of [...this.exited, ...this.roles.values()]) {
@@ -300,8 +323,13 @@ export class ChaosStack {
   /** `herald <args> --json`, failing on a non-zero exit. */
   async admin(args: string[]): Promise<Record<string, unknown>> {
     const result = await runHeraldJson(args, this.env());
+    const password = args.indexOf('--password');
+    if (password >= 0) rememberSecret('password', args[password + 1] ?? '');
     if (result.code !== 0)
       throw new Error(`herald ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
+    // Printed once by `key create` and `invite create`: the run's logs must never hold them.
+    if (typeof result.json.token === 'string')
+      rememberSecret(args[0] === 'invite' ? 'invitation token' : 'api key', result.json.token);
     return result.json;
   }
 
@@ -319,6 +347,7 @@ export class ChaosStack {
     if (this.postgresFrozen) await this.thawPostgres().catch(() => {});
     await this.killTemporal().catch(() => {});
     await this.stopPostgres().catch(() => {});
+    auditLogs(await this.logs());
     if (keep) log(`kept ${this.dataDir}`);
     else await rm(this.dataDir, { recursive: true, force: true });
   }

@@ -1,0 +1,133 @@
+import { type Check, check } from './scenario.js';
+
+/**
+ * Issue 24 item 4 in the chaos suite: a run's logs hold no secret. Every secret a run makes or
+ * sees is remembered here (API keys and invitation tokens the CLI prints, passwords it is given,
+ * OTP codes and opt-out links read at the inbox, the stack's HERALD_SECRET and database
+ * password), and each stack's logs are searched for them when it closes, before its data goes.
+ */
+
+export type SecretKind =
+  | 'api key'
+  | 'invitation token'
+  | 'password'
+  | 'otp code'
+  | 'opt-out token'
+  | 'session cookie'
+  | 'HERALD_SECRET'
+  | 'database password';
+
+interface Secret {
+  kind: SecretKind;
+  /** What gives it away in a log line: the value itself, or (OTP codes) its settings. */
+  needles: (string | RegExp)[];
+}
+
+const remembered = new Map<string, Secret>();
+
+export function rememberSecret(
+  kind: SecretKind,
+  value: string,
+  needles: (string | RegExp)[] = [value],
+) {
+  if (value.length > 0 && !remembered.has(value)) remembered.set(value, { kind, needles });
+}
+
+/**
+ * OTP codes and opt-out tokens in the SMS bodies a run read at the inbox. A code is a few digits,
+ * which a log holds by chance (a pid, a port, a duration's decimals): it counts as leaked only
+ * beside the words that carry it, as in its SMS (`code is 123456`) or a field (`code: "123456"`).
+ */
+export function rememberInboxSecrets(bodies: string[]) {
+  for (const body of bodies) {
+    for (const match of body.matchAll(/\/o\/([A-Za-z0-9_-]{8,})/g))
+      rememberSecret('opt-out token', match[1] as string);
+    if (!/code/i.test(body)) continue;
+    for (const match of body.matchAll(/(?<!\d)\d{4,8}(?!\d)/g)) {
+      const code = match[0];
+      const before = body.slice(Math.max(0, (match.index ?? 0) - 12), match.index);
+      rememberSecret('otp code', `${code} ${body}`, [
+        `${before}${code}`,
+        `${JSON.stringify(before).slice(1, -1)}${code}`,
+        new RegExp(`code["'\\s]*[:=]\\s*["']?${code}(?!\\d)`, 'i'),
+      ]);
+    }
+  }
+}
+
+export interface LogText {
+  name: string;
+  text: string;
+}
+
+export interface LogAudit {
+  /** Bytes searched, per log. */
+  logs: Record<string, number>;
+  secrets: Record<string, number>;
+  /** Log lines holding a secret, by kind, and a few of them with the secret masked. */
+  leaks: Record<string, number>;
+  examples: string[];
+}
+
+const audits: LogAudit[] = [];
+
+/** Searches the logs for every secret remembered so far; kept for `takeLogAudits`. */
+export function auditLogs(logs: LogText[]): LogAudit {
+  const audit: LogAudit = { logs: {}, secrets: {}, leaks: {}, examples: [] };
+  for (const { kind } of remembered.values()) audit.secrets[kind] = (audit.secrets[kind] ?? 0) + 1;
+  for (const log of logs) {
+    audit.logs[log.name] = Buffer.byteLength(log.text);
+    for (const [value, secret] of remembered) {
+      // The whole log first: most secrets are in none, and a log is megabytes of lines.
+      if (!secret.needles.some((needle) => holds(log.text, needle))) continue;
+      for (const line of log.text.split('\n')) {
+        if (!secret.needles.some((needle) => holds(line, needle))) continue;
+        audit.leaks[secret.kind] = (audit.leaks[secret.kind] ?? 0) + 1;
+        if (audit.examples.length < 5)
+          audit.examples.push(`${log.name}: ${mask(line, value, secret).slice(0, 400)}`);
+      }
+    }
+  }
+  audits.push(audit);
+  return audit;
+}
+
+const holds = (text: string, needle: string | RegExp) =>
+  typeof needle === 'string' ? text.includes(needle) : needle.test(text);
+
+function mask(line: string, value: string, secret: Secret): string {
+  let masked = line;
+  for (const needle of secret.needles) {
+    const all = typeof needle === 'string' ? needle : new RegExp(needle.source, 'gi');
+    masked = masked.replaceAll(all, `<${secret.kind}>`);
+  }
+  return masked.replaceAll(value, `<${secret.kind}>`);
+}
+
+/** The audits of the stacks closed since the last call; the remembered secrets are forgotten. */
+export function takeLogAudits(): LogAudit[] {
+  const taken = audits.splice(0);
+  remembered.clear();
+  return taken;
+}
+
+/** The named check a run ends with: no secret in any log of its stacks. */
+export function logSecretsCheck(taken: LogAudit[]): Check {
+  const leaks: Record<string, number> = {};
+  const secrets: Record<string, number> = {};
+  for (const audit of taken) {
+    for (const [kind, n] of Object.entries(audit.leaks)) leaks[kind] = (leaks[kind] ?? 0) + n;
+    for (const [kind, n] of Object.entries(audit.secrets)) secrets[kind] = (secrets[kind] ?? 0) + n;
+  }
+  const examples = taken.flatMap((audit) => audit.examples).slice(0, 5);
+  const bytes = taken.reduce(
+    (sum, audit) => sum + Object.values(audit.logs).reduce((n, b) => n + b, 0),
+    0,
+  );
+  return check(
+    'secrets in logs',
+    { leaks, secrets, log_bytes: bytes, examples },
+    taken.length > 0 && Object.keys(leaks).length === 0,
+    'no API key, token, password or OTP code in any log of the stack',
+  );
+}
