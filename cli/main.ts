@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/env.js';
+import { isDroppedTypeQueryFailure } from '../db/client.js';
 import { runAudited } from './audit.js';
 import { ADMIN_COMMANDS } from './commands/index.js';
 import { type AdminCommand, optionsOf, usageOf } from './commands/table.js';
@@ -99,6 +100,21 @@ function parseOptions(args: string[], command?: AdminCommand) {
   }
 }
 
+/**
+ * For one-off commands (the roles have their own handler, cli/commands/serve.ts): postgres.js's
+ * dropped type query (db/guarded-pool.ts, 4.) must not end a command whose own calls are handled,
+ * as it did when Postgres stopped under `herald migrate` on Ctrl-C (exit 1, not 130). Any other
+ * unhandled rejection still ends the process, as Node's default would.
+ */
+function exitOnUnhandledRejections(): void {
+  process.on('unhandledRejection', (reason) => {
+    if (isDroppedTypeQueryFailure(reason)) return;
+    const shown = reason instanceof Error ? (reason.stack ?? reason.message) : String(reason);
+    process.stderr.write(`herald: unhandled rejection: ${shown}\n`);
+    process.exit(1);
+  });
+}
+
 async function main(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
   try {
@@ -113,6 +129,7 @@ async function main(argv: string[]): Promise<number> {
       await serveCommand();
       return -1; // keeps running until a signal
     }
+    exitOnUnhandledRejections();
     if (first === 'migrate') {
       parseOptions(argv.slice(1));
       const { applied } = await (await loadServe()).migrateCommand();

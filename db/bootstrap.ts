@@ -6,6 +6,12 @@ import postgres from 'postgres';
  * on a connection of its own.
  */
 
+/**
+ * How long ending a pool lets its queries finish: a connection that failed under postgres.js's
+ * type query never ends by itself (db/guarded-pool.ts, 4.).
+ */
+const END_GRACE_S = 5;
+
 /** Creates the database `name` on the server at `adminUrl` unless it exists. */
 export async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
   const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
@@ -13,7 +19,7 @@ export async function ensureDatabase(adminUrl: string, name: string): Promise<vo
     const [exists] = await sql`select 1 from pg_database where datname = ${name}`;
     if (!exists) await sql`create database ${sql(name)}`;
   } finally {
-    await sql.end();
+    await sql.end({ timeout: END_GRACE_S });
   }
 }
 
@@ -28,6 +34,6 @@ export async function tableExists(
       select to_regclass(${table}) is not null as present`;
     return found?.present === true;
   } finally {
-    await sql.end();
+    await sql.end({ timeout: END_GRACE_S });
   }
 }

@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 import { createGuardedPool } from './guarded-pool.js';
 
-export { recoverFromClosedSocketWrite } from './guarded-pool.js';
+export { isDroppedTypeQueryFailure, recoverFromClosedSocketWrite } from './guarded-pool.js';
 export { DatabaseUnavailableError, isDatabaseUnavailable } from './unavailable.js';
 
 export type Sql = postgres.Sql;

@@ -24,6 +24,13 @@ import { DatabaseUnavailableError, isConnectionFailure } from './unavailable.js'
  *    handler recognises that one error (`recoverFromClosedSocketWrite`): postgres.js leaves that
  *    connection's write buffer stale, so every pool is replaced by a fresh one and the old one is
  *    ended.
+ * 4. A new connection's first statement is postgres.js's own query of the array types
+ *    (`fetch_types`), whose promise it drops (porsager/postgres#1192, #1223): when the connection
+ *    fails under that query (Postgres stopping, a reset), the rejection reaches nobody and is
+ *    unhandled, which ends a process that has no handler. The call waiting for that connection
+ *    fails or succeeds on its own; `isDroppedTypeQueryFailure` recognises the dropped one. That
+ *    connection also keeps the failed query as its current one, so it never ends by itself:
+ *    `end()` without a timeout would wait for it forever, so the pool's `end` has a default one.
  */
 
 type Sql = postgres.Sql;
@@ -40,6 +47,8 @@ export interface GuardOptions {
 const PROBE_INTERVAL_MS = 250;
 /** How long a replaced pool's queries in flight may still finish. */
 const REPLACED_POOL_GRACE_S = 5;
+/** How long `end()` lets queries in flight finish when its caller gives no timeout (4. above). */
+const END_GRACE_S = 10;
 
 const livePools = new Set<{ replace(): void }>();
 let replacementScheduled = false;
@@ -68,6 +77,16 @@ function isClosedSocketWrite(error: unknown): boolean {
     error.message === "Cannot read properties of null (reading 'write')" &&
     /\bnextWrite\b/.test(stack) &&
     /[\\/]postgres[\\/]src[\\/]connection\.js/.test(stack)
+  );
+}
+
+/** 4. above: the rejection of postgres.js's array type query, which no caller awaits. */
+export function isDroppedTypeQueryFailure(reason: unknown): boolean {
+  const query = (reason as { query?: unknown } | null)?.query;
+  return (
+    typeof query === 'string' &&
+    /\bfrom pg_catalog\.pg_type a\b/.test(query) &&
+    /\btypcategory = 'A'/.test(query)
   );
 }
 
@@ -196,7 +215,7 @@ export function createGuardedPool(open: () => Sql, options: GuardOptions): Sql {
       ended = true;
       livePools.delete(entry);
       reachability.stop();
-      return pool.end(endOptions);
+      return pool.end({ timeout: END_GRACE_S, ...endOptions });
     },
   };
 
