@@ -1,4 +1,6 @@
 /** Customer webhook endpoints: create (the signing secret given once), list, enable, disable, delete, attempts. */
+import type { TransactionSql } from '../db/client.js';
+import { findMemberStanding } from '../db/member-access.js';
 import {
   deleteWebhookEndpoint as deleteWebhookEndpointRow,
   findWebhookEndpoint,
@@ -13,6 +15,7 @@ import {
 import type { Workspace } from '../db/workspaces.js';
 import {
   isWebhookEventType,
+  RECIPIENT_EVENT_TYPES,
   WEBHOOK_EVENT_TYPES,
   type WebhookEventType,
 } from '../domain/webhooks.js';
@@ -20,7 +23,8 @@ import { encryptCredentials } from '../security/credentials.js';
 import { type HostResolver, resolveWebhookTarget, UnsafeUrlError } from '../security/ssrf.js';
 import { generateWebhookSecret, webhookSecretContext } from '../security/webhook-signature.js';
 import type { CommandDeps } from './deps.js';
-import { fieldsOf, invalid, notFound, optionalText, requiredText } from './input.js';
+import { fieldsOf, InputError, invalid, notFound, optionalText, requiredText } from './input.js';
+import type { ActingMember } from './members.js';
 import { findWorkspace } from './workspaces.js';
 
 const MAX_DESCRIPTION_LENGTH = 500;
@@ -34,9 +38,36 @@ export interface CreateWebhookEndpointInput {
   /** Event types, each once, or `['all']`. */
   events?: string[];
   description?: string;
+  /** The member creating it, from a front end that has one (the console); the CLI has none. */
+  by?: ActingMember;
 }
 
 const field = fieldsOf<CreateWebhookEndpointInput>();
+
+/**
+ * Refuses a member without `recipients.read` an endpoint that would receive full phone numbers:
+ * the console masks them for that member, so a webhook must not hand them over either. Read
+ * with the membership locked until the change commits, so a concurrent revocation waits.
+ */
+async function checkRecipientsAccess(
+  tx: TransactionSql,
+  workspaceId: number,
+  by: ActingMember | undefined,
+  events: readonly WebhookEventType[],
+): Promise<void> {
+  if (by === undefined) return;
+  const carrying = events.filter((type) => RECIPIENT_EVENT_TYPES.includes(type));
+  if (carrying.length === 0) return;
+  const member = await findMemberStanding(tx, workspaceId, by.userId, 'share');
+  if (member?.status === 'active' && member.permissions.includes('recipients.read')) return;
+  const [what, them] =
+    carrying.length === 1
+      ? [`${carrying[0]} carries`, 'it']
+      : [`${carrying.join(', ')} carry`, 'them'];
+  throw new InputError('forbidden', [
+    `${what} recipients' full phone numbers: subscribing to ${them} needs the recipients.read permission in this workspace.`,
+  ]);
+}
 
 /** Known event types, each once, in the catalogue's order. */
 function eventTypes(given: string[] | undefined): WebhookEventType[] {
@@ -96,6 +127,7 @@ export async function createWebhookEndpoint(
   // Stored encrypted; the caller shows it this once.
   const secret = generateWebhookSecret();
   const endpoint = await deps.sql.begin(async (tx) => {
+    await checkRecipientsAccess(tx, workspace.id, input.by, events);
     const id = await reserveWebhookEndpointId(tx);
     return insertWebhookEndpoint(tx, {
       id,
@@ -120,12 +152,20 @@ export async function listWorkspaceWebhookEndpoints(
 
 const noEndpoint = (id: number) => notFound`No webhook endpoint has the id ${id}`;
 
-/** Takes new events again (earlier ones are not replayed). */
+/**
+ * Takes new events again (earlier ones are not replayed). A member enabling one that carries phone
+ * numbers needs recipients.read, as creating it does.
+ */
 export async function enableWebhookEndpoint(
   deps: Pick<CommandDeps, 'sql'>,
-  input: { id: number },
+  input: { id: number; by?: ActingMember },
 ): Promise<WebhookEndpoint> {
-  const endpoint = await setWebhookEndpointEnabled(deps.sql, input.id, true, null);
+  const endpoint = await deps.sql.begin(async (tx) => {
+    const found = await findWebhookEndpoint(tx, input.id);
+    if (!found) return undefined;
+    await checkRecipientsAccess(tx, found.workspaceId, input.by, found.events);
+    return setWebhookEndpointEnabled(tx, input.id, true, null);
+  });
   if (!endpoint) throw noEndpoint(input.id);
   return endpoint;
 }

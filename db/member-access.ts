@@ -1,5 +1,5 @@
-import type { Permission } from '../domain/access.js';
-import type { Sql } from './client.js';
+import type { Permission, Standing } from '../domain/access.js';
+import { type RowLock, rowLock, type Sql, type TransactionSql } from './client.js';
 
 export interface WorkspaceChoice {
   id: number;
@@ -34,5 +34,19 @@ export async function findMemberAccess(
     from workspaces w
     left join workspace_members m on m.workspace_id = w.id and m.user_id = ${userId}
     where w.id = ${workspaceId}`;
+  return row;
+}
+
+/** A member's role, permissions and status in a workspace; undefined when they are not one. */
+export async function findMemberStanding(
+  sql: Sql | TransactionSql,
+  workspaceId: number,
+  userId: number,
+  lock?: RowLock,
+): Promise<Standing | undefined> {
+  const [row] = await sql<Standing[]>`
+    select role, permissions, status from workspace_members
+    where workspace_id = ${workspaceId} and user_id = ${userId}
+    ${rowLock(sql, lock)}`;
   return row;
 }

@@ -50,7 +50,7 @@ export function listWebhookEndpoints(sql: Sql, workspaceId: number) {
     where workspace_id = ${workspaceId} order by id`;
 }
 
-export async function findWebhookEndpoint(sql: Sql, id: number) {
+export async function findWebhookEndpoint(sql: Sql | TransactionSql, id: number) {
   const [endpoint] = await sql<WebhookEndpoint[]>`
     select ${ENDPOINT_COLUMNS(sql)} from webhook_endpoints where id = ${id}`;
   return endpoint;
@@ -61,7 +61,7 @@ export async function findWebhookEndpoint(sql: Sql, id: number) {
  * such endpoint.
  */
 export async function setWebhookEndpointEnabled(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   id: number,
   enabled: boolean,
   reason: string | null,

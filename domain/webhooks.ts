@@ -12,6 +12,19 @@ export const WEBHOOK_EVENT_TYPES = [
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
+/**
+ * Events whose data carry a recipient's full phone number (`recipient`): subscribing to them
+ * needs the `recipients.read` permission, as seeing the numbers in the console does.
+ */
+export const RECIPIENT_EVENT_TYPES: readonly WebhookEventType[] = [
+  'message.sent',
+  'message.delivered',
+  'message.failed',
+  'otp.accepted',
+  'otp.verified',
+  'otp.expired',
+];
+
 export function isWebhookEventType(value: string): value is WebhookEventType {
   return (WEBHOOK_EVENT_TYPES as readonly string[]).includes(value);
 }

@@ -10,7 +10,7 @@ import {
   listWebhookEndpointAttempts,
   listWorkspaceWebhookEndpoints,
 } from '../../commands/webhooks.js';
-import { WEBHOOK_EVENT_TYPES } from '../../domain/webhooks.js';
+import { RECIPIENT_EVENT_TYPES, WEBHOOK_EVENT_TYPES } from '../../domain/webhooks.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
@@ -53,6 +53,9 @@ export async function webhookRoutes(
         endpoints,
         eventTypes: WEBHOOK_EVENT_TYPES,
         canManage: can(signedIn.visitor, 'webhooks.manage'),
+        recipientEvents: signedIn.visitor.permissions.includes('recipients.read')
+          ? []
+          : RECIPIENT_EVENT_TYPES,
         form: extra.form ?? {},
         errors: extra.errors ?? {},
         flash: extra.flash,
@@ -94,6 +97,7 @@ export async function webhookRoutes(
         url: text(form, 'url'),
         events: list(form, 'events'),
         description: text(form, 'description'),
+        by: { userId: signedIn.visitor.userId },
       }),
     );
     if (created instanceof InputError) {
@@ -142,7 +146,18 @@ export async function webhookRoutes(
           disable: disableWebhookEndpoint,
           delete: deleteWebhookEndpoint,
         }[action];
-        await change(deps, { id: endpoint.id });
+        const changed = await orRefusal(async () => {
+          await change(deps, { id: endpoint.id, by: { userId: signedIn.visitor.userId } });
+        });
+        if (changed instanceof InputError) {
+          return messagePage(reply, changed.status, {
+            title: 'Not changed',
+            text: changed.message,
+            links: [{ label: 'Webhooks', href: `${signedIn.base}/developer/webhooks` }],
+            nav: signedIn.nav,
+            csrf: signedIn.csrf,
+          });
+        }
         await audit(
           deps,
           request,

@@ -8,12 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addUser } from '../../commands/users.js';
 import { createWebhookEndpoint } from '../../commands/webhooks.js';
 import { createWorkspace } from '../../commands/workspaces.js';
-import { WEBHOOK_EVENT_TYPES } from '../../domain/webhooks.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
 
 let server: Awaited<ReturnType<typeof openConsoleApp>>;
 const PASSWORD = 'correct horse 1';
-const EVENT = WEBHOOK_EVENT_TYPES[0];
+/** The one event a developer may subscribe to without recipients.read (it carries no number). */
+const EVENT = 'campaign.completed';
 
 beforeAll(async () => {
   server = await openConsoleApp({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
@@ -92,6 +92,79 @@ describe('Webhooks', () => {
     expect((await viewer.browser.get(`/console/w/${viewer.slug}/developer/webhooks`)).status).toBe(
       403,
     );
+  });
+});
+
+describe('events that carry phone numbers (recipients.read)', () => {
+  const NEEDS_ONE =
+    "message.delivered carries recipients' full phone numbers: subscribing to it needs the " +
+    'recipients.read permission in this workspace.';
+  const fieldError = (html: string) =>
+    visibleText(/<div class="field-error">([^<]*)<\/div>/.exec(html)?.[1] ?? '');
+  const endpointsOf = (slug: string) =>
+    server.sql<{ events: string[]; enabled: boolean }[]>`
+      select e.events, e.enabled from webhook_endpoints e join workspaces w on w.id = e.workspace_id
+      where w.slug = ${slug} order by e.id`;
+
+  it('refuses a developer without recipients.read a message or OTP endpoint, and stores none', async () => {
+    const { slug, browser } = await signedIn('developer');
+    const page = await browser.get(`/console/w/${slug}/developer/webhooks`);
+    expect(visibleText(page.body)).toContain(
+      'Subscribing to message.sent, message.delivered, message.failed, otp.accepted, otp.verified, ' +
+        'otp.expired needs the recipients.read permission, which you do not have here',
+    );
+    const one = await browser.post(`/console/w/${slug}/developer/webhooks`, {
+      url: 'http://127.0.0.1:9/hook',
+      events: 'message.delivered',
+    });
+    expect(one.status).toBe(403);
+    expect(fieldError(one.body)).toBe(NEEDS_ONE);
+    const several = await browser.post(`/console/w/${slug}/developer/webhooks`, {
+      url: 'http://127.0.0.1:9/hook',
+      events: ['campaign.completed', 'otp.verified', 'message.sent'],
+    });
+    expect(several.status).toBe(403);
+    expect(fieldError(several.body)).toBe(
+      "message.sent, otp.verified carry recipients' full phone numbers: subscribing to them " +
+        'needs the recipients.read permission in this workspace.',
+    );
+    expect(await endpointsOf(slug)).toEqual([]);
+  });
+
+  it('lets a member who holds recipients.read subscribe to them', async () => {
+    const { slug, browser } = await signedIn('developer');
+    await server.sql`
+      update workspace_members set permissions = array_append(permissions, 'recipients.read')
+      where workspace_id = (select id from workspaces where slug = ${slug})`;
+    const created = await browser.post(`/console/w/${slug}/developer/webhooks`, {
+      url: 'http://127.0.0.1:9/hook',
+      events: 'message.delivered',
+    });
+    expect(created.status).toBe(201);
+    expect(await endpointsOf(slug)).toEqual([{ events: ['message.delivered'], enabled: true }]);
+  });
+
+  it('refuses such a developer enabling a disabled one, which stays disabled', async () => {
+    const { slug, browser } = await signedIn('developer');
+    const { endpoint } = await createWebhookEndpoint(server.deps, {
+      workspace: slug,
+      url: 'http://127.0.0.1:9/numbers',
+      events: ['message.delivered'],
+    });
+    await server.sql`update webhook_endpoints set enabled = false where id = ${endpoint.id}`;
+    await browser.get(`/console/w/${slug}/developer/webhooks`);
+    const refused = await browser.post(
+      `/console/w/${slug}/developer/webhooks/${endpoint.id}/enable`,
+      {},
+    );
+    expect(refused.status).toBe(403);
+    expect(visibleText(/<p>([^<]*)<\/p>/.exec(refused.body)?.[1] ?? '')).toBe(NEEDS_ONE);
+    expect(await endpointsOf(slug)).toEqual([{ events: ['message.delivered'], enabled: false }]);
+    // Disabling or deleting hands no number over: those stay open to them.
+    expect(
+      (await browser.post(`/console/w/${slug}/developer/webhooks/${endpoint.id}/delete`, {}))
+        .status,
+    ).toBe(303);
   });
 });
 
