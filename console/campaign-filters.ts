@@ -20,6 +20,12 @@ type Period = (typeof PERIODS)[number];
 
 const DAY_MS = 86_400_000;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+/**
+ * The days a filter may name. Every batch lies between them, and Postgres stores every day they
+ * span, the day after the last one included (year 0 or 10000 was a 500).
+ */
+export const FIRST_FILTER_DAY = '2000-01-01';
+export const LAST_FILTER_DAY = '2999-12-31';
 
 /** A `YYYY-MM-DD` that names a real day, as midnight UTC. */
 function calendarDay(value: string): Date | undefined {
@@ -44,6 +50,13 @@ const day = (what: string) =>
       const parsed = calendarDay(value);
       if (!parsed) {
         context.addIssue({ code: 'custom', message: `${what} must be a date (YYYY-MM-DD).` });
+        return z.NEVER;
+      }
+      if (value < FIRST_FILTER_DAY || value > LAST_FILTER_DAY) {
+        context.addIssue({
+          code: 'custom',
+          message: `${what} must be a day from ${FIRST_FILTER_DAY} to ${LAST_FILTER_DAY}.`,
+        });
         return z.NEVER;
       }
       return parsed;

@@ -14,7 +14,9 @@ import { audit } from '../audit.js';
 import {
   BATCH_SOURCES,
   BATCH_STATUSES,
+  FIRST_FILTER_DAY,
   type FilterForm,
+  LAST_FILTER_DAY,
   pageHref,
   readCampaignQuery,
 } from '../campaign-filters.js';
@@ -52,6 +54,7 @@ export async function campaignRoutes(
       base: signedIn.base,
       statuses: BATCH_STATUSES,
       sources: BATCH_SOURCES,
+      filterDays: { first: FIRST_FILTER_DAY, last: LAST_FILTER_DAY },
       canCreate: can(signedIn.visitor, 'campaigns.create'),
       form: query.form,
     };
