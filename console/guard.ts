@@ -5,6 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type ConsoleVisitor, findConsoleSession } from '../commands/console-sessions.js';
+import { secondFactorMissing } from '../domain/access.js';
 import { type Action, can, refusal } from './access.js';
 import type { ConsoleDeps } from './deps.js';
 import { redirect } from './http.js';
@@ -92,7 +93,7 @@ export function createGuard(deps: ConsoleDeps, cookies: CookieOptions): Guard {
       });
       return undefined;
     }
-    if (visitor.requireSecondFactor && !visitor.totpEnabled && !options.beforeEnrolment) {
+    if (secondFactorMissing(visitor) && !options.beforeEnrolment) {
       await redirect(request, reply, '/console/profile?required=1');
       return undefined;
     }

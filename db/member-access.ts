@@ -21,16 +21,26 @@ export interface MemberAccess {
   /** Null when the user is no longer a member. */
   status: 'active' | 'suspended' | null;
   permissions: Permission[];
+  /** The workspace requires a second factor of every member. */
+  requireSecondFactor: boolean;
+  /** The user has set one up. */
+  totpEnabled: boolean;
 }
 
-/** Read on every MCP call, so a permission removed after sign-in counts on the next call. */
+/**
+ * Read on every MCP call and refresh, so a permission removed or a second factor required after
+ * sign-in counts on the next one.
+ */
 export async function findMemberAccess(
   sql: Sql,
   workspaceId: number,
   userId: number,
 ): Promise<MemberAccess | undefined> {
   const [row] = await sql<MemberAccess[]>`
-    select w.name as workspace_name, w.api_enabled, m.status, coalesce(m.permissions, '{}') as permissions
+    select w.name as workspace_name, w.api_enabled, m.status, coalesce(m.permissions, '{}') as permissions,
+           w.require_second_factor,
+           coalesce((select u.totp_enabled_at is not null from users u where u.id = ${userId}), false)
+             as totp_enabled
     from workspaces w
     left join workspace_members m on m.workspace_id = w.id and m.user_id = ${userId}
     where w.id = ${workspaceId}`;

@@ -59,3 +59,15 @@ export function mayInvite(inviter: Standing, role: Role): boolean {
     (role !== 'owner' || inviter.role === 'owner')
   );
 }
+
+/**
+ * Whether a workspace's "two-step verification required" shuts this member out: it requires a
+ * second factor and they have none. The console (console/guard.ts) and MCP (every tool call and
+ * refresh, mcp/access.ts, mcp/oauth/token.ts) apply this one rule.
+ */
+export function secondFactorMissing(member: {
+  requireSecondFactor: boolean;
+  totpEnabled: boolean;
+}): boolean {
+  return member.requireSecondFactor && !member.totpEnabled;
+}

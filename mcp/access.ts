@@ -1,6 +1,6 @@
 import type { Sql } from '../db/client.js';
 import { findMemberAccess } from '../db/member-access.js';
-import type { Permission } from '../domain/access.js';
+import { type Permission, secondFactorMissing } from '../domain/access.js';
 import type { ToolCaller } from './tools/tool.js';
 
 /** Every tool needs Developer Tools read (SPEC §5.2 item 5). */
@@ -8,7 +8,8 @@ const ALWAYS_REQUIRED: Permission = 'developer_tools.read';
 
 /**
  * Why the caller may not run a tool now, or undefined when it may. Read live on every call: the
- * user's membership, their current permissions and the workspace's API entitlement.
+ * user's membership, their current permissions, the workspace's API entitlement and whether it
+ * requires a second factor the user has not set up (as the console refuses them).
  */
 export async function accessProblem(
   sql: Sql,
@@ -24,6 +25,9 @@ export async function accessProblem(
   }
   if (!access.apiEnabled) {
     return 'Insufficient access: this workspace does not include API access.';
+  }
+  if (secondFactorMissing(access)) {
+    return 'Insufficient access: this workspace requires two-step verification, which you have not set up. Set it up in the Herald console (Profile).';
   }
   const missing = [ALWAYS_REQUIRED, ...required].filter(
     (permission) => !access.permissions.includes(permission),

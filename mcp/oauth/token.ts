@@ -11,6 +11,7 @@ import {
   revokeToken,
   rotateRefreshToken,
 } from '../../db/oauth-grants.js';
+import { secondFactorMissing } from '../../domain/access.js';
 import { purposeKey } from '../../security/keys.js';
 import { findByKeyedHash, keyedHash, matchesKeyedHash } from '../../security/tokens.js';
 import { LIFETIMES, type OAuthDeps } from './deps.js';
@@ -141,6 +142,11 @@ async function refresh(deps: OAuthDeps, client: OAuthClient, form: TokenForm) {
   const access = await findMemberAccess(deps.sql, token.workspaceId, token.userId);
   if (access?.status !== 'active') {
     throw invalidGrant('The user is no longer an active member of the workspace.');
+  }
+  if (secondFactorMissing(access)) {
+    throw invalidGrant(
+      'The workspace requires two-step verification, which the user has not set up.',
+    );
   }
   const pair = successorPair(deps, form.refresh_token);
   const rotation = await rotateRefreshToken(
