@@ -31,17 +31,19 @@ export async function insertInvitation(
     role: Role;
     tokenHash: Buffer;
     expiresInDays: number;
-    invitedBy: number | null;
+    /** The member inviting; none for the operator's. */
+    invitedBy?: number | null;
   },
   checkInviter: (inviter: Standing | undefined) => void = () => {},
 ): Promise<NewInvitation> {
   return sql.begin(async (tx) => {
     // Two concurrent invitations of the same person wait for each other here.
     await tx`select pg_advisory_xact_lock(hashtext('invitation:' || ${input.workspaceId}::text || ':' || lower(${input.email})))`;
-    if (input.invitedBy !== null) {
+    const invitedBy = input.invitedBy ?? null;
+    if (invitedBy !== null) {
       const [inviter] = await tx<Standing[]>`
         select role, permissions, status from workspace_members
-        where workspace_id = ${input.workspaceId} and user_id = ${input.invitedBy}
+        where workspace_id = ${input.workspaceId} and user_id = ${invitedBy}
         for share`;
       checkInviter(inviter);
     }
@@ -57,7 +59,7 @@ export async function insertInvitation(
     const [row] = await tx<{ id: number; expiresAt: Date }[]>`
       insert into invitations (workspace_id, email, role, token_hash, invited_by, expires_at)
       values (${input.workspaceId}, ${input.email}, ${input.role}, ${input.tokenHash},
-              ${input.invitedBy}, now() + make_interval(days => ${input.expiresInDays}))
+              ${invitedBy}, now() + make_interval(days => ${input.expiresInDays}))
       returning id, expires_at`;
     const { id, expiresAt } = row as { id: number; expiresAt: Date };
     return { outcome: 'created', id, expiresAt } as const;

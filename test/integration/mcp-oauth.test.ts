@@ -1761,7 +1761,12 @@ describe('membership and entitlement on every call', () => {
     const { client, tokens } = await connect(user);
     expect(await toolNames(tokens.access_token)).toHaveLength(7);
     const removed = await removeMember(main.server.sql, user.workspaceId, user.email);
-    expect(removed).toEqual({ outcome: 'removed', connectionsRevoked: 1 });
+    expect(removed).toEqual({
+      outcome: 'removed',
+      connectionsRevoked: 1,
+      apiKeysRevoked: 0,
+      invitationsRevoked: [],
+    });
     await expectInvalidToken(tokens.access_token);
     expect(await refusal(refresh(client, tokens.refresh_token as string))).toMatchObject({
       status: 400,
