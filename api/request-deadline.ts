@@ -1,17 +1,19 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  type AnswerDeadline,
+  type DeadlineAnswer,
+  DeadlinePassedError,
+} from '../commands/answer-deadline.js';
 import { ERROR_CATALOGUE } from '../domain/errors.js';
 import { OUTAGE_RETRY_AFTER_S } from './error-handler.js';
 
 /**
- * A request still running after this is answered 503 with Retry-After, so that every answer
- * comes within 5 s even when a dependency hangs. The work itself goes on (a send may still be
- * saved: a client retries with the same Idempotency-Key); its late result is never written.
+ * A request still running after this is answered, so that every answer comes within 5 s even
+ * when a dependency hangs. While the request has saved nothing, the answer is 503 with
+ * Retry-After, and a send's save can no longer commit after it (commands/answer-deadline.ts);
+ * once a save's commit has begun, the answer is the one the send left for the deadline.
  */
 export const REQUEST_DEADLINE_MS = 4_500;
-
-/** Replies whose answer is being written (onSend reached): the deadline leaves those alone. */
-const answering = new WeakSet<FastifyReply>();
-const deadlines = new WeakMap<FastifyRequest, number>();
 
 /**
  * Time kept after `answerBy`: a Temporal call's deadline overshoots by up to about 0.6 s while
@@ -19,17 +21,55 @@ const deadlines = new WeakMap<FastifyRequest, number>();
  */
 const ANSWER_MARGIN_MS = 1_500;
 
-/** When (epoch ms) the request is answered 503 if nothing answered it before. */
-export function requestDeadlineAt(request: FastifyRequest): number {
-  return deadlines.get(request) ?? Number.POSITIVE_INFINITY;
+const UNAVAILABLE: DeadlineAnswer = {
+  status: 503,
+  body: JSON.stringify({ message: ERROR_CATALOGUE.service_unavailable.message }),
+};
+
+/** One request's deadline: when it falls, and what it answers then. */
+class RequestDeadline implements AnswerDeadline {
+  readonly answerBy: number;
+  /** Set once the deadline has written its answer. */
+  answered = false;
+  private answer = UNAVAILABLE;
+
+  constructor(
+    at: number,
+    private readonly write: (answer: DeadlineAnswer) => void,
+  ) {
+    this.answerBy = at - ANSWER_MARGIN_MS;
+  }
+
+  /** The deadline has come: write the answer that is true now, unless the reply is under way. */
+  fall(replyUnderWay: boolean) {
+    if (replyUnderWay || this.answered) return;
+    this.answered = true;
+    this.write(this.answer);
+  }
+
+  saving(uncertain: DeadlineAnswer) {
+    if (this.answered) throw new DeadlinePassedError();
+    this.answer = uncertain;
+  }
+
+  saved(answer: DeadlineAnswer) {
+    this.answer = answer;
+  }
+
+  notSaved() {
+    this.answer = UNAVAILABLE;
+  }
 }
 
-/**
- * When work that can end with an answer of its own (a send `paused`, an OTP `pending`) stops
- * waiting for Temporal, so that its answer, not the deadline's 503, reaches the client.
- */
-export function answerBy(request: FastifyRequest): number {
-  return requestDeadlineAt(request) - ANSWER_MARGIN_MS;
+/** Replies whose answer is being written (onSend reached): the deadline leaves those alone. */
+const answering = new WeakSet<FastifyReply>();
+const deadlines = new WeakMap<FastifyRequest, RequestDeadline>();
+
+/** This request's deadline, for a send to leave its answers with (commands/answer-deadline.ts). */
+export function deadlineOf(request: FastifyRequest): AnswerDeadline {
+  const deadline = deadlines.get(request);
+  if (!deadline) throw new Error('enforceRequestDeadline is not registered');
+  return deadline;
 }
 
 /**
@@ -40,21 +80,23 @@ export function answerBy(request: FastifyRequest): number {
  * returns later. Registered first, so that it covers every route and hook.
  */
 export function enforceRequestDeadline(app: FastifyInstance, deadlineMs = REQUEST_DEADLINE_MS) {
-  const body = JSON.stringify({ message: ERROR_CATALOGUE.service_unavailable.message });
   app.addHook('onRequest', (request, reply, done) => {
-    deadlines.set(request, Date.now() + deadlineMs);
-    const timer = setTimeout(() => {
-      // Answered, being answered, or hijacked (the MCP transport writes its own response).
-      if (reply.sent || answering.has(reply) || reply.raw.headersSent) return;
-      request.log.warn({ deadlineMs }, 'request deadline passed');
-      reply.raw.writeHead(503, {
+    const deadline = new RequestDeadline(Date.now() + deadlineMs, ({ status, body }) => {
+      request.log.warn({ deadlineMs, status }, 'request deadline passed');
+      reply.raw.writeHead(status, {
         'content-type': 'application/json; charset=utf-8',
         'content-length': Buffer.byteLength(body),
-        'retry-after': String(OUTAGE_RETRY_AFTER_S),
+        ...(status === 503 ? { 'retry-after': String(OUTAGE_RETRY_AFTER_S) } : {}),
         'x-request-id': request.id,
       });
       reply.raw.end(body);
-    }, deadlineMs);
+    });
+    deadlines.set(request, deadline);
+    // Answered, being answered, or hijacked (the MCP transport writes its own response).
+    const timer = setTimeout(
+      () => deadline.fall(reply.sent || answering.has(reply) || reply.raw.headersSent),
+      deadlineMs,
+    );
     reply.raw.once('close', () => clearTimeout(timer));
     done();
   });

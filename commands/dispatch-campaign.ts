@@ -12,26 +12,27 @@ import { campaignWorkflowId } from '../workflows/definitions.js';
 export const DISPATCH_CONFIRM_MS = 5000;
 
 /**
- * Starts (or finds) a saved campaign's workflow and marks the campaign queued: the REST send's
- * and `herald campaign create`'s last step. `confirmed` is false when Temporal could not confirm
- * by `confirmBy` (epoch ms); the campaign then stays as it was (paused) until a retry resumes it.
+ * Starts (or finds) a saved campaign's workflow, under the workflow id saved with it, and marks
+ * the campaign queued: the last step of every send, of `campaign resume` and of the dispatch
+ * sweeper. `confirmed` is false when Temporal could not confirm by `confirmBy` (epoch ms); the
+ * campaign then stays paused, and the sweeper (commands/dispatch-paused.ts) tries again.
  */
 export async function dispatchCampaign(
   deps: { sql: Sql; temporal: Client },
-  campaign: { workspaceId: number; campaignId: number; key: string | null },
+  campaign: { workspaceId: number; campaignId: number },
   confirmBy = Date.now() + DISPATCH_CONFIRM_MS,
   /** What the start needs, when the caller has just read it. */
   known?: CampaignDispatchInfo,
-): Promise<{ confirmed: boolean; info: CampaignDispatchInfo }> {
-  const { workspaceId, campaignId, key } = campaign;
+): Promise<{ confirmed: boolean; info: CampaignDispatchInfo; workflowId: string }> {
+  const { workspaceId, campaignId } = campaign;
   const info = known ?? (await findCampaignDispatchInfo(deps.sql, campaignId));
+  // Campaigns saved before workflow ids were saved with them ran under their id.
+  const workflowId = info.workflowId ?? campaignWorkflowId(workspaceId, null, campaignId);
   const confirmed = await startCampaignWorkflow(
     deps.temporal,
-    { workspaceId, campaignId, key, ...info },
+    { ...info, workspaceId, campaignId, workflowId },
     confirmBy,
   );
-  if (confirmed) {
-    await recordDispatch(deps.sql, campaignId, campaignWorkflowId(workspaceId, key, campaignId));
-  }
-  return { confirmed, info };
+  if (confirmed) await recordDispatch(deps.sql, campaignId, workflowId);
+  return { confirmed, info, workflowId };
 }

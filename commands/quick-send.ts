@@ -115,7 +115,7 @@ export async function sendQuickSend(
     segments: campaignSegments(request.message, deps.publicUrl),
     workflowIdOf: (campaignId) => campaignWorkflowId(workspaceId, null, campaignId),
   });
-  const { confirmed } = await dispatchCampaign(deps, { workspaceId, campaignId: id, key: null });
+  const { confirmed } = await dispatchCampaign(deps, { workspaceId, campaignId: id });
   return { outcome: 'sent', campaignId: id, confirmed, recipients: request.recipients.length };
 }
 

@@ -1,34 +1,28 @@
 import type { ApiKeyPrincipal } from '../db/api-keys.js';
-import { findCampaignViewAndDispatchInfo, insertCampaign } from '../db/campaigns.js';
+import {
+  findCampaignViewAndDispatchInfo,
+  insertCampaign,
+  type SavedCampaign,
+} from '../db/campaigns.js';
+import { isDatabaseUnavailable } from '../db/client.js';
+import { HeraldError } from '../domain/errors.js';
 import { campaignSegments } from '../domain/segments.js';
 import type { SendRequest } from '../domain/send-request.js';
 import { campaignWorkflowId } from '../workflows/definitions.js';
+import { type AnswerDeadline, type DeadlineAnswer, NO_DEADLINE } from './answer-deadline.js';
 import type { CommandDeps } from './deps.js';
 import { DISPATCH_CONFIRM_MS, dispatchCampaign } from './dispatch-campaign.js';
-import { type IdempotentResponse, idempotently } from './idempotency.js';
+import { type IdempotentResponse, type IdempotentWork, idempotently } from './idempotency.js';
 import { presentCampaign } from './presenters.js';
 import { resolveRouting } from './routing.js';
 
 const ENDPOINT = 'POST /api/v1/messages';
 
-async function respond(
-  deps: CommandDeps,
-  principal: ApiKeyPrincipal,
-  campaignId: number,
-  key: string | null,
-  answerBy: number,
-) {
-  // Counters as dispatched (SPEC §3: all queued, none sent), before a fast worker moves them.
-  const found = await findCampaignViewAndDispatchInfo(deps.sql, principal.workspaceId, campaignId);
-  if (!found) throw new Error(`campaign ${campaignId} vanished`);
-  const campaign = found.view;
-  const { confirmed, info } = await dispatchCampaign(
-    deps,
-    { workspaceId: principal.workspaceId, campaignId, key },
-    Math.min(Date.now() + DISPATCH_CONFIRM_MS, answerBy),
-    found.dispatch,
-  );
-  const message = presentCampaign({ ...campaign, status: confirmed ? 'queued' : campaign.status });
+/** SPEC §4.1's answers for a saved campaign: queued once its dispatch is confirmed, else paused. */
+function answerFor(saved: SavedCampaign, confirmed: boolean, key: string | null): DeadlineAnswer {
+  const { view, dispatch } = saved;
+  const message = presentCampaign({ ...view, status: confirmed ? 'queued' : view.status });
+  const total = view.totalRecipients;
   const body = confirmed
     ? {
         message: 'Messages queued for sending.',
@@ -36,12 +30,12 @@ async function respond(
           message,
           queue: {
             success: true,
-            campaign_id: campaignId,
-            batch_id: info.batchId,
-            total_recipients: campaign.totalRecipients,
-            requested_recipients: info.requestedRecipients,
-            excluded_recipients: info.excludedRecipients,
-            message: `${campaign.totalRecipients} ${campaign.totalRecipients === 1 ? 'message' : 'messages'} queued for sending.`,
+            campaign_id: view.id,
+            batch_id: dispatch.batchId,
+            total_recipients: total,
+            requested_recipients: dispatch.requestedRecipients,
+            excluded_recipients: dispatch.excludedRecipients,
+            message: `${total} ${total === 1 ? 'message' : 'messages'} queued for sending.`,
           },
         },
       }
@@ -52,55 +46,118 @@ async function respond(
           message,
           queue: {
             success: false,
-            campaign_id: campaignId,
-            message:
-              'Dispatch could not be confirmed; retry with the same Idempotency-Key to resume it.',
+            campaign_id: view.id,
+            message: key
+              ? 'Dispatch could not be confirmed; Herald dispatches the campaign once it can, and a retry with the same Idempotency-Key resumes it now.'
+              : 'Dispatch could not be confirmed; Herald dispatches the campaign once it can. Do not send it again.',
           },
         },
       };
-  return { confirmed, body: JSON.stringify(body) };
+  return { status: 202, body: JSON.stringify(body) };
+}
+
+/**
+ * What a send answers when its commit's outcome cannot be known (Postgres went away, or the
+ * deadline came, while it committed): the campaign it may have saved, to look up before retrying.
+ * One that was saved is dispatched by Herald itself (commands/dispatch-paused.ts).
+ */
+function uncertainSave(campaignId: number): HeraldError {
+  return new HeraldError('service_unavailable', {
+    message: `Service temporarily unavailable. Campaign ${campaignId} may have been saved, and is then sent: look it up (GET /api/v1/messages/${campaignId}) before retrying; retry only if it is not found.`,
+  });
+}
+
+/**
+ * Saves the campaign and ties it to its key in one transaction whose commit the deadline cannot
+ * contradict: a deadline that answered first rolls it back; one that comes while it commits
+ * answers that it may have been saved; once it committed, the deadline answers `paused`.
+ */
+async function saveCampaign(
+  deps: CommandDeps,
+  principal: ApiKeyPrincipal,
+  request: SendRequest,
+  key: string | null,
+  attach: IdempotentWork['attach'],
+  deadline: AnswerDeadline,
+): Promise<SavedCampaign> {
+  const routing = await resolveRouting(deps.sql, principal, request);
+  let committing: number | undefined;
+  let saved: SavedCampaign;
+  try {
+    saved = await insertCampaign(
+      deps.sql,
+      {
+        workspaceId: principal.workspaceId,
+        apiKeyId: principal.keyId,
+        reference: request.reference,
+        purpose: request.messagePurpose,
+        body: request.message,
+        senderId: request.senderId,
+        ...routing,
+        recipients: request.recipients,
+        validityHours: deps.env.MESSAGE_VALIDITY_HOURS,
+        segments: campaignSegments(request.message, deps.publicUrl),
+        workflowIdOf: (id) => campaignWorkflowId(principal.workspaceId, key, id),
+      },
+      async (tx, campaign) => {
+        await attach(String(campaign.id), tx);
+        const uncertain = uncertainSave(campaign.id);
+        deadline.saving({ status: 503, body: JSON.stringify({ message: uncertain.message }) });
+        committing = campaign.id;
+      },
+    );
+  } catch (error) {
+    // The connection went while committing: Postgres may have committed or not.
+    if (committing !== undefined && isDatabaseUnavailable(error)) throw uncertainSave(committing);
+    deadline.notSaved();
+    throw error;
+  }
+  return saved;
 }
 
 /**
  * POST /api/v1/messages, given the body as its schema (domain/send-request.ts) read it and as
- * received (what the Idempotency-Key's request hash covers): claim the key, save the campaign, dispatch it. The dispatch
- * waits for Temporal until `answerBy` (epoch ms) at the latest, then answers `paused`.
+ * received (what the Idempotency-Key's request hash covers): claim the key, save the campaign,
+ * dispatch it. The dispatch waits for Temporal until the deadline's `answerBy` at the latest,
+ * then answers `paused`. Once the campaign is saved the answer is 202 whatever fails after: a
+ * paused campaign is dispatched by Herald itself (commands/dispatch-paused.ts).
  */
 export async function sendCampaign(
   deps: CommandDeps,
   principal: ApiKeyPrincipal,
   { request, received }: { request: SendRequest; received: unknown },
   key: string | null,
-  answerBy = Number.POSITIVE_INFINITY,
+  deadline: AnswerDeadline = NO_DEADLINE,
 ): Promise<IdempotentResponse> {
   const scope = key ? { workspaceId: principal.workspaceId, endpoint: ENDPOINT, key } : null;
 
   return idempotently(deps, scope, received, async ({ resourceId, attach }) => {
-    let campaignId = resourceId === null ? null : Number(resourceId);
-    if (campaignId === null) {
-      const routing = await resolveRouting(deps.sql, principal, request);
-      // Saved with its workflow id and tied to its key in one transaction: a crash leaves either
-      // nothing, or a campaign that the retry with this key finds and dispatches.
-      ({ id: campaignId } = await insertCampaign(
+    let saved: SavedCampaign;
+    if (resourceId === null) {
+      saved = await saveCampaign(deps, principal, request, key, attach, deadline);
+      deadline.saved(answerFor(saved, false, key));
+    } else {
+      // A retry with the key: the campaign an earlier attempt saved, as it stands now.
+      const found = await findCampaignViewAndDispatchInfo(
         deps.sql,
-        {
-          workspaceId: principal.workspaceId,
-          apiKeyId: principal.keyId,
-          reference: request.reference,
-          purpose: request.messagePurpose,
-          body: request.message,
-          senderId: request.senderId,
-          ...routing,
-          recipients: request.recipients,
-          validityHours: deps.env.MESSAGE_VALIDITY_HOURS,
-          segments: campaignSegments(request.message, deps.publicUrl),
-          workflowIdOf: (id) => campaignWorkflowId(principal.workspaceId, key, id),
-        },
-        (tx, campaign) => attach(String(campaign.id), tx),
-      ));
+        principal.workspaceId,
+        Number(resourceId),
+      );
+      if (!found) throw new Error(`campaign ${resourceId} vanished`);
+      saved = { id: found.view.id, ...found };
     }
+    const confirmed = await dispatchCampaign(
+      deps,
+      { workspaceId: principal.workspaceId, campaignId: saved.view.id },
+      Math.min(Date.now() + DISPATCH_CONFIRM_MS, deadline.answerBy),
+      saved.dispatch,
+    ).then(
+      (outcome) => outcome.confirmed,
+      // Saved but not recorded as dispatched (Postgres away): the sweeper finishes it.
+      () => false,
+    );
     // A paused answer is not final: the next retry with this key resumes the same campaign.
-    const { confirmed, body } = await respond(deps, principal, campaignId, key, answerBy);
-    return { status: 202, body, final: confirmed };
+    const { status, body } = answerFor(saved, confirmed, key);
+    return { status, body, final: confirmed };
   });
 }

@@ -34,7 +34,7 @@ export async function findCampaignViewAndDispatchInfo(
     (CampaignView & Omit<CampaignDispatchInfo, 'id' | 'reference' | 'messages'>)[]
   >`
     select c.id, c.reference, c.status, c.created_at, c.completed_at,
-           c.batch_id, c.requested_recipients, c.excluded_recipients, c.purpose,
+           c.batch_id, c.requested_recipients, c.excluded_recipients, c.purpose, c.workflow_id,
            count(m.seq)::int as total_recipients,
            (count(*) filter (where m.status = 'queued'))::int as queued_count,
            (count(*) filter (where m.status = 'sent'))::int as sent_count,
@@ -44,7 +44,7 @@ export async function findCampaignViewAndDispatchInfo(
     where c.id = ${campaignId} and c.workspace_id = ${workspaceId}
     group by c.id`;
   if (!row) return undefined;
-  const { batchId, requestedRecipients, excludedRecipients, purpose, ...view } = row;
+  const { batchId, requestedRecipients, excludedRecipients, purpose, workflowId, ...view } = row;
   return {
     view,
     dispatch: {
@@ -55,6 +55,7 @@ export async function findCampaignViewAndDispatchInfo(
       excludedRecipients,
       messages: view.totalRecipients,
       purpose,
+      workflowId,
     },
   };
 }
@@ -87,17 +88,24 @@ export interface NewCampaign {
   workflowIdOf?: (campaignId: number) => string;
 }
 
+/** A campaign as its save left it: what the send answers with, and what its dispatch needs. */
+export interface SavedCampaign {
+  id: number;
+  view: CampaignView;
+  dispatch: CampaignDispatchInfo;
+}
+
 /**
  * Saves the campaign (paused until its dispatch is confirmed) and one row per recipient;
  * marketing sends leave out the workspace's opted-out numbers. `alongside` runs in the same
- * transaction once the campaign has its id (the REST send ties it to its Idempotency-Key
- * there): if it throws, nothing is saved.
+ * transaction once the campaign has its id, as its last step (the REST send ties it to its
+ * Idempotency-Key there): if it throws, nothing is saved.
  */
 export async function insertCampaign(
   sql: Sql,
   input: NewCampaign,
   alongside?: (tx: TransactionSql, campaign: { id: number }) => Promise<void>,
-): Promise<{ id: number }> {
+): Promise<SavedCampaign> {
   return sql.begin(async (tx) => {
     const optedOut =
       input.purpose === 'marketing'
@@ -110,7 +118,7 @@ export async function insertCampaign(
           )
         : new Set<string>();
     const recipients = input.recipients.filter((recipient) => !optedOut.has(recipient));
-    const [campaign] = await tx<{ id: number }[]>`
+    const [campaign] = await tx<{ id: number; createdAt: Date; batchId: string }[]>`
       insert into campaigns (workspace_id, api_key_id, source, name, reference, purpose, body,
                              sender_id, routing_type, provider_slug, failover_route_slug, status,
                              requested_recipients, excluded_recipients, valid_until, segments)
@@ -119,20 +127,44 @@ export async function insertCampaign(
               ${input.body}, ${input.senderId}, ${input.routingType}, ${input.providerSlug},
               ${input.failoverRouteSlug}, 'paused', ${input.recipients.length}, ${optedOut.size},
               now() + make_interval(hours => ${input.validityHours ?? 24}), ${input.segments ?? null})
-      returning id`;
-    const id = (campaign as { id: number }).id;
+      returning id, created_at, batch_id`;
+    const { id, createdAt, batchId } = campaign as { id: number; createdAt: Date; batchId: string };
+    const workflowId = input.workflowIdOf?.(id) ?? null;
     // The workflow id names the campaign's id, so it is set with the messages, one round trip.
     await tx`
       ${
-        input.workflowIdOf
+        workflowId
           ? tx`with named as (
-                 update campaigns set workflow_id = ${input.workflowIdOf(id)} where id = ${id})`
+                 update campaigns set workflow_id = ${workflowId} where id = ${id})`
           : tx``
       }
       insert into campaign_messages (campaign_id, seq, recipient)
       select ${id}, ordinality, recipient from unnest(${recipients}::text[]) with ordinality as r(recipient, ordinality)`;
     await alongside?.(tx, { id });
-    return { id };
+    return {
+      id,
+      view: {
+        id,
+        reference: input.reference,
+        status: 'paused',
+        totalRecipients: recipients.length,
+        queuedCount: recipients.length,
+        sentCount: 0,
+        failedCount: 0,
+        createdAt,
+        completedAt: null,
+      },
+      dispatch: {
+        id,
+        batchId,
+        requestedRecipients: input.recipients.length,
+        excludedRecipients: optedOut.size,
+        messages: recipients.length,
+        reference: input.reference,
+        purpose: input.purpose,
+        workflowId,
+      },
+    };
   });
 }
 
@@ -147,6 +179,22 @@ export async function recordDispatch(
     where id = ${campaignId}`;
 }
 
+/**
+ * Paused campaigns saved over `savedSecondsAgo` ago that have a workflow id to dispatch under,
+ * oldest first: what the workers' dispatch sweeper takes up (campaigns_paused_idx).
+ */
+export async function findPausedCampaigns(
+  sql: Sql,
+  { savedSecondsAgo, limit }: { savedSecondsAgo: number; limit: number },
+): Promise<{ id: number; workspaceId: number }[]> {
+  return sql<{ id: number; workspaceId: number }[]>`
+    select id, workspace_id from campaigns
+    where status = 'paused' and workflow_id is not null
+      and created_at < now() - make_interval(secs => ${savedSecondsAgo})
+    order by id
+    limit ${limit}`;
+}
+
 export interface CampaignDispatchInfo {
   id: number;
   batchId: string;
@@ -156,6 +204,8 @@ export interface CampaignDispatchInfo {
   messages: number;
   reference: string | null;
   purpose: string;
+  /** Recorded when the campaign was saved; null only for campaigns saved before that. */
+  workflowId: string | null;
 }
 
 export async function findCampaignDispatchInfo(
@@ -163,7 +213,7 @@ export async function findCampaignDispatchInfo(
   campaignId: number,
 ): Promise<CampaignDispatchInfo> {
   const [row] = await sql<CampaignDispatchInfo[]>`
-    select id, batch_id, requested_recipients, excluded_recipients, reference, purpose,
+    select id, batch_id, requested_recipients, excluded_recipients, reference, purpose, workflow_id,
       (select count(*)::int from campaign_messages where campaign_id = c.id) as messages
     from campaigns c where id = ${campaignId}`;
   if (!row) throw new Error(`campaign ${campaignId} does not exist`);

@@ -147,7 +147,7 @@ function campaignScenario(campaignId: number, messages: number): Scenario {
     const campaign = {
       workspaceId: WORKSPACE_ID,
       campaignId,
-      key: `fixture-${campaignId}`,
+      workflowId: campaignWorkflowId(WORKSPACE_ID, `fixture-${campaignId}`, campaignId),
       reference: 'fixture',
       purpose: 'transactional',
       requestedRecipients: messages,
@@ -155,7 +155,7 @@ function campaignScenario(campaignId: number, messages: number): Scenario {
     };
     if (!(await startCampaignWorkflow(client, campaign, Date.now() + 20_000)))
       throw new Error('the campaign run did not start');
-    return finished(client, campaignWorkflowId(WORKSPACE_ID, campaign.key, campaignId));
+    return finished(client, campaign.workflowId);
   };
 }
 

@@ -32,7 +32,7 @@ import { withProviderTypes } from './provider-types.js';
 
 export function buildApp(
   given: Omit<ApiDeps, 'providerTypes'> & Partial<Pick<ApiDeps, 'providerTypes'>>,
-  options: { logger?: boolean } = {},
+  options: { logger?: boolean; requestDeadlineMs?: number } = {},
 ): FastifyInstance {
   const deps: ApiDeps = withProviderTypes(given);
   const app = Fastify({
@@ -44,7 +44,7 @@ export function buildApp(
     trustProxy: deps.env.TRUSTED_PROXIES.length > 0 ? deps.env.TRUSTED_PROXIES : false,
     ...httpProtocolOptions,
   });
-  enforceRequestDeadline(app);
+  enforceRequestDeadline(app, options.requestDeadlineMs);
   answerUndeclaredMethods(app);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);

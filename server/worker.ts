@@ -11,6 +11,7 @@ import {
 import { type ActivityDeps, createActivities } from '../activities/index.js';
 import { createSmppSessions } from '../activities/smpp-binds.js';
 import { OTP_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from '../workflows/definitions.js';
+import { startPausedCampaignSweeper } from './paused-campaigns.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
 
 // The TypeScript sources under tsx; the compiled tree (npm run build) in the production image.
@@ -50,6 +51,8 @@ export async function startHeraldWorker(
     namespace: string;
     /** Run the webhook outbox dispatcher beside the worker (default true). */
     webhookDispatcher?: boolean;
+    /** Dispatch campaigns left paused, every this many ms (default 5 s; 0: not at all). */
+    pausedCampaignSweepMs?: number;
     /** Main-queue activities run at once (default MAIN_ACTIVITY_SLOTS). */
     mainActivitySlots?: number;
   },
@@ -99,6 +102,14 @@ export async function startHeraldWorker(
           sql: options.sql,
           client: new Client({ connection, namespace: options.namespace }),
         });
+  const sweeper =
+    options.pausedCampaignSweepMs === 0
+      ? undefined
+      : startPausedCampaignSweeper({
+          sql: options.sql,
+          client: new Client({ connection, namespace: options.namespace }),
+          intervalMs: options.pausedCampaignSweepMs,
+        });
   const running = [worker, otpWorker, webhookWorker] as Worker[];
   const stopAll = () => {
     for (const each of running) if (each.getState() === 'RUNNING') each.shutdown();
@@ -114,14 +125,14 @@ export async function startHeraldWorker(
   )
     .then(() => undefined)
     .finally(async () => {
-      await dispatcher?.stop();
+      await Promise.all([dispatcher?.stop(), sweeper?.stop()]);
       if (!options.smppSessions) await smppSessions.close();
     })
     .finally(() => connection.close());
   return {
     done,
     async shutdown() {
-      await dispatcher?.stop();
+      await Promise.all([dispatcher?.stop(), sweeper?.stop()]);
       stopAll();
       await done;
     },

@@ -6,7 +6,6 @@ import {
 import type { SearchAttributePair } from '@temporalio/common';
 import type { campaignWorkflow } from '../workflows/campaign.js';
 import {
-  campaignWorkflowId,
   OTP_SUBMISSION_UPDATE,
   OTP_TASK_QUEUE,
   otpWorkflowId,
@@ -61,7 +60,7 @@ export async function startCampaignWorkflow(
   campaign: {
     workspaceId: number;
     campaignId: number;
-    key: string | null;
+    workflowId: string;
     reference: string | null;
     purpose: string;
     requestedRecipients: number;
@@ -74,7 +73,7 @@ export async function startCampaignWorkflow(
   try {
     await withinDeadline(temporal, confirmBy, () =>
       temporal.workflow.start<typeof campaignWorkflow>('campaignWorkflow', {
-        workflowId: campaignWorkflowId(workspaceId, campaign.key, campaignId),
+        workflowId: campaign.workflowId,
         taskQueue: TASK_QUEUE,
         priority: workspacePriority(workspaceId),
         args: [{ campaignId, total: campaign.messages }],

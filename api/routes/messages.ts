@@ -8,7 +8,7 @@ import { sendRequestSchema } from '../../domain/send-request.js';
 import type { ApiDeps } from '../deps.js';
 import { parseIdempotencyKey, replyIdempotently } from '../idempotency-header.js';
 import { principalOf } from '../plugins/auth.js';
-import { answerBy } from '../request-deadline.js';
+import { deadlineOf } from '../request-deadline.js';
 import {
   authErrorResponses,
   idempotencyKeyHeaderSchema,
@@ -49,7 +49,7 @@ export const messageRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (ap
           principalOf(request),
           { request: request.body, received: request.receivedBody },
           key,
-          answerBy(request),
+          deadlineOf(request),
         ),
       );
     },

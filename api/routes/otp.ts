@@ -6,7 +6,7 @@ import { otpSendRequestSchema, otpVerifyRequestSchema } from '../../domain/otp.j
 import type { ApiDeps } from '../deps.js';
 import { parseIdempotencyKey, replyIdempotently } from '../idempotency-header.js';
 import { principalOf } from '../plugins/auth.js';
-import { answerBy } from '../request-deadline.js';
+import { deadlineOf } from '../request-deadline.js';
 import {
   authErrorResponses,
   idempotencyKeyHeaderSchema,
@@ -45,7 +45,7 @@ export const otpRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (app, {
           principalOf(request),
           { request: request.body, received: request.receivedBody },
           key,
-          answerBy(request),
+          deadlineOf(request).answerBy,
         ),
       );
     },

@@ -35,22 +35,20 @@ async function dispatch(context: AdminContext, workspace: Workspace, campaignId:
   const { DISPATCH_CONFIRM_MS, dispatchCampaign } = await import(
     '../../commands/dispatch-campaign.js'
   );
-  const { campaignWorkflowId } = await import('../../workflows/definitions.js');
   const { connectTemporalClient } = await import('../../temporal/client.js');
   const address = temporalAddressOf(context.env);
-  const workflowId = campaignWorkflowId(workspace.id, null, campaignId);
   let temporal: Awaited<ReturnType<typeof connectTemporalClient>>;
   try {
     temporal = await connectTemporalClient(address, context.env.TEMPORAL_NAMESPACE, {
       connectTimeoutMs: DISPATCH_CONFIRM_MS,
     });
   } catch {
-    return { confirmed: false, address, workflowId };
+    return { confirmed: false, address };
   }
   try {
-    const { confirmed } = await dispatchCampaign(
+    const { confirmed, workflowId } = await dispatchCampaign(
       { sql: context.sql, temporal },
-      { workspaceId: workspace.id, campaignId, key: null },
+      { workspaceId: workspace.id, campaignId },
     );
     return { confirmed, address, workflowId };
   } finally {
@@ -64,18 +62,20 @@ function dispatchResult(
   outcome: Awaited<ReturnType<typeof dispatch>>,
   done: string,
 ): CommandResult {
-  const { id, name } = campaign;
+  const { id } = campaign;
+  const named = campaign.name ? ` "${campaign.name}"` : '';
   if (outcome.confirmed) {
     return {
       json: { id, status: 'queued' },
-      human: `${done} campaign ${id} "${name}" in ${workspace.slug}: queued (workflow ${outcome.workflowId})`,
+      human: `${done} campaign ${id}${named} in ${workspace.slug}: queued (workflow ${outcome.workflowId})`,
     };
   }
   return {
     json: { id, status: 'paused' },
     human:
-      `Campaign ${id} "${name}" is saved in ${workspace.slug}, but Temporal at ${outcome.address} did not ` +
-      `confirm its dispatch, so it stays paused. Once Temporal is reachable, run:\n` +
+      `Campaign ${id}${named} is saved in ${workspace.slug}, but Temporal at ${outcome.address} did not ` +
+      `confirm its dispatch, so it stays paused. Herald's workers dispatch it once Temporal is ` +
+      `reachable; to dispatch it yourself then, run:\n` +
       `  herald campaign resume --workspace ${workspace.slug} --id ${id}`,
   };
 }
@@ -110,7 +110,7 @@ export async function campaignCreate(
   return dispatchResult(created.workspace, created, created.dispatched, 'Created');
 }
 
-/** herald campaign resume --workspace <slug> --id <id>: dispatches a paused named campaign. */
+/** herald campaign resume --workspace <slug> --id <id>: dispatches a paused campaign, from any door. */
 export async function campaignResume(
   context: AdminContext,
   options: Options,
@@ -124,11 +124,6 @@ export async function campaignResume(
   if (supersededBy !== undefined)
     throw new UsageError(
       `Campaign ${id} was superseded by campaign ${supersededBy}, saved for the same Idempotency-Key; it is never sent`,
-    );
-  // An API send is resumed by retrying it with its Idempotency-Key, which names its workflow.
-  if (campaign.source !== 'campaign')
-    throw new UsageError(
-      `Campaign ${id} was sent through the API; retry its request with the same Idempotency-Key to resume it`,
     );
   if (campaign.status !== 'paused')
     throw new UsageError(`Campaign ${id} is ${campaign.status}, not paused`);

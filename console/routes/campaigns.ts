@@ -133,8 +133,7 @@ export async function campaignRoutes(
           failoverRoute: text(form, 'failover_route'),
         },
         // Confirmed, or left paused until someone resumes it (`herald campaign resume`).
-        async ({ id }) =>
-          (await dispatchCampaign(deps, { workspaceId, campaignId: id, key: null })).confirmed,
+        async ({ id }) => (await dispatchCampaign(deps, { workspaceId, campaignId: id })).confirmed,
       ),
     );
     if (created instanceof InputError) {

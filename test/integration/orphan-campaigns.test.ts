@@ -265,25 +265,24 @@ describe('orphan campaigns', () => {
     ]);
   });
 
-  it('is not what differs from the campaign holding the key: that one stays paused', async () => {
+  it('is not what differs from the campaign holding the key: maintenance leaves it to `campaign resume`', async () => {
     // Same body and key holder, but saved after the key was claimed by a different request.
     const { orphan, successor } = await seedSupersededOrphan('3 hours');
     await stack.sql`
       update campaigns set reference = 'another request' where id = ${orphan}`;
-    const refused = await resume(orphan);
-    // Not superseded: refused only as any API send is.
-    expect({ code: refused.code, json: refused.json }).toEqual({
-      code: 2,
-      json: {
-        error: {
-          type: 'UsageError',
-          message: `Campaign ${orphan} was sent through the API; retry its request with the same Idempotency-Key to resume it`,
-        },
-      },
-    });
     const { closeOrphanCampaigns } = createMaintenanceActivities({ sql: stack.sql });
     await closeOrphanCampaigns({ batchSize: 1000 });
     expect(await campaignRow(orphan)).toEqual({ status: 'paused', completedAt: null });
     expect(await campaignRow(successor)).toMatchObject({ status: 'completed' });
+    // Not superseded: an operator may send it.
+    const resumed = await resume(orphan);
+    expect({ code: resumed.code, json: resumed.json }).toEqual({
+      code: 0,
+      json: { id: orphan, status: 'queued' },
+    });
+    expect(await waitForCompletion(stack, apiKey.token, orphan)).toMatchObject({
+      sent_count: 2,
+      failed_count: 0,
+    });
   });
 });

@@ -247,7 +247,8 @@ describe('herald campaign create', () => {
     const humanId = /^Campaign (\d+) /.exec(human.stdout)?.[1];
     expect(human.stdout).toBe(
       `Campaign ${humanId} "Delayed" is saved in ${tenant.slug}, but Temporal at 127.0.0.1:${closedPort} ` +
-        'did not confirm its dispatch, so it stays paused. Once Temporal is reachable, run:\n' +
+        "did not confirm its dispatch, so it stays paused. Herald's workers dispatch it once " +
+        'Temporal is reachable; to dispatch it yourself then, run:\n' +
         `  herald campaign resume --workspace ${tenant.slug} --id ${humanId}\n`,
     );
 
@@ -277,6 +278,9 @@ describe('herald campaign create', () => {
     });
     const apiCampaign = api.json().data.message.id as number;
     await expectRefusals([
+    // Kept from the worker's sweeper, which would dispatch it 10 s after its save: here `campaign
+    // resume` is what sends it.
+    await stack.sql`update campaigns set created_at = now() + interval '1 hour' where id = ${id}`;
       [
         ['campaign', 'create', '--workspace', 'no-such-ws', '--name', 'x'],
         'No workspace has the slug "no-such-ws"',
@@ -314,6 +318,7 @@ describe('herald campaign create', () => {
           '--sender-id: The sender id field must only contain letters, numbers, and spaces.',
       ],
       [
+    await waitForCampaign(apiCampaign, 'completed');
         send(valid, 'Hi', '--provider', 'sim', '--failover-route', 'main'),
         '--provider and --failover-route are exclusive',
       ],
@@ -339,7 +344,7 @@ describe('herald campaign create', () => {
       ],
       [
         ['campaign', 'resume', '--workspace', tenant.slug, '--id', String(apiCampaign)],
-        `Campaign ${apiCampaign} was sent through the API; retry its request with the same Idempotency-Key to resume it`,
+        `Campaign ${apiCampaign} is completed, not paused`,
       ],
     ]);
     // Only the API send reached the number.

@@ -232,7 +232,7 @@ export async function dispatchPrepared(
 ): Promise<number> {
   const id = await saveDirectCampaign(stack, workspaceId, campaign);
   await prepare(id);
-  const { confirmed } = await dispatchCampaign(stack, { workspaceId, campaignId: id, key: null });
+  const { confirmed } = await dispatchCampaign(stack, { workspaceId, campaignId: id });
   expect(confirmed).toBe(true);
   return id;
 }
