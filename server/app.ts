@@ -22,6 +22,7 @@ import { providerWebhookRoutes } from '../api/routes/provider-webhooks.js';
 import { addSecurityHeaders } from '../api/security-headers.js';
 import { consoleRoutes } from '../console/plugin.js';
 import { mcpRoutes } from '../mcp/routes.js';
+import { redactSecrets } from '../security/log-redaction.js';
 import { withProviderTypes } from './provider-types.js';
 
 /**
@@ -32,11 +33,24 @@ import { withProviderTypes } from './provider-types.js';
 
 export function buildApp(
   given: Omit<ApiDeps, 'providerTypes'> & Partial<Pick<ApiDeps, 'providerTypes'>>,
-  options: { logger?: boolean; requestDeadlineMs?: number } = {},
+  options: {
+    logger?: boolean;
+    requestDeadlineMs?: number;
+    /** Where log lines go instead of stdout (a test reading what the api logs). */
+    logStream?: { write(line: string): void };
+  } = {},
 ): FastifyInstance {
   const deps: ApiDeps = withProviderTypes(given);
   const app = Fastify({
-    logger: options.logger === false ? false : { level: deps.env.LOG_LEVEL },
+    logger:
+      options.logger === false
+        ? false
+        : {
+            level: deps.env.LOG_LEVEL,
+            // Every line, whatever wrote it: a request's URL, an error's message.
+            hooks: { streamWrite: redactSecrets },
+            ...(options.logStream && { stream: options.logStream }),
+          },
     // The client's x-request-id is read, and checked, by requestIdOf.
     requestIdHeader: false,
     genReqId: requestIdOf,

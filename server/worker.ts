@@ -1,15 +1,18 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { format } from 'node:util';
 import { Client } from '@temporalio/client';
 import {
   bundleWorkflowCode,
   DefaultLogger,
+  type LogEntry,
   NativeConnection,
   Runtime,
   Worker,
 } from '@temporalio/worker';
 import { type ActivityDeps, createActivities } from '../activities/index.js';
 import { createSmppSessions } from '../activities/smpp-binds.js';
+import { redactSecrets } from '../security/log-redaction.js';
 import { OTP_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from '../workflows/definitions.js';
 import { startPausedCampaignSweeper } from './paused-campaigns.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
@@ -34,8 +37,18 @@ let runtimeInstalled = false;
 export function installTemporalRuntime(): void {
   if (runtimeInstalled) return;
   // WARN keeps the workflow bundler's build report out of the service log.
-  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
+  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN', writeRedacted) });
   runtimeInstalled = true;
+}
+
+/**
+ * A line as Temporal's default logger writes it (stderr), with secrets redacted: an activity's
+ * failure may quote a URL (a webhook endpoint's query, an opt-out link in a message).
+ */
+function writeRedacted({ level, message, meta, timestampNanos }: LogEntry): void {
+  const time = new Date(Number(timestampNanos / 1_000_000n)).toISOString();
+  const line = `${time} [${level}] ${message}${meta === undefined ? '' : ` ${format(meta)}`}`;
+  process.stderr.write(`${redactSecrets(line)}\n`);
 }
 
 export interface RunningWorker {

@@ -2,6 +2,7 @@ import { type Env, parseEnv } from '../../config/env.js';
 import { resolveSecret } from '../../config/secret.js';
 import { createSql, isDatabaseUnavailable, recoverFromClosedSocketWrite } from '../../db/client.js';
 import { migrate } from '../../db/migrate.js';
+import { redactSecrets } from '../../security/log-redaction.js';
 import { startApiRole, startSimulatorRole, startWorkerRole } from '../../server/roles.js';
 import { connectTemporalClient } from '../../temporal/client.js';
 import { withDatabaseUrl } from '../context.js';
@@ -12,7 +13,8 @@ import { UsageError } from '../output.js';
 
 type Role = 'api' | 'worker' | 'simulator';
 
-const log = (line: string) => process.stderr.write(`${line}\n`);
+/** The launcher's own lines (start-up, shutdown, unexpected errors), secrets redacted. */
+const log = (line: string) => process.stderr.write(`${redactSecrets(line)}\n`);
 
 /**
  * Runs the given roles. With `embed`, Postgres and Temporal are started locally when
