@@ -59,16 +59,18 @@ export function findSecretsInText(
   return found;
 }
 
-/** Every regular file under `dir`, at any depth, searched as text for `secrets`. */
+/** Every regular file under `dir`, at any depth, searched as text for `secrets`, by path. */
 export async function findSecretsInLogDirectory(
   dir: string,
   secrets: LogSecret[],
 ): Promise<SecretFound[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  const paths = entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name))
+    .sort();
   const found: SecretFound[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (!entry.isFile()) continue;
-    const path = join(entry.parentPath, entry.name);
+  for (const path of paths)
     found.push(...findSecretsInText(await readFile(path, 'utf8'), secrets, path));
-  }
   return found;
 }
