@@ -1,4 +1,4 @@
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
 
 export interface OAuthClient {
   id: string;
@@ -10,17 +10,77 @@ export interface OAuthClient {
   createdAt: Date;
 }
 
+export type NewClient = Omit<OAuthClient, 'createdAt'> & { registeredFrom: string };
+
 export async function insertClient(
-  sql: Sql,
-  client: Omit<OAuthClient, 'createdAt'> & { registeredFrom: string },
+  sql: Sql | TransactionSql,
+  client: NewClient,
 ): Promise<OAuthClient> {
+  // clock_timestamp, not the transaction's start: registrations are ordered by when they were made.
   const [row] = await sql<OAuthClient[]>`
     insert into oauth_clients (id, name, redirect_uris, token_endpoint_auth_method, secret_hash,
-                               metadata, registered_from)
+                               metadata, registered_from, created_at)
     values (${client.id}, ${client.name}, ${client.redirectUris}, ${client.tokenEndpointAuthMethod},
-            ${client.secretHash}, ${sql.json(client.metadata as Parameters<Sql['json']>[0])}, ${client.registeredFrom})
+            ${client.secretHash}, ${sql.json(client.metadata as Parameters<Sql['json']>[0])},
+            ${client.registeredFrom}, clock_timestamp())
     returning id, name, redirect_uris, token_endpoint_auth_method, secret_hash, metadata, created_at`;
   return row as OAuthClient;
+}
+
+/** How many registrations that never completed consent may be kept. */
+export interface UnconsentedCaps {
+  /** From one client address. */
+  perAddress: number;
+  /** In the whole installation (its one authorization server serves every workspace). */
+  total: number;
+}
+
+/** Registrations wait for each other here, so that the caps are exact under concurrency. */
+export async function lockClientRegistrations(tx: TransactionSql): Promise<void> {
+  await tx`select pg_advisory_xact_lock(hashtext('oauth-clients:unconsented'))`;
+}
+
+const unconsented = (tx: TransactionSql) =>
+  tx`not exists (select 1 from oauth_connections k where k.client_id = c.id)`;
+
+/**
+ * Deletes the oldest registrations without a connection (consent never completed) beyond `cap`,
+ * among those from `address` or, when it is null, all. One being consented at this moment
+ * (its connection's insert holds the row) is skipped, never dropped. Returns how many went.
+ */
+async function dropOldestUnconsented(
+  tx: TransactionSql,
+  address: string | null,
+  cap: number,
+): Promise<number> {
+  const fromAddress = address === null ? tx`true` : tx`c.registered_from = ${address}`;
+  const [row] = await tx<{ count: number }[]>`
+    select count(*)::int as count from oauth_clients c where ${fromAddress} and ${unconsented(tx)}`;
+  const excess = (row?.count ?? 0) - cap;
+  if (excess <= 0) return 0;
+  const result = await tx`
+    delete from oauth_clients where id in (
+      select c.id from oauth_clients c where ${fromAddress} and ${unconsented(tx)}
+      order by c.created_at, c.id limit ${excess}
+      for update skip locked)`;
+  return result.count;
+}
+
+/**
+ * Stores a registration and keeps what never completed consent within `caps`, the oldest dropped
+ * first, in the caller's transaction: `registerClient` (mcp/oauth/registration.ts) runs it in
+ * one of its own, so no concurrent registration sees the counts before this one is in.
+ */
+export async function insertClientWithinCaps(
+  tx: TransactionSql,
+  client: NewClient,
+  caps: UnconsentedCaps,
+): Promise<OAuthClient> {
+  await lockClientRegistrations(tx);
+  const row = await insertClient(tx, client);
+  await dropOldestUnconsented(tx, client.registeredFrom, caps.perAddress);
+  await dropOldestUnconsented(tx, null, caps.total);
+  return row;
 }
 
 export async function findClient(sql: Sql, id: string): Promise<OAuthClient | undefined> {

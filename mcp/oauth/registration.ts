@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { admitRegistration, insertClient } from '../../db/oauth-clients.js';
+import {
+  admitRegistration,
+  insertClientWithinCaps,
+  type UnconsentedCaps,
+} from '../../db/oauth-clients.js';
 import { keyedHash } from '../../security/tokens.js';
 import type { OAuthDeps } from './deps.js';
 import { OAuthError } from './errors.js';
@@ -9,6 +13,17 @@ import { redirectUriProblem } from './redirect-uris.js';
 /** SPEC §8: 10 registrations per minute from one address. */
 export const REGISTRATIONS_PER_WINDOW = 10;
 const WINDOW_SECONDS = 60;
+
+/**
+ * Registrations that never completed consent are kept 30 days (SPEC §5.2); past these counts the
+ * oldest of them go first. A client registers before anyone signs in, so no workspace is known:
+ * the installation's one authorization server has the cap the SPEC's per-workspace one would.
+ * With STORED_METADATA_LIMIT, one address holds at most 400 KiB, the installation 40 MiB.
+ */
+export const UNCONSENTED_CAPS: UnconsentedCaps = { perAddress: 100, total: 10_000 };
+
+/** Bytes (UTF-8 JSON) of what one registration stores: its name, callbacks and metadata. */
+export const STORED_METADATA_LIMIT = 4096;
 
 /**
  * Text of a metadata member: capped, one line, no control characters, and no format characters
@@ -25,29 +40,30 @@ const text = (max: number) =>
       /^\P{Cf}*$/u,
       'must not contain format characters such as bidi controls or zero-width spaces (Unicode Cf)',
     );
-const uri = text(2000);
+const uri = text(512);
 
 /**
- * RFC 7591 §2 client metadata, each member capped. Members this server does not use are ignored,
- * as §2 requires: neither stored nor echoed, so a registration stores a few KiB at most.
+ * RFC 7591 §2 client metadata, each member capped at a few times what clients send (Claude and
+ * ChatGPT one callback, Cursor three, VS Code four, each under 100 characters; names under 30).
+ * Members this server does not use are ignored, as §2 requires: neither stored nor echoed.
  */
 const clientMetadata = z.object({
-  redirect_uris: z.array(uri).min(1).max(10),
-  client_name: text(200).trim().min(1).optional(),
+  redirect_uris: z.array(uri).min(1).max(5),
+  client_name: text(100).trim().min(1).optional(),
   client_uri: uri.optional(),
   logo_uri: uri.optional(),
   tos_uri: uri.optional(),
   policy_uri: uri.optional(),
-  contacts: z.array(text(320)).max(10).optional(),
-  software_id: text(200).optional(),
-  software_version: text(100).optional(),
+  contacts: z.array(text(254)).max(3).optional(),
+  software_id: text(100).optional(),
+  software_version: text(50).optional(),
   token_endpoint_auth_method: z.enum(['none', 'client_secret_post']).default('none'),
   grant_types: z
     .array(z.enum(['authorization_code', 'refresh_token']))
     .max(2)
     .default(['authorization_code', 'refresh_token']),
   response_types: z.array(z.literal('code')).max(1).default(['code']),
-  scope: text(1000).optional(),
+  scope: text(200).optional(),
 });
 
 /** The registration request's body: its members are capped above, this caps the whole. */
@@ -99,16 +115,32 @@ export async function registerClient(deps: OAuthDeps, ip: string, body: unknown)
     response_types,
     ...rest
   } = metadata;
-  const client = await insertClient(deps.sql, {
-    id: clientId,
+  const stored = {
     name: client_name ?? 'Unnamed MCP client',
     redirectUris: redirect_uris,
-    tokenEndpointAuthMethod: token_endpoint_auth_method,
-    secretHash:
-      secret === undefined ? null : keyedHash(deps.secret, 'oauth-client-secret-hash', secret),
     metadata: { ...rest, grant_types, response_types },
-    registeredFrom: ip,
-  });
+  };
+  const size = Buffer.byteLength(JSON.stringify(stored));
+  if (size > STORED_METADATA_LIMIT) {
+    throw new OAuthError(
+      'invalid_client_metadata',
+      `The registration's metadata takes ${size} bytes; at most ${STORED_METADATA_LIMIT} are stored per client.`,
+    );
+  }
+  const client = await deps.sql.begin((tx) =>
+    insertClientWithinCaps(
+      tx,
+      {
+        id: clientId,
+        ...stored,
+        tokenEndpointAuthMethod: token_endpoint_auth_method,
+        secretHash:
+          secret === undefined ? null : keyedHash(deps.secret, 'oauth-client-secret-hash', secret),
+        registeredFrom: ip,
+      },
+      UNCONSENTED_CAPS,
+    ),
+  );
   return {
     ...rest,
     client_id: client.id,
