@@ -1,5 +1,6 @@
 import type { ApiKeyRouting } from '../db/api-keys.js';
 import type { Sql } from '../db/client.js';
+import { isApprovedSender } from '../db/otp-settings.js';
 import { findFailoverRoute, findProvider, findProviders } from '../db/providers.js';
 import { validationError } from '../domain/errors.js';
 import { type Countries, serves } from '../domain/phone.js';
@@ -25,8 +26,29 @@ function checkDestinations(recipients: string[], served: Countries[], target: st
 }
 
 /**
+ * A sender through `own` goes out under the operator's account, so it must be one the operator
+ * approved for the workspace: the rule OTP sends follow (isApprovedSender), numbers included. A
+ * workspace's own providers are its own accounts: their vendors hold the sender rules there.
+ */
+async function checkOwnSender(
+  sql: Sql,
+  workspaceId: number,
+  senderId: string | null,
+  providerSlugs: string[],
+) {
+  if (senderId === null || !providerSlugs.includes(OWN_PROVIDER_SLUG)) return;
+  if (!(await isApprovedSender(sql, workspaceId, OWN_PROVIDER_SLUG, senderId)))
+    throw validationError({
+      sender_id: [
+        `The selected sender id is not an approved sender of the ${OWN_PROVIDER_SLUG} provider.`,
+      ],
+    });
+}
+
+/**
  * SPEC §4.1 routing rules: explicit request routing wins; otherwise the key's routing; a key
- * without routing uses the `own` provider. Unknown, inactive or disabled targets are 422s.
+ * without routing uses the `own` provider. Unknown, inactive or disabled targets are 422s, and
+ * so is a sender through `own` that its operator has not approved.
  * `herald campaign create` passes a principal without routing: no key stands behind it.
  */
 export async function resolveRouting(
@@ -58,6 +80,7 @@ export async function resolveRouting(
       return provider ? declaredCountries(provider) : 'all';
     });
     checkDestinations(request.recipients, served, 'failover route');
+    await checkOwnSender(sql, principal.workspaceId, request.senderId, route.providerSlugs);
     return { routingType, providerSlug: null, failoverRouteSlug: route.slug };
   }
 
@@ -76,5 +99,6 @@ export async function resolveRouting(
     }
     checkDestinations(request.recipients, [declaredCountries(provider)], 'provider');
   }
+  await checkOwnSender(sql, principal.workspaceId, request.senderId, [slug]);
   return { routingType: 'direct', providerSlug: slug, failoverRouteSlug: null };
 }

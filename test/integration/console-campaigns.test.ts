@@ -9,6 +9,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { updateWorkspaceMember } from '../../commands/members.js';
+import { registerSender } from '../../commands/senders.js';
 import { addUser } from '../../commands/users.js';
 import { createWorkspace } from '../../commands/workspaces.js';
 import { insertCampaign } from '../../db/campaigns.js';
@@ -365,6 +366,11 @@ describe('Create campaign', () => {
       'failoverRoute',
       'Failover route "nowhere" is not a failover route of SLUG',
     ],
+    [
+      { sender_id: 'CommBank' },
+      'senderId',
+      'Sender id: The selected sender id is not an approved sender of the own provider.',
+    ],
   ])('refuses %j inline, with the CLI rules, and saves nothing', async (change, field, message) => {
     const space = await workspace();
     const { browser } = await space.member('owner');
@@ -388,6 +394,7 @@ describe('Create campaign', () => {
       purpose: 'purpose',
       provider: 'provider',
       failoverRoute: 'failover_route',
+      senderId: 'sender_id',
     }[field];
     // Inside its own field's block, the only error on the page.
     expect(refused.body).toMatch(
@@ -399,6 +406,37 @@ describe('Create campaign', () => {
     const [count] = await server.sql`
       select count(*)::int as count from campaigns where workspace_id = ${space.id}`;
     expect(count?.count).toBe(0);
+  });
+
+  it('refuses a sender pending approval for own, and sends from an approved one', async () => {
+    const space = await workspace();
+    const { browser } = await space.member('developer');
+    await registerSender(server, { workspace: space.slug, provider: 'own', sender: 'Acme' });
+    await registerSender(server, {
+      workspace: space.slug,
+      provider: 'own',
+      sender: 'Pending',
+      approved: false,
+    });
+    await browser.get(`/console/w/${space.slug}/campaigns/new`);
+    const [recipient] = numbers(1) as [string];
+    const fields = { name: 'Branded', recipients: recipient, message: 'Hello' };
+    const refused = await browser.post(`/console/w/${space.slug}/campaigns`, {
+      ...fields,
+      sender_id: 'Pending',
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatch(
+      /<div class="field invalid">\s*<label for="campaign-sender_id">(?:(?!<div class="field)[\s\S])*<div class="field-error">Sender id: The selected sender id is not an approved sender of the own provider.<\/div>/,
+    );
+    const created = await browser.post(`/console/w/${space.slug}/campaigns`, {
+      ...fields,
+      sender_id: 'Acme',
+    });
+    expect(created.status).toBe(303);
+    const [row] = await server.sql`
+      select sender_id, provider_slug from campaigns where workspace_id = ${space.id}`;
+    expect(row).toEqual({ senderId: 'Acme', providerSlug: 'own' });
   });
 
   it('refuses a viewer the form and the create, and a request without the CSRF token', async () => {

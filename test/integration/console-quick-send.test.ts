@@ -4,10 +4,12 @@
  * refused, the dashboard and the audit log showing what happened.
  */
 import { randomBytes, randomInt } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { registerSender } from '../../commands/senders.js';
 import { addUser } from '../../commands/users.js';
 import { createWorkspace } from '../../commands/workspaces.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
+import { inbox } from '../support/send.js';
 
 type App = Awaited<ReturnType<typeof openConsoleApp>>;
 let server: App;
@@ -92,6 +94,46 @@ describe('Quick Send', () => {
       select count(*)::int as count from campaigns c join workspaces w on w.id = c.workspace_id
       where w.slug = ${slug}`;
     expect(row?.count).toBe(0);
+  });
+
+  it('refuses a sender the operator has not approved for own on its field, and sends from one approved', async () => {
+    const { slug, browser } = await signedIn('developer');
+    await registerSender(server.deps, { workspace: slug, provider: 'own', sender: 'Acme' });
+    await registerSender(server.deps, {
+      workspace: slug,
+      provider: 'own',
+      sender: 'Pending',
+      approved: false,
+    });
+    await browser.get(`/console/w/${slug}/quick-send`);
+    const [recipient] = numbers(1) as [string];
+    const form = { recipients: recipient, message: 'Your tax refund', routing: 'own' };
+    for (const sender of ['ATO', 'Pending']) {
+      const refused = await browser.post(`/console/w/${slug}/quick-send`, {
+        ...form,
+        sender_id: sender,
+      });
+      expect(refused.status, sender).toBe(422);
+      expect(refused.body).toMatch(
+        /<div class="field invalid">\s*<label for="sender_id">(?:(?!<div class="field)[\s\S])*<div class="field-error">The selected sender id is not an approved sender of the own provider.<\/div>/,
+      );
+      expect(refused.body.match(/class="field-error"/g)).toHaveLength(1);
+    }
+    const [row] = await server.sql<{ count: number }[]>`
+      select count(*)::int as count from campaigns c join workspaces w on w.id = c.workspace_id
+      where w.slug = ${slug}`;
+    expect(row?.count).toBe(0);
+
+    const sent = await browser.post(`/console/w/${slug}/quick-send`, {
+      ...form,
+      sender_id: 'Acme',
+    });
+    expect(sent.status).toBe(303);
+    await expect
+      .poll(async () => (await inbox(inject('simulatorUrl'), recipient)).map(({ from }) => from), {
+        timeout: 30_000,
+      })
+      .toEqual(['Acme']);
   });
 
   it('measures the message live: characters, encoding and segments', async () => {

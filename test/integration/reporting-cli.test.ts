@@ -9,12 +9,15 @@ import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { providerCreate, routeCreate } from '../../cli/commands/providers.js';
 import { userCreate } from '../../cli/commands/users.js';
+import { registerSender } from '../../commands/senders.js';
 import { findAccessGrant } from '../../db/oauth-grants.js';
 import { keyedHash } from '../../security/tokens.js';
 import { freePorts, heraldEnv, runHerald, runHeraldJson } from '../support/processes.js';
 import { inbox } from '../support/send.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
 
+const NOT_APPROVED_FOR_OWN =
+  '--sender-id: The selected sender id is not an approved sender of the own provider.';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const simulatorUrl = inject('simulatorUrl');
 
@@ -115,6 +118,41 @@ describe('herald campaign create', () => {
       });
     }
     await routeCreate(stack.admin, { workspace, slug: 'main', providers: 'sim,own' });
+    await registerSender(stack.admin, { workspace, provider: 'own', sender: 'Acme' });
+    await registerSender(stack.admin, {
+      workspace,
+      provider: 'own',
+      sender: 'Pending',
+      approved: false,
+    });
+  });
+
+  it('refuses a sender through own the operator has not approved, and saves nothing', async () => {
+    const [valid] = mobiles(1) as [string];
+    const send = (...rest: string[]) => [
+      ...['campaign', 'create', '--workspace', tenant.slug, '--name', 'Spoofed'],
+      ...['--recipients', valid, '--body', 'Your account is locked', ...rest],
+    ];
+    await expectRefusals([
+      [send('--sender-id', 'CommBank'), NOT_APPROVED_FOR_OWN],
+      [send('--sender-id', 'Pending'), NOT_APPROVED_FOR_OWN],
+      [send('--failover-route', 'main', '--sender-id', 'CommBank'), NOT_APPROVED_FOR_OWN],
+    ]);
+    const [count] = await stack.sql`
+      select count(*)::int as count from campaigns
+      where workspace_id = ${tenant.workspaceId} and name = 'Spoofed'`;
+    expect(count?.count).toBe(0);
+  });
+
+  it('sends from a sender the operator approved for own', async () => {
+    const recipients = mobiles(1);
+    const created = await herald([
+      ...['campaign', 'create', '--workspace', tenant.slug, '--name', 'Branded'],
+      ...['--recipients', recipients.join(','), '--body', 'From Acme', '--sender-id', 'Acme'],
+    ]);
+    await waitForCampaign(created.id as number, 'completed');
+    await expectDeliveredOnce(recipients, 'From Acme');
+    expect((await inbox(simulatorUrl, recipients[0] as string))[0]?.from).toBe('Acme');
   });
 
   it('saves a named campaign, runs its workflow to completion and sends each recipient once', async () => {

@@ -4,6 +4,7 @@
  * Routing is in send-routing.test.ts; counters, receipts and opt-outs in send-lifecycle.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { registerSender } from '../../commands/senders.js';
 import { insertFailoverRoute, insertProvider, setProviderActive } from '../../db/providers.js';
 import {
   inbox,
@@ -53,11 +54,22 @@ beforeAll(async () => {
   await stack.sql`
     update failover_routes set enabled = false
     where workspace_id = ${tenant.workspaceId} and slug = 'switched-off'`;
+  // Senders through `own` are the operator's approved ones (SPEC §4.1 sender_id; issue 24, item 2).
+  for (const [provider, sender, approved] of [
+    ['own', 'Herald 2026', true],
+    ['own', 'Pending', false],
+    ['own', 'Soon', false],
+    ['branded', 'Branded', true],
+  ] as const)
+    await registerSender(stack.admin, { workspace: tenant.slug, provider, sender, approved });
 });
 
 afterAll(async () => {
   await stack?.close();
 });
+
+const NOT_APPROVED_FOR_OWN =
+  'The selected sender id is not an approved sender of the own provider.';
 
 describe('POST /api/v1/messages validation (SPEC §4.1, §8)', () => {
   const [a, b, c] = numbers(3) as [string, string, string];
@@ -363,5 +375,59 @@ describe('POST /api/v1/messages validation (SPEC §4.1, §8)', () => {
     } finally {
       await bulk.close();
     }
+  });
+});
+
+describe('sender ids through own (issue 24, item 2)', () => {
+  const [a] = numbers(1) as [string];
+  const valid = { recipients: [a], message: 'Hello' };
+
+  it.each([
+    ['an unregistered sender, by the key without routing', { sender_id: 'CommBank' }],
+    ['an unregistered sender, with own named', { sender_id: 'ATO', provider_slug: 'own' }],
+    ['an unregistered number', { sender_id: '61400000000' }],
+    ['a sender pending approval', { sender_id: 'Pending' }],
+    ['a sender approved for another provider only', { sender_id: 'Branded' }],
+    [
+      'an unregistered sender on a failover route through own',
+      { sender_id: 'CommBank', routing_type: 'failover', failover_route_slug: 'own-first' },
+    ],
+    [
+      'a sender on a route through own, approved only for its other provider',
+      { sender_id: 'Branded', routing_type: 'failover', failover_route_slug: 'needs-sender' },
+    ],
+  ])('422 on sender_id for %s, and saves nothing', async (_name, change) => {
+    const [before] = await stack.sql<{ count: number }[]>`
+      select count(*)::int as count from campaigns where workspace_id = ${tenant.workspaceId}`;
+    const response = await postMessages(stack, tenant.token, { ...valid, ...change });
+    expect(response.statusCode).toBe(422);
+    expect(response.json()).toEqual(invalid('sender_id', NOT_APPROVED_FOR_OWN));
+    const [after] = await stack.sql<{ count: number }[]>`
+      select count(*)::int as count from campaigns where workspace_id = ${tenant.workspaceId}`;
+    expect(after?.count).toBe(before?.count);
+  });
+
+  it("refuses a sender another workspace's operator approved", async () => {
+    const other = await createTenant(stack.admin);
+    await registerSender(stack.admin, {
+      workspace: other.slug,
+      provider: 'own',
+      sender: 'Elsewhere',
+    });
+    const response = await postMessages(stack, tenant.token, { ...valid, sender_id: 'Elsewhere' });
+    expect(response.statusCode).toBe(422);
+    expect(response.json()).toEqual(invalid('sender_id', NOT_APPROVED_FOR_OWN));
+  });
+
+  it('sends from a sender once the operator approves it', async () => {
+    const [recipient] = numbers(1) as [string];
+    const body = { recipients: [recipient], message: 'Approved now', sender_id: 'Soon' };
+    expect((await postMessages(stack, tenant.token, body)).statusCode).toBe(422);
+    await registerSender(stack.admin, { workspace: tenant.slug, provider: 'own', sender: 'Soon' });
+    const id = await sendQueued(stack, tenant.token, body, { total: 1 });
+    expect(await waitForCompletion(stack, tenant.token, id)).toMatchObject({ sent_count: 1 });
+    expect((await inbox(ownUrl, recipient)).map(({ from, body }) => ({ from, body }))).toEqual([
+      { from: 'Soon', body: 'Approved now' },
+    ]);
   });
 });
