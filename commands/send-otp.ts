@@ -79,6 +79,19 @@ async function createRequest(
 }
 
 /**
+ * The key that names the request's run: none, so the run is named by the request, since one key
+ * may now stand for several users' requests, each needing its own run. A request saved before
+ * keeps the run named by its key, which its retry must find rather than start another.
+ */
+function runKey(workspaceId: number, key: string | null, saved: OtpRequestView | undefined) {
+  const namedByKey =
+    key !== null &&
+    saved !== undefined &&
+    saved.workflowId === otpWorkflowId(workspaceId, key, saved.id);
+  return namedByKey ? key : null;
+}
+
+/**
  * POST /api/v1/otp/send, given the body as its schema (domain/otp.ts) read it and as received
  * (what the Idempotency-Key's request hash covers): resolve settings, save and charge, submit through Temporal,
  * waiting for the provider's answer until `answerBy` (epoch ms) at the latest, then `pending`.
@@ -90,13 +103,17 @@ export async function sendOtp(
   key: string | null,
   answerBy = Number.POSITIVE_INFINITY,
 ): Promise<IdempotentResponse> {
-  const scope = key ? { workspaceId: principal.workspaceId, endpoint: ENDPOINT, key } : null;
+  // A code is verified by its user only: the key is that user's, not the whole workspace's.
+  const scope = key
+    ? { workspaceId: principal.workspaceId, endpoint: ENDPOINT, key, userId: principal.userId }
+    : null;
 
   return idempotently(deps, scope, body.received, async ({ resourceId, attach }) => {
     const requestId = resourceId ?? randomUUID();
     const view = async () =>
       (await findOtpRequestView(deps.sql, principal.workspaceId, requestId)) as OtpRequestView;
     let current = resourceId ? await view() : undefined;
+    const workflowKey = runKey(principal.workspaceId, key, current);
     // A retry continues the saved request as it was sent, whatever its service says now.
     let started = current && {
       codeLength: current.codeLength,
@@ -107,13 +124,13 @@ export async function sendOtp(
       const send = await resolveOtpSend(deps.sql, principal, body.request);
       if (!resourceId) await attach(requestId);
       const expiresAt = new Date(Date.now() + send.expiresInMinutes * 60_000);
-      await createRequest(deps, principal, { ...send, expiresAt }, requestId, key);
+      await createRequest(deps, principal, { ...send, expiresAt }, requestId, workflowKey);
       started = { codeLength: send.codeLength, expiresAt, purpose: send.purpose };
     }
     if (!current || current.status === 'pending') {
       await startOtpWorkflow(
         deps.temporal,
-        { workspaceId: principal.workspaceId, requestId, key, ...started },
+        { workspaceId: principal.workspaceId, requestId, key: workflowKey, ...started },
         Math.min(Date.now() + SUBMISSION_WAIT_MS, answerBy),
       );
       current = await view();

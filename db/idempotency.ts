@@ -4,7 +4,15 @@ export interface IdempotencyScope {
   workspaceId: number;
   endpoint: string;
   key: string;
+  /**
+   * The user the key belongs to as well (OTP sends: a code is verified by its user only);
+   * absent or null: the workspace's key (SMS sends, API keys without a user).
+   */
+  userId?: number | null;
 }
+
+/** The record's user_id column: 0 for a workspace's key (migration 0027). */
+const userColumn = (scope: IdempotencyScope) => scope.userId ?? 0;
 
 /**
  * A request's hold on a key. Every claim draws a fresh token, and every write a holder makes
@@ -38,11 +46,13 @@ export async function claimIdempotencyKey(
 ): Promise<ClaimResult> {
   const [claimed] = await sql<{ resourceId: string | null; claimToken: string }[]>`
     insert into idempotency_keys as k
-      (workspace_id, endpoint, key, request_hash, status, locked_until, expires_at, claim_token)
-    values (${scope.workspaceId}, ${scope.endpoint}, ${scope.key}, ${input.requestHash}, 'processing',
+      (workspace_id, endpoint, key, user_id, request_hash, status, locked_until, expires_at,
+       claim_token)
+    values (${scope.workspaceId}, ${scope.endpoint}, ${scope.key}, ${userColumn(scope)},
+            ${input.requestHash}, 'processing',
             now() + make_interval(secs => ${input.leaseSeconds}),
             now() + make_interval(hours => ${input.ttlHours}), gen_random_uuid())
-    on conflict (workspace_id, endpoint, key) do update set
+    on conflict (workspace_id, endpoint, key, user_id) do update set
       request_hash = excluded.request_hash,
       status = 'processing',
       locked_until = excluded.locked_until,
@@ -89,7 +99,7 @@ export async function readIdempotencyKey(
            greatest(1, ceil(extract(epoch from locked_until - now())))::int as lease_left_seconds
     from idempotency_keys
     where workspace_id = ${scope.workspaceId} and endpoint = ${scope.endpoint} and key = ${scope.key}
-      and expires_at >= now()`;
+      and user_id = ${userColumn(scope)} and expires_at >= now()`;
   if (!existing) return { state: 'absent' };
   if (!existing.requestHash.equals(requestHash)) return { state: 'mismatch' };
   if (existing.status === 'completed') {
@@ -104,7 +114,7 @@ export async function readIdempotencyKey(
 
 const held = (sql: Sql | TransactionSql, claim: IdempotencyClaim) => sql`
   workspace_id = ${claim.workspaceId} and endpoint = ${claim.endpoint} and key = ${claim.key}
-  and claim_token = ${claim.token} and status = 'processing'`;
+  and user_id = ${userColumn(claim)} and claim_token = ${claim.token} and status = 'processing'`;
 
 /** Extends the holder's lease; false once another request has taken the key over. */
 export async function renewIdempotencyLease(

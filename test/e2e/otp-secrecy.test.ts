@@ -99,7 +99,7 @@ describe('an OTP code leaves no trace', { timeout: 180_000 }, () => {
     try {
       const client = new Client({ connection });
       const history = await client.workflow
-        .getHandle(`otp/${workspace.json.id}/secrecy-1`)
+        .getHandle(`otp/${workspace.json.id}/${data.request_id}`)
         .fetchHistory();
       const text = readableHistory(JSON.stringify(history));
       expect(text).toContain(data.request_id);
