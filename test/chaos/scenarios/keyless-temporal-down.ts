@@ -24,14 +24,18 @@ const DOWN_MS = 60_000;
 /** Each send this long after the previous one, the first this long after the kill. */
 const SPREAD_MS = 3_000;
 const SETTLE_MS = 120_000;
+/** The campaign resumed by hand is sent this long before Temporal's return: no sweep has it. */
+const RESUMED_SENT_BEFORE_RETURN_MS = 3_500;
 
 /**
  * The Temporal dev server is killed (SIGKILL) for a minute; meanwhile 10 sends without an
- * Idempotency-Key and 4 with one are made, one every 3 s, each answered 202 `paused`. Temporal
- * is started again and no client retries, except two keyed sends retried with their key (as the
- * contract invites, racing Herald's own dispatch), and `herald campaign resume` run at once on
- * the first keyless campaign. Herald must dispatch every paused campaign by itself, exactly
- * once: every campaign completed within 120 s of Temporal's return, each recipient one SMS.
+ * Idempotency-Key and 4 with one are made, one every 3 s, and one more keyless 3.5 s before
+ * Temporal returns, each answered 202 `paused`. Temporal is started again and no client
+ * retries, except two keyed sends retried with their key (as the contract invites, racing
+ * Herald's own dispatch); `herald campaign resume` is run at once on the last keyless campaign
+ * (the worker, whose sweep would race it, held still meanwhile). Herald must dispatch every
+ * paused campaign by itself, exactly once: every campaign completed within 120 s of Temporal's
+ * return, each recipient one SMS.
  */
 export const keylessTemporalDown: Scenario = {
   name: 'keyless-temporal-down',
@@ -43,11 +47,11 @@ export const keylessTemporalDown: Scenario = {
       const tenant = await createTenant(stack, { name: 'Chaos paused', credits: 100 });
       const secretPaths = await visitSecretPaths(stack, tenant);
       const tag = randomBytes(4).toString('hex');
-      const sends: LogicalSend[] = Array.from({ length: KEYLESS + KEYED }, (_, i) => {
-        const keyed = i >= KEYLESS;
+      const sends: LogicalSend[] = Array.from({ length: KEYLESS + KEYED + 1 }, (_, i) => {
+        const keyed = i >= KEYLESS && i < KEYLESS + KEYED;
         const key = keyed ? `chaos-paused-${tag}-${i}` : undefined;
         return {
-          label: keyed ? `keyed ${i}` : `keyless ${i}`,
+          label: keyed ? `keyed ${i}` : i < KEYLESS ? `keyless ${i}` : `keyless ${i}, resumed`,
           key,
           request: {
             recipients: recipients(`+6146${String(i).padStart(2, '0')}`, PER_SEND),
@@ -57,9 +61,10 @@ export const keylessTemporalDown: Scenario = {
         };
       });
       const keyed = sends.filter((send) => send.key);
+      const resumedSend = sends.at(-1) as LogicalSend;
       // The keyed sends among the keyless ones in time, one after every few keyless.
       const order = sends
-        .filter((send) => !send.key)
+        .slice(0, KEYLESS)
         .flatMap((send, i) =>
           i % Math.ceil(KEYLESS / KEYED) === 1 ? [send, keyed[Math.floor(i / 3)]] : [send],
         )
@@ -80,35 +85,35 @@ export const keylessTemporalDown: Scenario = {
           }),
         );
       }
+      await sleep(DOWN_MS - RESUMED_SENT_BEFORE_RETURN_MS - (Date.now() - downAt));
+      const toResume = sendAsInvited(stack.apiUrls, tenant, resumedSend);
+      running.push(toResume);
+      answered.set(resumedSend, await toResume);
       await sleep(DOWN_MS - (Date.now() - downAt));
+      // The worker, and with it the sweep of paused campaigns, is held still while the operator
+      // resumes one: on a busy machine the sweep comes round before node has loaded the command.
+      stack.freeze('worker-0');
       await stack.startTemporal();
       const backAt = Date.now();
       log(`Temporal back after ${seconds(backAt - downAt)} s`);
+      const target = answered.get(resumedSend);
+      const resume =
+        target?.end === 'paused'
+          ? await runHeraldJson(
+              ['campaign', 'resume', '--workspace', tenant.slug, '--id', String(target.campaignId)],
+              stack.env(),
+            ).then(
+              (result) => ({
+                code: result.code,
+                json: result.json,
+                stderr: result.stderr.slice(-500),
+              }),
+              (error: Error) => ({ code: null, json: null, stderr: error.message.slice(-500) }),
+            )
+          : undefined;
+      stack.thaw('worker-0');
+      const resumeSeconds = seconds(Date.now() - backAt);
 
-      // At once, before Herald's own dispatch comes round: resume one keyless paused campaign.
-      const firstKeyless = [...answered].find(
-        ([send, outcome]) => !send.key && outcome.end === 'paused',
-      )?.[1];
-      const resumed = firstKeyless?.campaignId
-        ? runHeraldJson(
-            [
-              'campaign',
-              'resume',
-              '--workspace',
-              tenant.slug,
-              '--id',
-              String(firstKeyless.campaignId),
-            ],
-            stack.env(),
-          ).then(
-            (result) => ({
-              code: result.code,
-              json: result.json,
-              stderr: result.stderr.slice(-500),
-            }),
-            (error: Error) => ({ code: null, json: null, stderr: error.message.slice(-500) }),
-          )
-        : Promise.resolve(undefined);
       const outcomes = await Promise.all(running);
       const retried = keyed.slice(0, KEYED / 2);
       const retries = retried.map((send) =>
@@ -120,7 +125,6 @@ export const keylessTemporalDown: Scenario = {
         ),
       );
       const settledMs = await untilWorkspaceCompleted(stack, tenant.workspaceId, SETTLE_MS);
-      const resume = await resumed;
       const retryAnswers = await Promise.all(retries);
       await sleep(2_000);
 
@@ -133,10 +137,8 @@ export const keylessTemporalDown: Scenario = {
         .filter(([send, outcome]) => !retried.includes(send) && outcome.end === 'paused')
         .map(([, outcome]) => outcome.campaignId as number);
       const notDispatched = campaigns.open.filter((open) => leftToHerald.includes(open.id));
-      const resumedOk =
-        resume !== undefined &&
-        resume.code === 0 &&
-        (resume.json as { status?: string } | null)?.status === 'queued';
+      const resumeStatus = (resume?.json as { status?: string } | null)?.status;
+      const resumedOk = resume?.code === 0 && resumeStatus === 'queued';
       const deaths = stack.deaths();
       return {
         figures: {
@@ -153,7 +155,7 @@ export const keylessTemporalDown: Scenario = {
           paused: paused.length,
           left_to_herald: leftToHerald.length,
           completed_after_return_s: settledMs === null ? null : seconds(settledMs),
-          resume: resume ?? null,
+          resume: resume ? { ...resume, seconds: resumeSeconds } : null,
           keyed_retry_answers: retryAnswers,
           inbox: received,
           open_campaigns: campaigns.open.slice(0, 10),
@@ -188,7 +190,7 @@ export const keylessTemporalDown: Scenario = {
           ),
           check(
             'campaign resume',
-            resume ?? null,
+            resume ? { code: resume.code, status: resumeStatus ?? null } : null,
             resumedOk,
             '`herald campaign resume` on a paused keyless campaign: exit 0, queued',
           ),

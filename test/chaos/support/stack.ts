@@ -260,6 +260,17 @@ export class ChaosStack {
     await role.proc.exited;
   }
 
+  /** SIGSTOP to a Herald process: it holds its connections and does nothing until `thaw`. */
+  freeze(name: string): void {
+    const pid = this.roles.get(name)?.proc.child.pid;
+    if (pid !== undefined) signal(pid, 'SIGSTOP');
+  }
+
+  thaw(name: string): void {
+    const pid = this.roles.get(name)?.proc.child.pid;
+    if (pid !== undefined) signal(pid, 'SIGCONT');
+  }
+
   isRunning(name: string): boolean {
     const role = this.roles.get(name);
     return role !== undefined && role.proc.exit() === undefined;
