@@ -6,16 +6,27 @@ import { purposeKey } from '../security/keys.js';
 import { PasswordHashingBusyError, verifyPassword } from '../security/password.js';
 
 /**
- * Failed password sign-ins are limited per account and per client address within a sliding
- * window. An account takes five failures (the sixth attempt is refused, the right password
- * included); an address takes twenty, across accounts, because people behind one NAT share it
- * while one address spraying passwords over many accounts is still stopped. The limit counts
- * attempts before their password is checked, so it holds exactly under concurrency.
+ * Failed password sign-ins are limited within a sliding window of 15 minutes on three subjects:
+ *
+ * - an account from one client address: 5 failures, then that address is refused for that
+ *   account (the right password included). This is the tight limit, and one that only the
+ *   guesser's own address feels: five wrong passwords from an attacker do not lock the owner out
+ *   of their account from their own address, as a per-account limit of five did (issue 24).
+ * - a client address across accounts: 20, because people behind one NAT share an address, while
+ *   one address spraying a password over many accounts is still stopped.
+ * - an account from every address: 50. It bounds a distributed guess at one account to 4,800 a
+ *   day, and locking the owner out now takes at least ten addresses (five failures each) every
+ *   15 minutes. Higher would let a botnet guess faster; lower would let a handful of addresses
+ *   lock any account again.
+ *
+ * The limit counts attempts before their password is checked, so it holds exactly under
+ * concurrency.
  */
 export const SIGN_IN_LIMITS = {
   windowSeconds: 15 * 60,
-  failuresPerAccount: 5,
+  failuresPerAccountAndAddress: 5,
   failuresPerAddress: 20,
+  failuresPerAccount: 50,
 } as const;
 
 /** A password check against this hash when the email is unknown, so timing does not tell. */
@@ -31,7 +42,11 @@ export type SignInResult =
   | { outcome: 'throttled'; retryAfterSeconds: number }
   | { outcome: 'busy' };
 
-function subjectHash(secret: string, kind: 'account' | 'address', value: string): Buffer {
+function subjectHash(
+  secret: string,
+  kind: 'account' | 'address' | 'account-address',
+  value: string,
+): Buffer {
   return createHmac('sha256', purposeKey(secret, 'sign-in-throttle-hash'))
     .update(`${kind}:${value}`)
     .digest();
@@ -50,7 +65,17 @@ export async function signInWithPassword(
   const email = input.email.trim().toLowerCase();
   const admission = await admitSignInAttempt(
     deps.sql,
+    // Every attempt locks its subjects in this order of kinds, so two attempts never deadlock.
     [
+      {
+        // JSON: no email and address pair reads as another.
+        subject: subjectHash(
+          deps.secret,
+          'account-address',
+          JSON.stringify([email, input.address]),
+        ),
+        limit: SIGN_IN_LIMITS.failuresPerAccountAndAddress,
+      },
       {
         subject: subjectHash(deps.secret, 'account', email),
         limit: SIGN_IN_LIMITS.failuresPerAccount,

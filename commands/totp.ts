@@ -86,9 +86,15 @@ function throttleSubject(secret: string, userId: number): Buffer {
 }
 
 /**
- * Checks a code against the user's secret (`enable`: the enrolment's first code), at most five
- * failures per account in the password sign-in's window.
+ * Five wrong codes per account in the password sign-in's window, from any address. Unlike the
+ * password's limit this one is not also per address: only someone who has the password (or a
+ * session) can try a code, so it is not a lock-out anyone can cause, and a six-digit code (three
+ * steps accepted) is guessed with 3 chances in a million a try: fifty per 15 minutes would make
+ * 1.4 % a day for whoever holds the password, the case a second factor is for.
  */
+const CODE_FAILURES_PER_ACCOUNT = 5;
+
+/** Checks a code against the user's secret (`enable`: the enrolment's first code), throttled. */
 export async function checkTotpCode(
   deps: Deps,
   userId: number,
@@ -97,7 +103,7 @@ export async function checkTotpCode(
 ): Promise<CodeCheck> {
   const admission = await admitSignInAttempt(
     deps.sql,
-    [{ subject: throttleSubject(deps.secret, userId), limit: SIGN_IN_LIMITS.failuresPerAccount }],
+    [{ subject: throttleSubject(deps.secret, userId), limit: CODE_FAILURES_PER_ACCOUNT }],
     SIGN_IN_LIMITS.windowSeconds,
   );
   if (!admission.admitted)

@@ -1,6 +1,6 @@
 import type { Sql } from './client.js';
 
-/** A sign-in subject (an account or a client address, as a keyed hash) and its failure limit. */
+/** A sign-in subject (an account, a client address or the pair, as a keyed hash) and its limit. */
 export interface ThrottledSubject {
   subject: Buffer;
   limit: number;

@@ -1,8 +1,9 @@
 /**
  * The authorization server's sign-in under attack: failed sign-ins are throttled per account and
- * per client address (the same answer whether or not the account exists, exact under
- * concurrency), a flood of password checks does not stall the process, and a malformed request id
- * on any page is the "expired" page, never a 500.
+ * client address, per client address, and per account from every address (the same answer
+ * whether or not the account exists, exact under concurrency; an attacker's failures do not lock
+ * the owner out from their own address), a flood of password checks does not stall the process,
+ * and a malformed request id on any page is the "expired" page, never a 500.
  *
  * The server trusts X-Forwarded-For from loopback (TRUSTED_PROXIES), so each test signs in from
  * client addresses of its own and never shares a throttle bucket with another test.
@@ -107,23 +108,33 @@ function expectIncorrect(answer: Answer) {
   expect(answer.body).toContain(alert(INCORRECT));
 }
 
-describe('failed sign-ins, per account', () => {
-  it('answers the sixth wrong password within 15 minutes with 429 and Retry-After, and the right one then too', async () => {
+describe('failed sign-ins, per account and address', () => {
+  it('answers the sixth wrong password from one address within 15 minutes with 429 and Retry-After, and the right one then too', async () => {
     const user = await createMcpUser(server.admin);
     const request = await startAuthorization();
+    const from = newAddress();
     for (let attempt = 1; attempt <= 5; attempt += 1) {
-      // Each guess from another address: the account's own limit is what stops them.
-      expectIncorrect(
-        await signIn(request, { email: user.email, password: 'wrong' }, newAddress()),
-      );
+      expectIncorrect(await signIn(request, { email: user.email, password: 'wrong' }, from));
     }
-    expectThrottled(await signIn(request, { email: user.email, password: 'wrong' }, newAddress()));
-    const right = await signIn(request, user, newAddress());
-    expectThrottled(right);
+    expectThrottled(await signIn(request, { email: user.email, password: 'wrong' }, from));
+    expectThrottled(await signIn(request, user, from));
     // Another spelling of the same email is the same account.
-    expectThrottled(
-      await signIn(request, { ...user, email: user.email.toUpperCase() }, newAddress()),
-    );
+    expectThrottled(await signIn(request, { ...user, email: user.email.toUpperCase() }, from));
+  });
+
+  it("does not lock the owner out: five wrong passwords from an attacker's address leave their own address open", async () => {
+    const user = await createMcpUser(server.admin);
+    const request = await startAuthorization();
+    const attacker = newAddress();
+    for (let attempt = 1; attempt <= 5; attempt += 1) {
+      expectIncorrect(await signIn(request, { email: user.email, password: 'wrong' }, attacker));
+    }
+    expectThrottled(await signIn(request, { email: user.email, password: 'wrong' }, attacker));
+    const owner = await signIn(request, user, newAddress());
+    expect(owner.status).toBe(200);
+    expect(owner.body).toContain('<h1>Authorize Sign-in test</h1>');
+    // The attacker's address stays refused for this account.
+    expectThrottled(await signIn(request, user, attacker));
   });
 
   it('answers an account that does not exist exactly as one that does', async () => {
@@ -131,9 +142,10 @@ describe('failed sign-ins, per account', () => {
     const user = await createMcpUser(server.admin);
     const unknown = `nobody-${randomBytes(4).toString('hex')}@nowhere.test`;
     const answers: Record<'known' | 'unknown', Answer[]> = { known: [], unknown: [] };
+    const from = { known: newAddress(), unknown: newAddress() };
     for (let attempt = 1; attempt <= 6; attempt += 1) {
-      answers.known.push(await signIn(request, { email: user.email, password: 'x' }, newAddress()));
-      answers.unknown.push(await signIn(request, { email: unknown, password: 'x' }, newAddress()));
+      answers.known.push(await signIn(request, { email: user.email, password: 'x' }, from.known));
+      answers.unknown.push(await signIn(request, { email: unknown, password: 'x' }, from.unknown));
     }
     for (const kind of ['known', 'unknown'] as const) {
       for (const answer of answers[kind].slice(0, 5)) expectIncorrect(answer);
@@ -143,20 +155,21 @@ describe('failed sign-ins, per account', () => {
     expect(answers.known.map(strip)).toEqual(answers.unknown.map(strip));
   });
 
-  it('lets five guesses through, no more, when 30 wrong guesses and the right password race', async () => {
+  it('lets five guesses through, no more, when 30 wrong guesses and the right password race from one address', async () => {
     const user = await createMcpUser(server.admin);
     const request = await startAuthorization();
+    const from = newAddress();
     const guesses = Array.from({ length: 30 }, (_, index) =>
-      signIn(request, { email: user.email, password: `guess-${index}` }, newAddress()),
+      signIn(request, { email: user.email, password: `guess-${index}` }, from),
     );
-    const right = signIn(request, user, newAddress());
+    const right = signIn(request, user, from);
     const answers = await Promise.all([...guesses, right]);
     const statuses = answers.map((answer) => answer.status);
     expect(statuses.filter((status) => status !== 429)).toHaveLength(5);
     expect(statuses.filter((status) => status === 429)).toHaveLength(26);
     // The right password got through only if it was one of the five.
     expect([200, 429]).toContain((await right).status);
-    expectThrottled(await signIn(request, user, newAddress()));
+    expectThrottled(await signIn(request, user, from));
   });
 
   it('opens again once the failures are 15 minutes old', async () => {
@@ -166,7 +179,7 @@ describe('failed sign-ins, per account', () => {
     for (let attempt = 1; attempt <= 5; attempt += 1) {
       expectIncorrect(await signIn(request, { email: user.email, password: 'wrong' }, from));
     }
-    expectThrottled(await signIn(request, user, newAddress()));
+    expectThrottled(await signIn(request, user, from));
     // 15 minutes pass for this account's and this address's failures (the others are fresh).
     await server.sql`
       update sign_in_failures set failed_at = failed_at - interval '15 minutes'
@@ -174,6 +187,47 @@ describe('failed sign-ins, per account', () => {
     const signedIn = await signIn(request, user, from);
     expect(signedIn.status).toBe(200);
     expect(signedIn.body).toContain('<h1>Authorize Sign-in test</h1>');
+  });
+});
+
+describe('failed sign-ins, per account from every address', () => {
+  /** Ten addresses, five wrong passwords each: the fewest addresses that reach the limit. */
+  async function failFromTenAddresses(request: string, email: string): Promise<void> {
+    for (let address = 1; address <= 10; address += 1) {
+      const from = newAddress();
+      for (let attempt = 1; attempt <= 5; attempt += 1) {
+        expectIncorrect(await signIn(request, { email, password: `wrong-${attempt}` }, from));
+      }
+    }
+  }
+
+  it('answers the 51st failure within 15 minutes with 429 from any address, the right password included', async () => {
+    const user = await createMcpUser(server.admin);
+    const request = await startAuthorization();
+    await failFromTenAddresses(request, user.email);
+    expectThrottled(await signIn(request, { email: user.email, password: 'wrong' }, newAddress()));
+    expectThrottled(await signIn(request, user, newAddress()));
+  });
+
+  it('lets the last five guesses through, no more, when 30 addresses race for them', async () => {
+    const user = await createMcpUser(server.admin);
+    const request = await startAuthorization();
+    // 45 failures first: five attempts are left to the account.
+    for (let address = 1; address <= 9; address += 1) {
+      const from = newAddress();
+      for (let attempt = 1; attempt <= 5; attempt += 1) {
+        expectIncorrect(await signIn(request, { email: user.email, password: 'wrong' }, from));
+      }
+    }
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, index) =>
+        signIn(request, { email: user.email, password: `guess-${index}` }, newAddress()),
+      ),
+    );
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(5);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(25);
+    expectThrottled(await signIn(request, user, newAddress()));
   });
 });
 
