@@ -277,6 +277,9 @@ describe('herald campaign create', () => {
     expect(paused).toEqual({ id: expect.any(Number), status: 'paused' });
     const id = paused.id as number;
     expect(await campaignRow(id)).toMatchObject({ status: 'paused', source: 'campaign' });
+    // Kept from the worker's sweeper, which would dispatch it 10 s after its save: here `campaign
+    // resume` is what sends it.
+    await stack.sql`update campaigns set created_at = now() + interval '1 hour' where id = ${id}`;
     // Saved with the workflow that `campaign resume` starts: never a campaign without a dispatch.
     const [saved] = await stack.sql`select workflow_id from campaigns where id = ${id}`;
     expect(saved?.workflowId).toBe(`campaign/${tenant.workspaceId}/id-${id}`);
@@ -315,10 +318,8 @@ describe('herald campaign create', () => {
       payload: { recipients: [valid], message: 'API' },
     });
     const apiCampaign = api.json().data.message.id as number;
+    await waitForCampaign(apiCampaign, 'completed');
     await expectRefusals([
-    // Kept from the worker's sweeper, which would dispatch it 10 s after its save: here `campaign
-    // resume` is what sends it.
-    await stack.sql`update campaigns set created_at = now() + interval '1 hour' where id = ${id}`;
       [
         ['campaign', 'create', '--workspace', 'no-such-ws', '--name', 'x'],
         'No workspace has the slug "no-such-ws"',
@@ -356,7 +357,6 @@ describe('herald campaign create', () => {
           '--sender-id: The sender id field must only contain letters, numbers, and spaces.',
       ],
       [
-    await waitForCampaign(apiCampaign, 'completed');
         send(valid, 'Hi', '--provider', 'sim', '--failover-route', 'main'),
         '--provider and --failover-route are exclusive',
       ],
