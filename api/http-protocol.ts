@@ -45,6 +45,12 @@ function answerClientError(error: Error, socket: Socket) {
         ? json(414, 'The URL is too long.')
         : json(431, 'The request headers are too large.');
   } else if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    // Something was answered on this connection already (the request deadline's 503 while the
+    // body was still arriving, or an earlier request): a 408 after it would answer nothing.
+    if (socket.bytesWritten > 0) {
+      socket.destroy();
+      return;
+    }
     answer = json(408, 'The request took too long to arrive.');
   } else {
     answer = json(400, 'The request is not valid HTTP.');

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiKeyPrincipal } from '../db/api-keys.js';
+import { isDatabaseUnavailable } from '../db/client.js';
 import {
   findOtpRequestView,
   InsufficientCreditsError,
@@ -11,12 +12,18 @@ import { HeraldError } from '../domain/errors.js';
 import type { OtpSendRequest } from '../domain/otp.js';
 import { startOtpWorkflow } from '../temporal/workflow-starts.js';
 import { otpWorkflowId } from '../workflows/definitions.js';
+import { type AnswerDeadline, NO_DEADLINE } from './answer-deadline.js';
 import type { CommandDeps } from './deps.js';
 import { type IdempotentResponse, idempotently } from './idempotency.js';
 import { type ResolvedOtpSend, resolveOtpSend } from './otp-settings.js';
 
 /** How long the request waits for the provider's answer before reporting `pending`. */
 const SUBMISSION_WAIT_MS = 5000;
+/**
+ * What a request saved late (its deadline near or past) still gives its run's start: a keyless
+ * request has no retry to start it later, and the deadline answers `pending` meanwhile.
+ */
+const LATE_START_MS = 2000;
 const ENDPOINT = 'POST /api/v1/otp/send';
 
 const MESSAGES: Record<OtpStatus, string> = {
@@ -27,7 +34,12 @@ const MESSAGES: Record<OtpStatus, string> = {
 };
 
 /** SPEC §2.3, with billing as documented in the README. */
-function presentOtpRequest(view: OtpRequestView) {
+function presentOtpRequest(
+  view: Pick<
+    OtpRequestView,
+    'id' | 'status' | 'expiresAt' | 'providerSlug' | 'senderId' | 'billingSource' | 'creditsCharged'
+  >,
+) {
   const settlement =
     view.billingSource === 'connected_provider'
       ? 'external'
@@ -53,29 +65,64 @@ function presentOtpRequest(view: OtpRequestView) {
   };
 }
 
+/**
+ * What a send answers when its save's outcome cannot be known (Postgres went away, or the
+ * deadline came, while it was being written): the request it may have saved.
+ */
+function uncertainSave(requestId: string): HeraldError {
+  return new HeraldError('service_unavailable', {
+    message: `Service temporarily unavailable. OTP request ${requestId} may have been saved: if its code arrives, verify it with this request_id; send again only if none arrives.`,
+  });
+}
+
+/**
+ * Saves and charges the request in a transaction the deadline cannot contradict: a deadline that
+ * answered first rolls it back; one that comes while it commits names the request; once it is
+ * saved, the deadline answers `pending` (commands/answer-deadline.ts).
+ */
 async function createRequest(
   deps: CommandDeps,
   principal: ApiKeyPrincipal,
   send: ResolvedOtpSend & { expiresAt: Date },
   requestId: string,
   key: string | null,
+  deadline: AnswerDeadline,
 ) {
+  const uncertain = uncertainSave(requestId);
+  let committing = false;
   try {
-    await insertOtpRequest(deps.sql, {
-      ...send,
-      id: requestId,
-      workspaceId: principal.workspaceId,
-      apiKeyId: principal.keyId,
-      userId: principal.userId,
-      workflowId: otpWorkflowId(principal.workspaceId, key, requestId),
+    await deps.sql.begin(async (tx) => {
+      await insertOtpRequest(tx, {
+        ...send,
+        id: requestId,
+        workspaceId: principal.workspaceId,
+        apiKeyId: principal.keyId,
+        userId: principal.userId,
+        workflowId: otpWorkflowId(principal.workspaceId, key, requestId),
+      });
+      deadline.saving({ status: 503, body: JSON.stringify({ message: uncertain.message }) });
+      committing = true;
     });
   } catch (error) {
+    // The connection went while committing: Postgres may have committed or not.
+    if (committing && isDatabaseUnavailable(error)) throw uncertain;
+    deadline.notSaved();
     if (error instanceof InsufficientCreditsError)
       throw new HeraldError('insufficient_credits', {
         message: `The workspace does not have enough credits: this code needs ${error.needed}.`,
       });
     throw error;
   }
+  const pending = presentOtpRequest({
+    id: requestId,
+    status: 'pending',
+    expiresAt: send.expiresAt,
+    providerSlug: send.providerSlug,
+    senderId: send.senderId,
+    billingSource: send.billingSource,
+    creditsCharged: send.billingSource === 'credits' ? send.segments : 0,
+  });
+  deadline.saved({ status: 202, body: JSON.stringify(pending) });
 }
 
 /**
@@ -94,14 +141,14 @@ function runKey(workspaceId: number, key: string | null, saved: OtpRequestView |
 /**
  * POST /api/v1/otp/send, given the body as its schema (domain/otp.ts) read it and as received
  * (what the Idempotency-Key's request hash covers): resolve settings, save and charge, submit through Temporal,
- * waiting for the provider's answer until `answerBy` (epoch ms) at the latest, then `pending`.
+ * waiting for the provider's answer until the deadline's `answerBy` at the latest, then `pending`.
  */
 export async function sendOtp(
   deps: CommandDeps,
   principal: ApiKeyPrincipal,
   body: { request: OtpSendRequest; received: unknown },
   key: string | null,
-  answerBy = Number.POSITIVE_INFINITY,
+  deadline: AnswerDeadline = NO_DEADLINE,
 ): Promise<IdempotentResponse> {
   // A code is verified by its user only: the key is that user's, not the whole workspace's.
   const scope = key
@@ -124,14 +171,24 @@ export async function sendOtp(
       const send = await resolveOtpSend(deps.sql, principal, body.request);
       if (!resourceId) await attach(requestId);
       const expiresAt = new Date(Date.now() + send.expiresInMinutes * 60_000);
-      await createRequest(deps, principal, { ...send, expiresAt }, requestId, workflowKey);
+      await createRequest(
+        deps,
+        principal,
+        { ...send, expiresAt },
+        requestId,
+        workflowKey,
+        deadline,
+      );
       started = { codeLength: send.codeLength, expiresAt, purpose: send.purpose };
     }
     if (!current || current.status === 'pending') {
       await startOtpWorkflow(
         deps.temporal,
         { workspaceId: principal.workspaceId, requestId, key: workflowKey, ...started },
-        Math.min(Date.now() + SUBMISSION_WAIT_MS, answerBy),
+        Math.min(
+          Date.now() + SUBMISSION_WAIT_MS,
+          Math.max(deadline.answerBy, Date.now() + LATE_START_MS),
+        ),
       );
       current = await view();
     }

@@ -7,6 +7,12 @@ const flag = z
   .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
   .transform((value) => value === 'true' || value === '1');
 
+/** A duration in milliseconds from `min` to `max`. */
+const milliseconds = (min: number, max: number) => {
+  const error = `must be a whole number of milliseconds from ${min} to ${max}`;
+  return z.coerce.number({ error }).int(error).min(min, error).max(max, error);
+};
+
 const port = z.coerce
   .number({ error: 'must be a port number' })
   .int('must be a port number')
@@ -96,6 +102,25 @@ export const envSchema = z.object({
         }),
       ),
     ),
+  /**
+   * The api's HTTP connections (api/connection-guard.ts): a request's headers must arrive within
+   * HTTP_HEADERS_TIMEOUT_MS (and a new connection's first bytes), the whole request within
+   * HTTP_REQUEST_TIMEOUT_MS, or its connection is closed; an idle kept-alive connection is closed
+   * after HTTP_KEEP_ALIVE_TIMEOUT_MS (keep it above a load balancer's own idle timeout).
+   */
+  HTTP_HEADERS_TIMEOUT_MS: milliseconds(1_000, 60_000).default(5_000),
+  HTTP_REQUEST_TIMEOUT_MS: milliseconds(1_000, 300_000).default(10_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: milliseconds(1_000, 600_000).default(72_000),
+  /**
+   * Connections one client address may hold at once (a TRUSTED_PROXIES address: any number);
+   * above the simulator's 256 for its receipts: a provider's callbacks come from few addresses.
+   */
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: z.coerce
+    .number({ error: 'must be a whole number from 1 to 100000' })
+    .int('must be a whole number from 1 to 100000')
+    .min(1, 'must be a whole number from 1 to 100000')
+    .max(100_000, 'must be a whole number from 1 to 100000')
+    .default(512),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.string().default('development'),
 });
@@ -124,11 +149,19 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
     }),
   );
   const parsed = envSchema.safeParse(present);
-  if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map(
-    (issue) => `  ${String(issue.path[0])}: ${issue.message}`,
-  );
+  const problems = parsed.success
+    ? problemsAcross(parsed.data)
+    : parsed.error.issues.map((issue) => `  ${String(issue.path[0])}: ${issue.message}`);
+  if (parsed.success && problems.length === 0) return parsed.data;
   throw new ConfigError(`Invalid environment:\n${problems.join('\n')}`);
+}
+
+/** Rules between variables, reported as a variable's own are. */
+function problemsAcross(env: Env): string[] {
+  // Node's rule: the headers are part of the request.
+  return env.HTTP_HEADERS_TIMEOUT_MS > env.HTTP_REQUEST_TIMEOUT_MS
+    ? ['  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS']
+    : [];
 }
 
 /** Settings derived from several variables, computed in one place. */

@@ -47,7 +47,10 @@ export class InsufficientCreditsError extends Error {
  * Saves a request, charging credits when the service pays: one statement, so both happen or
  * neither (the send path's latency is its round trips).
  */
-export async function insertOtpRequest(sql: Sql, input: NewOtpRequest): Promise<void> {
+export async function insertOtpRequest(
+  sql: Sql | TransactionSql,
+  input: NewOtpRequest,
+): Promise<void> {
   const charge = input.billingSource === 'credits' ? input.segments : 0;
   const [row] = await sql<{ inserted: boolean }[]>`
     with charged as (

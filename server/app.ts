@@ -1,5 +1,10 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import {
+  connectionLimitsOf,
+  httpTimeoutOptions,
+  limitConnections,
+} from '../api/connection-guard.js';
 import type { ApiDeps } from '../api/deps.js';
 import { registerErrorHandling } from '../api/error-handler.js';
 import {
@@ -56,8 +61,10 @@ export function buildApp(
     genReqId: requestIdOf,
     bodyLimit: 1024 * 1024,
     trustProxy: deps.env.TRUSTED_PROXIES.length > 0 ? deps.env.TRUSTED_PROXIES : false,
+    ...httpTimeoutOptions(deps.env),
     ...httpProtocolOptions,
   });
+  limitConnections(app.server, connectionLimitsOf(deps.env));
   enforceRequestDeadline(app, options.requestDeadlineMs);
   answerUndeclaredMethods(app);
   app.addHook('onSend', async (request, reply) => {

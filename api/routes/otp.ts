@@ -45,7 +45,7 @@ export const otpRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (app, {
           principalOf(request),
           { request: request.body, received: request.receivedBody },
           key,
-          deadlineOf(request).answerBy,
+          deadlineOf(request),
         ),
       );
     },
