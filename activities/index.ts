@@ -4,6 +4,7 @@ import { createCampaignActivities } from './campaign.js';
 import { createMaintenanceActivities } from './maintenance.js';
 import { createOtpActivities } from './otp.js';
 import { OtpFirst } from './otp-first.js';
+import { createReceiptReconciliationActivities } from './receipt-reconciliation.js';
 import { createWebhookActivities, type WebhookActivityDeps } from './webhooks.js';
 
 export interface ActivityDeps extends Omit<WebhookActivityDeps, 'sql' | 'secret'> {
@@ -27,6 +28,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createCampaignActivities({ ...deps, otpFirst }),
     ...createMaintenanceActivities(deps),
     ...createOtpActivities({ ...deps, otpFirst }),
+    ...createReceiptReconciliationActivities(deps),
     ...createWebhookActivities(deps),
   };
 }

@@ -77,7 +77,11 @@ export async function loadBatchReport(
     batch.failedToSend + batch.deliveryFailed > 0 ? await failureGroups(deps.sql, batchId) : [];
   return {
     batch,
-    awaiting: Math.max(0, batch.sent - batch.delivered - batch.deliveryFailed),
+    // As the MCP reports count it (mcp/tools/batch-fields.ts): an unknown receipt is not awaited.
+    awaiting: Math.max(
+      0,
+      batch.sent - batch.delivered - batch.deliveryFailed - batch.deliveryUnknown,
+    ),
     deliveryRatePercent: ratePercent(batch.delivered, batch.sent),
     failures,
   };

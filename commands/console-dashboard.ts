@@ -17,6 +17,8 @@ export interface DeliverySummary {
   delivered: number;
   failed: number;
   awaiting: number;
+  /** `unknown` receipts: counted in neither delivered, failed nor awaiting. */
+  unknown: number;
   deliveryRatePercent: number;
 }
 
@@ -41,6 +43,7 @@ export async function deliverySummary(
     delivered,
     failed: Number(totals.failed),
     awaiting: Number(totals.awaiting),
+    unknown: Number(totals.unknown),
     deliveryRatePercent: ratePercent(delivered, sent),
   };
 }

@@ -78,6 +78,20 @@ export const envSchema = z.object({
     .min(1, 'must be a whole number of hours from 1 to 72')
     .max(72, 'must be a whole number of hours from 1 to 72')
     .default(24),
+  /** A sent message still without a delivery receipt this long is looked up at its provider. */
+  RECEIPT_LOOKUP_AFTER_MINUTES: z.coerce
+    .number({ error: 'must be a whole number of minutes from 1 to 1440' })
+    .int('must be a whole number of minutes from 1 to 1440')
+    .min(1, 'must be a whole number of minutes from 1 to 1440')
+    .max(1440, 'must be a whole number of minutes from 1 to 1440')
+    .default(10),
+  /** And given up as an `unknown` receipt this long after its submission. */
+  RECEIPT_GIVE_UP_AFTER_HOURS: z.coerce
+    .number({ error: 'must be a whole number of hours from 1 to 168' })
+    .int('must be a whole number of hours from 1 to 168')
+    .min(1, 'must be a whole number of hours from 1 to 168')
+    .max(168, 'must be a whole number of hours from 1 to 168')
+    .default(48),
   /** Deliver webhooks to private, loopback, link-local… addresses too (a trusted network only). */
   WEBHOOK_ALLOW_PRIVATE_URLS: flag.default(false),
   /** Run the webhook outbox dispatcher in this worker process. */
@@ -172,6 +186,14 @@ export function publicUrlOf(env: Env): string {
 /** The local simulator listens on HOST too (`herald start`, `herald simulator`). */
 export function ownProviderUrlOf(env: Env): string {
   return env.OWN_PROVIDER_URL ?? `http://${connectableHost(env.HOST)}:${env.SIMULATOR_PORT}`;
+}
+
+/** When a message without a delivery receipt is looked up, and when it is given up as `unknown`. */
+export function receiptWindowsOf(env: Env) {
+  return {
+    lookupAfterSeconds: env.RECEIPT_LOOKUP_AFTER_MINUTES * 60,
+    giveUpAfterSeconds: env.RECEIPT_GIVE_UP_AFTER_HOURS * 3600,
+  };
 }
 
 /** The dev server `herald start` runs when TEMPORAL_ADDRESS is unset listens on loopback only. */

@@ -170,8 +170,16 @@ export interface DeliveryUpdate {
 }
 
 /**
+ * The error code of the `unknown` receipt Herald gives a message whose receipt never came
+ * (db/receipt-reconciliation.ts): Herald's own verdict, which any receipt from the provider
+ * replaces, whatever its time.
+ */
+export const NO_RECEIPT_ERROR_CODE = 'herald:no_receipt';
+
+/**
  * Delivery receipts, in one statement: each is kept only for the message its provider id belongs
- * to, and the latest receipt wins. A receipt can overtake the provider's answer to the submission:
+ * to, and the latest receipt wins (over Herald's own `unknown` for a receipt that never came, any
+ * receipt wins). A receipt can overtake the provider's answer to the submission:
  * the message is then still queued with its attempt on that provider, and settles later with the
  * same provider id. Several receipts of one message end as if written one by one in this order:
  * the latest that applies wins, the later of two with the same time. Returns, per receipt,
@@ -195,7 +203,8 @@ export async function recordDeliveries(
       where (m.provider_message_id = d.provider_message_id
              or (m.provider_message_id is null and m.status = 'queued'
                  and m.attempt_provider = d.provider))
-        and (m.delivered_at is null or m.delivered_at <= d.at)
+        and (m.delivered_at is null or m.delivered_at <= d.at
+             or m.delivery_error_code = ${NO_RECEIPT_ERROR_CODE})
       -- Key order is also the order a chunk's settle meets its rows in, so the two rarely deadlock
       -- (when they do, Postgres ends one, and coalescedWrites writes its receipts again one by one).
       order by d.campaign_id, d.seq, d.at desc, d.ordinal desc
@@ -205,7 +214,8 @@ export async function recordDeliveries(
     from latest d
     where m.campaign_id = d.campaign_id and m.seq = d.seq
       -- Again here: a row another writer changed meanwhile is checked anew before it is updated.
-      and (m.delivered_at is null or m.delivered_at <= d.at)
+      and (m.delivered_at is null or m.delivered_at <= d.at
+           or m.delivery_error_code = ${NO_RECEIPT_ERROR_CODE})
     returning d.ordinal::int`;
   const keptOrdinals = new Set(kept.map((row) => row.ordinal));
   return updates.map((_update, index) => keptOrdinals.has(index + 1));

@@ -56,8 +56,8 @@ export interface BatchRecipient {
   seq: number;
   recipient: string;
   status: 'queued' | 'sent' | 'failed';
-  deliveryStatus: 'delivered' | 'undelivered' | null;
-  /** Why it failed to send, or the undelivered receipt's code. */
+  deliveryStatus: 'delivered' | 'undelivered' | 'unknown' | null;
+  /** Why it failed to send, or the code of an undelivered or unknown receipt. */
   error: string | null;
   providerSlug: string | null;
   submittedAt: Date | null;
@@ -75,6 +75,7 @@ export async function listBatchRecipients(
     select seq, recipient, status, delivery_status,
            case when status = 'failed' then coalesce(error, 'unknown')
                 when delivery_status = 'undelivered' then coalesce(delivery_error_code, 'unknown')
+                when delivery_status = 'unknown' then delivery_error_code
            end as error,
            provider_slug, submitted_at, delivered_at
     from campaign_messages

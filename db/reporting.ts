@@ -31,6 +31,8 @@ export interface ReportBatch {
   failedToSend: number;
   delivered: number;
   deliveryFailed: number;
+  /** Sent messages whose receipt says `unknown` (an unmapped status, or none came in time). */
+  deliveryUnknown: number;
 }
 
 /** A batch with its campaign's reference: `from report_batches r join campaigns c`. */
@@ -38,7 +40,7 @@ const batchColumns = (sql: Sql) => sql`
   r.campaign_id as id, r.kind, r.source, r.name, c.reference, r.status, r.purpose,
   r.routing_type, r.provider_slug, r.provider_name, r.failover_route_slug, r.failover_route_name,
   r.created_at, r.completed_at, r.recipients, r.sent, r.failed_to_send, r.delivered,
-  r.delivery_failed`;
+  r.delivery_failed, r.delivery_unknown`;
 
 type StoredBatch = Omit<ReportBatch, 'name'> & { name: string | null };
 
@@ -120,6 +122,8 @@ export interface DeliveryTotals {
   failed: number;
   /** Of the messages submitted in the window, those still without a receipt. */
   awaiting: number;
+  /** `unknown` receipts (an unmapped status, or none came in time), by the receipt's time. */
+  unknown: number;
 }
 
 /**
@@ -134,7 +138,8 @@ export async function sumDeliveryHistory(
 ): Promise<DeliveryTotals> {
   const [totals] = await sql<DeliveryTotals[]>`
     select coalesce(sum(sent), 0) as sent, coalesce(sum(delivered), 0) as delivered,
-           coalesce(sum(failed), 0) as failed, coalesce(sum(awaiting), 0) as awaiting
+           coalesce(sum(failed), 0) as failed, coalesce(sum(awaiting), 0) as awaiting,
+           coalesce(sum(unknown), 0) as unknown
     from report_delivery_minutes
     where workspace_id = ${workspaceId} and minute >= ${from} and minute <= ${to}`;
   return totals as DeliveryTotals;
@@ -147,6 +152,7 @@ export interface CompletedCampaignTotals {
   failedToSend: number;
   delivered: number;
   deliveryFailed: number;
+  deliveryUnknown: number;
 }
 
 /** Named campaigns (never Quick Send) completed between `from` and `to`, with current counts. */
@@ -160,7 +166,8 @@ export async function sumCompletedCampaigns(
     select count(*) as campaigns, coalesce(sum(recipients), 0) as recipients,
            coalesce(sum(sent), 0) as sent, coalesce(sum(failed_to_send), 0) as failed_to_send,
            coalesce(sum(delivered), 0) as delivered,
-           coalesce(sum(delivery_failed), 0) as delivery_failed
+           coalesce(sum(delivery_failed), 0) as delivery_failed,
+           coalesce(sum(delivery_unknown), 0) as delivery_unknown
     from report_batches
     where workspace_id = ${workspaceId} and kind = 'campaign'
       and completed_at >= ${from} and completed_at <= ${to}`;

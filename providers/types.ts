@@ -1,6 +1,7 @@
 import type { Countries } from '../domain/phone.js';
 import type {
   AdapterContext,
+  DeliveryStatus,
   ProviderDefinition,
   StoredProvider,
   WebhookParser,
@@ -55,6 +56,15 @@ export type SubmitOutcome =
 
 export type LookupOutcome = { found: true; providerMessageId: string } | { found: false };
 
+/** What a provider says of an accepted message's delivery, asked when its receipt is overdue. */
+export type DeliveryLookup =
+  /** As a receipt would have said it: `at` is the provider's time for the status. */
+  | { kind: 'final'; status: DeliveryStatus; errorCode: string | null; at: Date }
+  /** Still on its way (queued, sent to the network, awaiting the handset). */
+  | { kind: 'pending' }
+  /** The provider does not know the message (any more). */
+  | { kind: 'not_found' };
+
 export interface SmsProvider extends WebhookParser {
   readonly slug: string;
   readonly requiresSenderId: boolean;
@@ -71,6 +81,15 @@ export interface SmsProvider extends WebhookParser {
    * keeps no client reference: an unknown outcome there is counted as failed, never resent.
    */
   lookup?(reference: string): Promise<LookupOutcome>;
+  /**
+   * The delivery status of a message it accepted, for a receipt that never came
+   * (activities/receipt-reconciliation.ts); throws when the provider cannot answer now. Absent
+   * when the vendor offers no status lookup: such a message is given up as `unknown`.
+   */
+  deliveryStatus?(message: {
+    providerMessageId: string;
+    reference: string;
+  }): Promise<DeliveryLookup>;
 }
 
 /** What a vendor's factory is given beside its record: in a worker, the process's SMPP binds. */

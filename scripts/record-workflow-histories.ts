@@ -63,6 +63,7 @@ const otpScripts = new Map<
 const webhookScripts = new Map<string, ('delivered' | 'failed' | 'skipped')[]>();
 
 const answerZero = async () => 0;
+let reconciledBatches = 0;
 const activities: Partial<Activities> = {
   planCampaign: async ({ campaignId }) => ({ total: campaignUnsettled.get(campaignId) ?? 0 }),
   // Uneven durations, so that lanes take chunks in an order other than their own; the chunk that
@@ -96,6 +97,13 @@ const activities: Partial<Activities> = {
   deleteIdleSendSlots: answerZero,
   deleteStaleSubmissionLeases: answerZero,
   purgeExpiredOAuthRecords: answerZero,
+  // A full batch, then a short one that ends the run.
+  reconcileAwaitingReceipts: async () => {
+    reconciledBatches++;
+    return reconciledBatches === 1
+      ? { examined: 100, settledByLookup: 90, givenUp: 4 }
+      : { examined: 41, settledByLookup: 40, givenUp: 1 };
+  },
 };
 
 /**
@@ -214,6 +222,17 @@ const scenarios: Record<string, Scenario> = {
       workflowId,
       taskQueue: TASK_QUEUE,
       typedSearchAttributes: [{ key: searchAttributes.kind, value: 'cleanup' }],
+    });
+    return finished(client, workflowId);
+  },
+  /** A run of the receipt reconciliation, started as its schedule starts it: two batches. */
+  'receipt-reconciliation': async (client) => {
+    const workflowId = 'herald-receipt-reconciliation-fixture';
+    await client.workflow.start('receiptReconciliationWorkflow', {
+      workflowId,
+      taskQueue: TASK_QUEUE,
+      args: [{ lookupAfterSeconds: 600, giveUpAfterSeconds: 172_800 }],
+      typedSearchAttributes: [{ key: searchAttributes.kind, value: 'receipts' }],
     });
     return finished(client, workflowId);
   },

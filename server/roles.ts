@@ -1,9 +1,12 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { type Env, ownProviderUrlOf, publicUrlOf } from '../config/env.js';
+import { type Env, ownProviderUrlOf, publicUrlOf, receiptWindowsOf } from '../config/env.js';
 import type { Sql } from '../db/client.js';
 import { startSimulator } from '../providers/simulator/server.js';
-import { ensureMaintenanceSchedule } from '../temporal/schedules.js';
+import {
+  ensureMaintenanceSchedule,
+  ensureReceiptReconciliationSchedule,
+} from '../temporal/schedules.js';
 import { ensureSearchAttributes } from '../temporal/search-attributes.js';
 import { OTP_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from '../workflows/definitions.js';
 import { buildApp } from './app.js';
@@ -42,6 +45,7 @@ export async function startWorkerRole(options: {
   const { env, temporal } = options;
   await ensureSearchAttributes(temporal, env.TEMPORAL_NAMESPACE);
   await ensureMaintenanceSchedule(temporal);
+  await ensureReceiptReconciliationSchedule(temporal, receiptWindowsOf(env));
   const worker = await startHeraldWorker({
     address: options.temporalAddress,
     namespace: env.TEMPORAL_NAMESPACE,

@@ -73,7 +73,10 @@ export interface WebhookEventSignal {
 export const OTP_SUBMISSION_UPDATE = 'submission';
 
 /** The HeraldKind search attribute: what a run is. */
-export type WorkflowKind = 'campaign' | 'otp' | 'cleanup' | 'webhook';
+export type WorkflowKind = 'campaign' | 'otp' | 'cleanup' | 'webhook' | 'receipts';
 
 /** The daily maintenance run: one fixed schedule id, created or updated at worker start-up. */
 export const MAINTENANCE_SCHEDULE_ID = 'herald-daily-maintenance';
+
+/** The overdue-receipt reconciliation, every few minutes: likewise. */
+export const RECEIPT_RECONCILIATION_SCHEDULE_ID = 'herald-receipt-reconciliation';

@@ -41,16 +41,24 @@ export const batchCounts = {
     .number()
     .int()
     .describe('Sent messages whose delivery receipt says undelivered.'),
+  delivery_unknown: z
+    .number()
+    .int()
+    .describe(
+      'Sent messages whose delivery status is unknown: the provider reported a status that maps to neither, or no receipt came and the provider could not be asked (given up 48 hours after sending, by default).',
+    ),
   awaiting_delivery: z
     .number()
     .int()
-    .describe('Sent messages without a delivery receipt yet: sent − delivered − delivery_failed.'),
+    .describe(
+      'Sent messages without a delivery receipt yet: sent − delivered − delivery_failed − delivery_unknown.',
+    ),
   delivery_rate_percent: deliveryRatePercent,
 };
 
 type Counts = Pick<
   ReportBatch,
-  'recipients' | 'sent' | 'failedToSend' | 'delivered' | 'deliveryFailed'
+  'recipients' | 'sent' | 'failedToSend' | 'delivered' | 'deliveryFailed' | 'deliveryUnknown'
 >;
 
 export function countsOf(row: Counts) {
@@ -60,7 +68,8 @@ export function countsOf(row: Counts) {
     failed_to_send: row.failedToSend,
     delivered: row.delivered,
     delivery_failed: row.deliveryFailed,
-    awaiting_delivery: row.sent - row.delivered - row.deliveryFailed,
+    delivery_unknown: row.deliveryUnknown,
+    awaiting_delivery: row.sent - row.delivered - row.deliveryFailed - row.deliveryUnknown,
     delivery_rate_percent: ratePercent(row.delivered, row.sent),
   };
 }

@@ -29,6 +29,12 @@ const outputSchema = {
     .describe(
       'Messages that failed to send during the period plus undelivered receipts dated within it.',
     ),
+  delivery_unknown: z
+    .number()
+    .int()
+    .describe(
+      'Receipts dated within the period whose status is unknown: an unmapped provider status, or no receipt came and the provider could not be asked. Counted in neither delivered, failed nor awaiting_delivery.',
+    ),
   awaiting_delivery: z
     .number()
     .int()
@@ -64,6 +70,7 @@ export const getDeliverySummary = defineTool({
         sent: totals.sent,
         delivered: totals.delivered,
         failed: totals.failed,
+        delivery_unknown: totals.unknown,
         awaiting_delivery: totals.awaiting,
         delivery_rate_percent: ratePercent(totals.delivered, totals.sent),
       };

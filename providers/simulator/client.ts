@@ -3,6 +3,7 @@ import type { Countries } from '../../domain/phone.js';
 import { notSentCode, rateLimited } from '../http-answers.js';
 import { type JsonAnswer, requestJson } from '../json-http.js';
 import type {
+  DeliveryLookup,
   LookupOutcome,
   OutboundSms,
   ReceiptParse,
@@ -14,8 +15,20 @@ import { RECEIPT_SIGNATURE_HEADER, receiptSignatureMatches } from './signature.j
 
 const SUBMIT_TIMEOUT_MS = 10_000;
 
-/** GET /v1/messages?reference=: what the lookup needs of the simulator's answer. */
-const lookupAnswerSchema = z.object({ messages: z.array(z.object({ id: z.string() })) });
+/**
+ * GET /v1/messages?reference=: what the lookups need of the simulator's answer. A simulator older
+ * than the status's error code and time leaves them out.
+ */
+const lookupAnswerSchema = z.object({
+  messages: z.array(
+    z.object({
+      id: z.string(),
+      status: z.enum(['accepted', 'delivered', 'undelivered']).optional(),
+      error_code: z.string().nullish(),
+      status_at: z.iso.datetime({ offset: true }).nullish(),
+    }),
+  ),
+});
 
 /** The simulator's receipt body (providers/simulator/README.md). */
 const receiptSchema = z.object({
@@ -152,7 +165,8 @@ export class SimulatorProvider implements SmsProvider {
       : parseSimulatorReceipt(request, this.#credential);
   }
 
-  async lookup(reference: string): Promise<LookupOutcome> {
+  /** The messages stored under `reference`, newest first. */
+  async #byReference(reference: string) {
     const url = new URL('/v1/messages', this.baseUrl);
     url.searchParams.set('reference', reference);
     const answer = await requestJson(url, { method: 'GET', timeoutMs: this.timeoutMs });
@@ -161,7 +175,30 @@ export class SimulatorProvider implements SmsProvider {
     const parsed = lookupAnswerSchema.safeParse(answer.body);
     if (!parsed.success)
       throw new Error(`lookup failed: HTTP ${answer.status} without a message list`);
-    const [first] = parsed.data.messages;
+    return parsed.data.messages;
+  }
+
+  async lookup(reference: string): Promise<LookupOutcome> {
+    const [first] = await this.#byReference(reference);
     return first ? { found: true, providerMessageId: first.id } : { found: false };
+  }
+
+  /** The same lookup by reference, narrowed to the message the provider accepted. */
+  async deliveryStatus(message: {
+    providerMessageId: string;
+    reference: string;
+  }): Promise<DeliveryLookup> {
+    const stored = (await this.#byReference(message.reference)).find(
+      (candidate) => candidate.id === message.providerMessageId,
+    );
+    if (!stored) return { kind: 'not_found' };
+    if (stored.status === undefined || stored.status === 'accepted') return { kind: 'pending' };
+    return {
+      kind: 'final',
+      status: stored.status,
+      errorCode: stored.status === 'delivered' ? null : (stored.error_code ?? null),
+      // Its time for the status when it says, else the time of asking.
+      at: stored.status_at ? new Date(stored.status_at) : new Date(),
+    };
   }
 }

@@ -37,14 +37,17 @@ export class ReceiptScheduler {
     const errorCode =
       status === 'undelivered' ? (receipt.error_code ?? DEFAULT_UNDELIVERED_CODE) : null;
     this.#later(receipt.delay_ms, () => {
+      const at = new Date().toISOString();
       message.status = status;
+      message.error_code = errorCode;
+      message.status_at = at;
       if (!message.callback_url) return;
       const receipt: ReceiptFields = {
         id: message.id,
         reference: message.reference,
         status,
         error_code: errorCode,
-        at: new Date().toISOString(),
+        at,
       };
       // Signed with the submitter's credential (as Twilio signs with the account's auth token).
       const signature: Record<string, string> = message.credential

@@ -128,6 +128,8 @@ export function createSimulator(options: SimulatorOptions = {}): FastifyInstance
       callback_url: input.callback_url ?? null,
       credential,
       status: 'accepted',
+      error_code: null,
+      status_at: null,
     };
     store.add(message);
     receipts.schedule(message, rule.receipt);

@@ -11,6 +11,10 @@ export interface StoredMessage {
   /** The credential the submitter authenticated with: it signs the receipts. Never shown. */
   credential: string | null;
   status: MessageStatus;
+  /** The undelivered receipt's error code; null otherwise. */
+  error_code: string | null;
+  /** When the receipt's status was set (the receipt's `at`); null while `accepted`. */
+  status_at: string | null;
 }
 
 /** Public shape of an inbox entry. */
@@ -27,7 +31,7 @@ export function inboxView(m: StoredMessage) {
 
 /** Public shape of a status lookup entry. */
 export function statusView(m: StoredMessage) {
-  return { ...inboxView(m), status: m.status };
+  return { ...inboxView(m), status: m.status, error_code: m.error_code, status_at: m.status_at };
 }
 
 /**

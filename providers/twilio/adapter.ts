@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Countries } from '../../domain/phone.js';
 import { notSentCode, rateLimited } from '../http-answers.js';
 import type {
+  DeliveryLookup,
   DeliveryStatus,
   InboundParse,
   OutboundSms,
@@ -64,6 +65,33 @@ const FINAL: Record<string, DeliveryStatus> = {
   undelivered: 'undelivered',
   failed: 'undelivered',
 };
+
+/** Twilio's word for a message's status → Herald's receipt status and error code; null while in flight. */
+function deliveryOf(
+  messageStatus: string,
+  errorCode: string | null,
+): { status: DeliveryStatus; errorCode: string | null } | null {
+  const rawStatus = messageStatus.toLowerCase();
+  if (IN_FLIGHT.has(rawStatus)) return null;
+  const status = FINAL[rawStatus] ?? 'unknown';
+  return {
+    status,
+    // An unmapped status is kept as unknown, with Twilio's own word for it.
+    errorCode:
+      status === 'delivered'
+        ? null
+        : errorCode || (status === 'unknown' ? `twilio:${rawStatus}`.slice(0, 64) : null),
+  };
+}
+
+/** A fetched Message resource: what the status lookup needs of it. */
+const fetchedMessage = z.object({
+  sid: z.string(),
+  status: z.string().min(1),
+  error_code: z.union([z.number(), z.string()]).nullish(),
+  /** RFC 2822, e.g. "Thu, 24 Aug 2023 05:01:45 +0000". */
+  date_updated: z.string().nullish(),
+});
 
 const statusCallback = z.object({
   MessageSid: z.string().min(1),
@@ -240,22 +268,50 @@ export class TwilioProvider implements SmsProvider {
     const parsed = statusCallback.safeParse(request.body);
     if (!parsed.success) return { kind: 'invalid', message: 'not a Twilio status callback' };
     const { MessageSid, MessageStatus, ErrorCode } = parsed.data;
-    const rawStatus = MessageStatus.toLowerCase();
-    if (IN_FLIGHT.has(rawStatus)) return { kind: 'ignored' };
-    const status = FINAL[rawStatus] ?? 'unknown';
+    const delivery = deliveryOf(MessageStatus, ErrorCode ?? null);
+    if (!delivery) return { kind: 'ignored' };
     return {
       kind: 'receipt',
       receipt: {
         providerMessageId: MessageSid,
         reference: new URL(request.url).searchParams.get('ref'),
-        status,
-        // An unmapped status is kept as unknown, with Twilio's own word for it.
-        errorCode:
-          status === 'delivered'
-            ? null
-            : ErrorCode || (status === 'unknown' ? `twilio:${rawStatus}`.slice(0, 64) : null),
+        ...delivery,
         at: new Date(),
       },
     };
+  }
+
+  /**
+   * Fetches the Message resource by its sid
+   * (https://www.twilio.com/docs/messaging/api/message-resource#fetch-a-message-resource) and maps
+   * its status as a status callback's; `date_updated` stands for the status's time.
+   */
+  async deliveryStatus(message: { providerMessageId: string }): Promise<DeliveryLookup> {
+    const { account_sid: accountSid, auth_token: authToken } = this.#options;
+    const url = new URL(
+      `/2010-04-01/Accounts/${accountSid}/Messages/${encodeURIComponent(message.providerMessageId)}.json`,
+      this.#options.base_url ?? TWILIO_API_URL,
+    );
+    const response = await fetch(url, {
+      headers: {
+        authorization: `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`,
+        accept: 'application/json',
+      },
+      signal: AbortSignal.timeout(this.#timeoutMs),
+    });
+    const payload: unknown = await response.json().catch(() => undefined);
+    if (response.status === 404) return { kind: 'not_found' };
+    const parsed = fetchedMessage.safeParse(payload);
+    if (response.status !== 200 || !parsed.success)
+      throw new Error(
+        `status lookup failed: ${describe((payload ?? {}) as TwilioError, response.status)}`,
+      );
+    const fetched = parsed.data;
+    const errorCode = fetched.error_code == null ? null : String(fetched.error_code);
+    const delivery = deliveryOf(fetched.status, errorCode);
+    if (!delivery) return { kind: 'pending' };
+    const updated = fetched.date_updated ? new Date(fetched.date_updated) : undefined;
+    const at = updated && !Number.isNaN(updated.getTime()) ? updated : new Date();
+    return { kind: 'final', ...delivery, at };
   }
 }

@@ -91,10 +91,10 @@ async function seedBatch(
 /** A summary card of the dashboard, in get_delivery_summary's terms. */
 function shownSummary(text: string, days: 7 | 30) {
   const match = new RegExp(
-    `Last ${days} days ([\\d,]+) sent · ([\\d,]+) delivered · ([\\d,]+) failed · ([\\d,]+) awaiting ([\\d.]+)% delivery rate`,
+    `Last ${days} days ([\\d,]+) sent · ([\\d,]+) delivered · ([\\d,]+) failed · ([\\d,]+) awaiting · ([\\d,]+) unknown ([\\d.]+)% delivery rate`,
   ).exec(text);
   expect(match, `the ${days}-day summary on the page`).not.toBeNull();
-  const [sent, delivered, failed, awaiting, rate] = (match as RegExpExecArray)
+  const [sent, delivered, failed, awaiting, unknown, rate] = (match as RegExpExecArray)
     .slice(1)
     .map((value) => Number(value.replaceAll(',', '')));
   return {
@@ -102,6 +102,7 @@ function shownSummary(text: string, days: 7 | 30) {
     sent,
     delivered,
     failed,
+    delivery_unknown: unknown,
     awaiting_delivery: awaiting,
     delivery_rate_percent: rate,
   };
@@ -144,6 +145,7 @@ describe('Dashboard delivery summary', () => {
         sent: tool.sent,
         delivered: tool.delivered,
         failed: tool.failed,
+        delivery_unknown: tool.delivery_unknown,
         awaiting_delivery: tool.awaiting_delivery,
         delivery_rate_percent: tool.delivery_rate_percent,
       });
@@ -154,6 +156,7 @@ describe('Dashboard delivery summary', () => {
       sent: 800,
       delivered: 57,
       failed: 4,
+      delivery_unknown: 0,
       awaiting_delivery: 740,
       delivery_rate_percent: 7.13,
     });

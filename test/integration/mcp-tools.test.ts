@@ -184,6 +184,7 @@ const counts = (
   failed_to_send,
   delivered,
   delivery_failed,
+  delivery_unknown: 0,
   awaiting_delivery: sent - delivered - delivery_failed,
   delivery_rate_percent,
 });
@@ -485,6 +486,7 @@ describe('get_delivery_summary (SPEC §2.5, §4.5 rules 2 and 3)', () => {
       sent: 6,
       delivered: 3,
       failed: 1,
+      delivery_unknown: 0,
       awaiting_delivery: 1,
       delivery_rate_percent: 50,
     });
@@ -497,6 +499,7 @@ describe('get_delivery_summary (SPEC §2.5, §4.5 rules 2 and 3)', () => {
       sent: 6,
       delivered: 3,
       failed: 2,
+      delivery_unknown: 0,
       awaiting_delivery: 1,
       delivery_rate_percent: 50,
     });
@@ -514,6 +517,7 @@ describe('get_delivery_summary (SPEC §2.5, §4.5 rules 2 and 3)', () => {
       sent: 0,
       delivered: 0,
       failed: 0,
+      delivery_unknown: 0,
       awaiting_delivery: 0,
       delivery_rate_percent: 0,
     });
@@ -537,6 +541,7 @@ describe('get_delivery_summary (SPEC §2.5, §4.5 rules 2 and 3)', () => {
       sent,
       delivered: 0,
       failed: 0,
+      delivery_unknown: 0,
       awaiting_delivery: sent,
       delivery_rate_percent: 0,
     });
@@ -648,6 +653,7 @@ describe('delivery receipts that overtake, repeat or arrive out of order', () =>
       sent: 3,
       delivered: 2,
       failed: 1,
+      delivery_unknown: 0,
       awaiting_delivery: 0,
       delivery_rate_percent: 66.67,
     });

@@ -6,7 +6,8 @@
  * optional `StatusCallback`. It answers as Twilio does: 201 with the Message resource, or an error
  * status with Twilio's error body `{code, message, more_info, status}` (and `Retry-After` when
  * asked; a 5xx may come after the message was created, as Twilio's may). It counts every create
- * request it receives (`creates`), answered or not. It also builds status
+ * request it receives (`creates`), answered or not. A message's resource can be fetched by its
+ * sid (`GET .../Messages/{Sid}.json`), with the status `setStatus` gave it. It also builds status
  * callbacks signed the way Twilio signs them (its own implementation of the algorithm, separate
  * from Herald's).
  */
@@ -78,6 +79,12 @@ export interface TwilioPeer {
   answer(to: string, answer: PeerAnswer): void;
   /** Answers for the next submissions to `to`, one each, before its standing `answer` applies. */
   answerNext(to: string, ...answers: PeerAnswer[]): void;
+  /**
+   * Sets the status a fetch of the message's resource answers
+   * (https://www.twilio.com/docs/messaging/api/message-resource#fetch-a-message-resource);
+   * `queued` (or `accepted` through a Messaging Service) from its creation.
+   */
+  setStatus(sid: string, status: string, errorCode?: number): void;
   /** A status callback for a message, signed with the AuthToken as Twilio does. */
   statusCallback(sid: string, status: string, extra?: Record<string, string>): SignedCallback;
   close(): Promise<void>;
@@ -116,6 +123,9 @@ export async function startTwilioPeer(account: {
   const answers = new Map<string, PeerAnswer>();
   const nextAnswers = new Map<string, PeerAnswer[]>();
   const hanging = new Set<http.ServerResponse>();
+  const statuses = new Map<string, { status: string; errorCode: number | null; at: Date }>();
+  /** Twilio's dates: RFC 2822 in GMT. */
+  const rfc2822 = (at: Date) => at.toUTCString().replace('GMT', '+0000');
 
   const server = http.createServer(async (request, response) => {
     const chunks: Buffer[] = [];
@@ -137,11 +147,34 @@ export async function startTwilioPeer(account: {
       });
       response.end(html ? body : JSON.stringify(body));
     };
+    const expectedAuth = `Basic ${Buffer.from(`${account.accountSid}:${account.authToken}`).toString('base64')}`;
+    const fetched = new RegExp(`^${path.replace('.json', '')}/(SM[0-9a-f]{32})\\.json$`).exec(
+      request.url ?? '',
+    );
+    if (request.method === 'GET' && fetched) {
+      if (request.headers.authorization !== expectedAuth) {
+        problems.push('basic auth does not match AccountSid:AuthToken');
+        return send(401, twilioError(401, 20003, 'Authenticate'));
+      }
+      const message = messages.find((candidate) => candidate.sid === fetched[1]);
+      const state = statuses.get(fetched[1] as string);
+      if (!message || !state)
+        return send(404, twilioError(404, 20404, 'The requested resource was not found'));
+      return send(200, {
+        account_sid: account.accountSid,
+        sid: message.sid,
+        to: message.to,
+        from: message.from,
+        status: state.status,
+        error_code: state.errorCode,
+        error_message: null,
+        date_updated: rfc2822(state.at),
+      });
+    }
     if (!create) {
       problems.push(`${request.method} ${request.url}`);
       return send(404, twilioError(404, 20404, 'The requested resource was not found'));
     }
-    const expectedAuth = `Basic ${Buffer.from(`${account.accountSid}:${account.authToken}`).toString('base64')}`;
     if (request.headers.authorization !== expectedAuth) {
       problems.push('basic auth does not match AccountSid:AuthToken');
       return send(401, twilioError(401, 20003, 'Authenticate'));
@@ -200,6 +233,8 @@ export async function startTwilioPeer(account: {
         statusCallback,
         validityPeriod: validityPeriod === null ? null : Number(validityPeriod),
       });
+      const status = messagingServiceSid ? 'accepted' : 'queued';
+      statuses.set(sid, { status, errorCode: null, at: new Date() });
       return sid;
     };
     if (answer.kind === 'error') {
@@ -213,7 +248,7 @@ export async function startTwilioPeer(account: {
     }
     if (answer.delayMs) await sleep(answer.delayMs);
     const sid = created();
-    const now = new Date().toUTCString().replace('GMT', '+0000');
+    const now = rfc2822(new Date());
     send(201, {
       account_sid: account.accountSid,
       api_version: '2010-04-01',
@@ -252,6 +287,9 @@ export async function startTwilioPeer(account: {
     },
     answerNext(to, ...list) {
       nextAnswers.set(to, [...(nextAnswers.get(to) ?? []), ...list]);
+    },
+    setStatus(sid, status, errorCode) {
+      statuses.set(sid, { status, errorCode: errorCode ?? null, at: new Date() });
     },
     statusCallback(sid, status, extra = {}) {
       const message = messages.find((candidate) => candidate.sid === sid);

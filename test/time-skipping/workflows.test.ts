@@ -28,6 +28,7 @@ import { WEBHOOK_RETRY_DELAYS_MS } from '../../domain/webhooks.js';
 import type { campaignWorkflow } from '../../workflows/campaign.js';
 import { searchAttributes } from '../../workflows/definitions.js';
 import { type otpWorkflow, submissionUpdate } from '../../workflows/otp.js';
+import type { receiptReconciliationWorkflow } from '../../workflows/receipt-reconciliation.js';
 import type { webhookWorkflow } from '../../workflows/webhook.js';
 import { startTimeSkippingEnvironment, type TimeSkipping } from '../support/time-skipping.js';
 
@@ -493,5 +494,41 @@ describe('webhookWorkflow: the retry schedule', { timeout: 60_000 }, () => {
     expect(run.attempts).toEqual([attempt(1), attempt(2)]);
     expect(run.timers).toEqual(WEBHOOK_RETRY_DELAYS_MS.slice(0, 1));
     expect(run.disabled).toEqual([]);
+  });
+});
+
+describe('receiptReconciliationWorkflow: batches of overdue receipts', { timeout: 60_000 }, () => {
+  const windows = { lookupAfterSeconds: 600, giveUpAfterSeconds: 172_800 };
+  type Batch = Awaited<ReturnType<Activities['reconcileAwaitingReceipts']>>;
+  const full: Batch = { examined: 100, settledByLookup: 60, givenUp: 10 };
+
+  async function reconcile(batches: Batch[]) {
+    const asked: unknown[] = [];
+    const activities: Mocked = {
+      reconcileAwaitingReceipts: async (input) => {
+        asked.push(input);
+        return batches[asked.length - 1] ?? full;
+      },
+    };
+    return withWorker(activities, async (taskQueue, workflowId) => {
+      const result = await env.client.workflow.execute<typeof receiptReconciliationWorkflow>(
+        'receiptReconciliationWorkflow',
+        { workflowId, taskQueue, args: [windows] },
+      );
+      return { result, asked, status: await finalStatus(workflowId) };
+    });
+  }
+
+  it('asks for batches of 100 with its windows until one comes back short, and totals them', async () => {
+    const run = await reconcile([full, full, { examined: 37, settledByLookup: 30, givenUp: 7 }]);
+    expect(run.asked).toEqual(Array(3).fill({ ...windows, batchSize: 100 }));
+    expect(run.result).toEqual({ examined: 237, settledByLookup: 150, givenUp: 27 });
+    expect(run.status).toBe('completed');
+  });
+
+  it('ends after 200 full batches, leaving the rest to the next run', async () => {
+    const run = await reconcile([]);
+    expect(run.asked).toHaveLength(200);
+    expect(run.result).toEqual({ examined: 20_000, settledByLookup: 12_000, givenUp: 2_000 });
   });
 });

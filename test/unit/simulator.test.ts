@@ -230,6 +230,13 @@ describe('provider simulator: receipts and lookup', () => {
         error_code: 'EC_ABSENT',
         at: expect.stringMatching(ISO),
       });
+      // The status lookup says the same, at the receipt's own time.
+      const lookup = await app.inject({ method: 'GET', url: '/v1/messages?reference=r-2' });
+      expect(lookup.json().messages[0]).toMatchObject({
+        status: 'undelivered',
+        error_code: 'EC_ABSENT',
+        status_at: (hook.received[0] as { at: string }).at,
+      });
     } finally {
       await hook.close();
     }
@@ -335,7 +342,11 @@ describe('provider simulator: receipts and lookup', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(hook.received).toEqual([]);
       const res = await app.inject({ method: 'GET', url: '/v1/messages?reference=quiet' });
-      expect(res.json().messages[0].status).toBe('accepted');
+      expect(res.json().messages[0]).toMatchObject({
+        status: 'accepted',
+        error_code: null,
+        status_at: null,
+      });
     } finally {
       await hook.close();
     }
@@ -360,6 +371,8 @@ describe('provider simulator: receipts and lookup', () => {
               reference: 'lookup-1',
               received_at: expect.stringMatching(ISO),
               status: 'undelivered',
+              error_code: 'undeliverable',
+              status_at: expect.stringMatching(ISO),
             },
           ],
         });

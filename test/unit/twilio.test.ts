@@ -267,6 +267,46 @@ describe('TwilioProvider against the Twilio-format peer', () => {
   it('cannot look a submission up by reference: Twilio keeps none', () => {
     expect('lookup' in provider).toBe(false);
   });
+
+  it("looks an accepted message's delivery status up by its sid, mapped as its status callbacks are", async () => {
+    const earlierProblems = peer.problems.length;
+    const submitted = await provider.submit(message('+61400000050'));
+    const sid = submitted.kind === 'accepted' ? submitted.providerMessageId : '';
+    const ask = () => provider.deliveryStatus({ providerMessageId: sid });
+    expect(await ask()).toEqual({ kind: 'pending' });
+    for (const [status, errorCode, expected] of [
+      ['sending', undefined, { kind: 'pending' }],
+      ['delivered', undefined, { kind: 'final', status: 'delivered', errorCode: null }],
+      ['undelivered', 30003, { kind: 'final', status: 'undelivered', errorCode: '30003' }],
+      ['canceled', undefined, { kind: 'final', status: 'unknown', errorCode: 'twilio:canceled' }],
+    ] as const) {
+      const before = Math.floor(Date.now() / 1000) * 1000;
+      peer.setStatus(sid, status, errorCode);
+      const answer = await ask();
+      expect(answer).toEqual(
+        expected.kind === 'final' ? { ...expected, at: expect.any(Date) } : expected,
+      );
+      // date_updated, to the second, stands for the status's time.
+      if (answer.kind === 'final') expect(answer.at.getTime()).toBeGreaterThanOrEqual(before);
+    }
+    expect(await provider.deliveryStatus({ providerMessageId: `SM${'0'.repeat(32)}` })).toEqual({
+      kind: 'not_found',
+    });
+    expect(peer.problems.slice(earlierProblems)).toEqual([]);
+  });
+
+  it('throws when Twilio does not answer a status lookup with the message', async () => {
+    const wrongToken = new TwilioProvider('tw', {
+      ...credentials,
+      auth_token: 'wrong',
+      from: '+15005550006',
+      base_url: peer.url,
+    });
+    const sid = peer.messages[0]?.sid ?? '';
+    await expect(wrongToken.deliveryStatus({ providerMessageId: sid })).rejects.toThrow(
+      'status lookup failed: Twilio error 20003: Authenticate',
+    );
+  });
 });
 
 describe('TwilioProvider.parseReceipt (status callbacks)', () => {
