@@ -1,3 +1,4 @@
+import { findSecretsInText, type LogSecret } from '../../support/log-secrets.js';
 import { type Check, check } from './scenario.js';
 
 /**
@@ -35,7 +36,7 @@ export function rememberSecret(
 
 /**
  * OTP codes and opt-out tokens in the SMS bodies a run read at the inbox. A code is a few digits,
- * which a log holds by chance (a pid, a port, a duration's decimals): it counts as leaked only
+ * which megabytes of log hold by chance (a port, a pid, the digits of a request id): it counts only
  * beside the words that carry it, as in its SMS (`code is 123456`) or a field (`code: "123456"`).
  */
 export function rememberInboxSecrets(bodies: string[]) {
@@ -45,10 +46,15 @@ export function rememberInboxSecrets(bodies: string[]) {
     if (!/code/i.test(body)) continue;
     for (const match of body.matchAll(/(?<!\d)\d{4,8}(?!\d)/g)) {
       const code = match[0];
-      const before = body.slice(Math.max(0, (match.index ?? 0) - 12), match.index);
+      const at = match.index ?? 0;
+      // Words beside the code: before it, or after it when it opens the SMS.
+      const before = body.slice(Math.max(0, at - 12), at);
+      const beside =
+        before.length >= 6
+          ? `${before}${code}`
+          : `${code}${body.slice(at + code.length, at + code.length + 12)}`;
       rememberSecret('otp code', `${code} ${body}`, [
-        `${before}${code}`,
-        `${JSON.stringify(before).slice(1, -1)}${code}`,
+        beside,
         new RegExp(`code["'\\s]*[:=]\\s*["']?${code}(?!\\d)`, 'i'),
       ]);
     }
@@ -71,37 +77,42 @@ export interface LogAudit {
 
 const audits: LogAudit[] = [];
 
-/** Searches the logs for every secret remembered so far; kept for `takeLogAudits`. */
+/**
+ * Searches the logs for every secret remembered so far, kept for `takeLogAudits`: the values in
+ * every form a line may hold them in (test/support/log-secrets.ts), and OTP codes as fields.
+ */
 export function auditLogs(logs: LogText[]): LogAudit {
   const audit: LogAudit = { logs: {}, secrets: {}, leaks: {}, examples: [] };
-  for (const { kind } of remembered.values()) audit.secrets[kind] = (audit.secrets[kind] ?? 0) + 1;
+  const literals: LogSecret[] = [];
+  const fields: { kind: SecretKind; pattern: RegExp }[] = [];
+  for (const { kind, needles } of remembered.values()) {
+    audit.secrets[kind] = (audit.secrets[kind] ?? 0) + 1;
+    for (const needle of needles) {
+      if (typeof needle === 'string') literals.push({ kind, value: needle });
+      else fields.push({ kind, pattern: new RegExp(needle.source, 'gi') });
+    }
+  }
+  const found = (kind: string, excerpt: string) => {
+    audit.leaks[kind] = (audit.leaks[kind] ?? 0) + 1;
+    if (audit.examples.length < 5) audit.examples.push(excerpt);
+  };
   for (const log of logs) {
     audit.logs[log.name] = Buffer.byteLength(log.text);
-    for (const [value, secret] of remembered) {
-      // The whole log first: most secrets are in none, and a log is megabytes of lines.
-      if (!secret.needles.some((needle) => holds(log.text, needle))) continue;
-      for (const line of log.text.split('\n')) {
-        if (!secret.needles.some((needle) => holds(line, needle))) continue;
-        audit.leaks[secret.kind] = (audit.leaks[secret.kind] ?? 0) + 1;
-        if (audit.examples.length < 5)
-          audit.examples.push(`${log.name}: ${mask(line, value, secret).slice(0, 400)}`);
-      }
+    for (const leak of findSecretsInText(log.text, literals, log.name))
+      found(leak.kind, `${leak.file}:${leak.line}: ${leak.excerpt}`);
+    for (const { kind, pattern } of fields) {
+      if (!log.text.match(pattern)) continue;
+      log.text.split('\n').forEach((line, index) => {
+        if (line.match(pattern))
+          found(
+            kind,
+            `${log.name}:${index + 1}: ${line.replace(pattern, `<${kind}>`).slice(0, 300)}`,
+          );
+      });
     }
   }
   audits.push(audit);
   return audit;
-}
-
-const holds = (text: string, needle: string | RegExp) =>
-  typeof needle === 'string' ? text.includes(needle) : needle.test(text);
-
-function mask(line: string, value: string, secret: Secret): string {
-  let masked = line;
-  for (const needle of secret.needles) {
-    const all = typeof needle === 'string' ? needle : new RegExp(needle.source, 'gi');
-    masked = masked.replaceAll(all, `<${secret.kind}>`);
-  }
-  return masked.replaceAll(value, `<${secret.kind}>`);
 }
 
 /** The audits of the stacks closed since the last call; the remembered secrets are forgotten. */
