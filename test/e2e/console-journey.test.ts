@@ -67,10 +67,10 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function newContext(): Promise<BrowserContext> {
+async function newContext(address = freshAddress()): Promise<BrowserContext> {
   const context = await browser.newContext({
     viewport: DESKTOP,
-    extraHTTPHeaders: { 'x-forwarded-for': freshAddress() },
+    extraHTTPHeaders: { 'x-forwarded-for': address },
   });
   context.setDefaultTimeout(30_000);
   context.on('console', (message) => {
@@ -602,8 +602,9 @@ describe('the console refuses, in a browser', () => {
     expect(await apiKeyCount(a.slug)).toBe(0);
   });
 
-  it('throttles sign-in after five failures: the right password is refused too until the window passes', async () => {
-    const other = await (await newContext()).newPage();
+  it('throttles sign-in from one address after five failures: the right password is refused too until the window passes', async () => {
+    const from = freshAddress();
+    const other = await (await newContext(from)).newPage();
     for (let attempt = 1; attempt <= 5; attempt++) {
       const failed = await signIn(other, b.email, `wrong password ${attempt}`);
       expect(failed.status()).toBe(401);
@@ -618,14 +619,20 @@ describe('the console refuses, in a browser', () => {
       'Too many failed sign-in attempts. Try again in 15 minutes.',
     );
     expect(other.url()).toBe(`${baseUrl}/console/sign-in`);
-    // 15 minutes pass for this account's failures only (the throttle keys them by a keyed hash).
-    const account = createHmac('sha256', purposeKey(server.deps.secret, 'sign-in-throttle-hash'))
-      .update(`account:${b.email}`)
-      .digest();
+    // 15 minutes pass for this account's failures, counted for the account and for the account
+    // from this browser's address (the throttle keys them by keyed hashes).
+    const subject = (value: string) =>
+      createHmac('sha256', purposeKey(server.deps.secret, 'sign-in-throttle-hash'))
+        .update(value)
+        .digest();
+    const subjects = [
+      subject(`account:${b.email}`),
+      subject(`account-address:${JSON.stringify([b.email, from])}`),
+    ];
     const aged = await server.sql`
       update sign_in_failures set failed_at = failed_at - interval '15 minutes'
-      where subject = ${account}`;
-    expect(aged.count).toBe(5);
+      where subject in ${server.sql(subjects)}`;
+    expect(aged.count).toBe(10);
     const signedIn = await signIn(other, b.email, password);
     expect(signedIn.status()).toBe(303);
     await other.waitForURL(`${baseUrl}/console/w/${b.slug}`);
