@@ -125,6 +125,7 @@ export const keylessTemporalDown: Scenario = {
         ),
       );
       const settledMs = await untilWorkspaceCompleted(stack, tenant.workspaceId, SETTLE_MS);
+      const completedAt = Date.now();
       const retryAnswers = await Promise.all(retries);
       await sleep(2_000);
 
@@ -154,7 +155,7 @@ export const keylessTemporalDown: Scenario = {
           sends_with_several_campaigns: campaigns.sends_with_several,
           paused: paused.length,
           left_to_herald: leftToHerald.length,
-          completed_after_return_s: settledMs === null ? null : seconds(settledMs),
+          completed_after_return_s: settledMs === null ? null : seconds(completedAt - backAt),
           resume: resume ? { ...resume, seconds: resumeSeconds } : null,
           keyed_retry_answers: retryAnswers,
           inbox: received,
