@@ -254,6 +254,12 @@ export function answerFigures(outcomes: SendOutcome[]) {
     lookups: tally(lookups.map((answer) => answer.status)),
     uncertain_without_id: outcomes.reduce((sum, outcome) => sum + outcome.uncertainWithoutId, 0),
     max_answer_ms: Math.round(Math.max(0, ...answers.map((answer) => answer.ms))),
+    /** Answers slower than the api's 5 s promise: status, ms, and which attempt of its send. */
+    over_5s: outcomes.flatMap((outcome) =>
+      outcome.answers
+        .map((answer, attempt) => ({ status: answer.status, ms: Math.round(answer.ms), attempt }))
+        .filter((answer) => answer.ms > 5_000),
+    ),
     status_500: [...answers, ...lookups].filter((answer) => answer.status === 500).length,
   };
 }
