@@ -16,6 +16,7 @@ STATEFUL_REFUSALS = {
         r"The recipients\.\d+ field must be a number in a country the selected (provider|failover route) serves\.",
         r"The selected (provider slug|failover route slug)( \(from the API key\))? is invalid\.",
         r"The sender id field is required for the selected (provider|failover route)\.",
+        r"The selected sender id is not an approved sender of the own provider\.",
         KEY_REUSED,
     ],
     "POST /api/v1/otp/send": [
