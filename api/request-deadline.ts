@@ -30,7 +30,7 @@ const UNAVAILABLE: DeadlineAnswer = {
 class RequestDeadline implements AnswerDeadline {
   readonly answerBy: number;
   /** Set once the deadline has written its answer. */
-  answered = false;
+  private answered = false;
   private answer = UNAVAILABLE;
 
   constructor(

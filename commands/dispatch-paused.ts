@@ -17,8 +17,9 @@ const CONCURRENCY = 10;
  * Dispatches the campaigns left paused (Temporal unreachable when they were saved, or their
  * dispatch unrecorded), whatever door saved them and whether or not they have an
  * Idempotency-Key: each under the workflow id saved with it, so a campaign that a retry, `campaign
- * resume` or another sweeper dispatches at the same time still runs once. Stops at the first
- * dispatch Temporal does not confirm: the rest would wait for it too. Returns what it did.
+ * resume` or another sweeper dispatches at the same time still runs once. Stops after a group of
+ * which Temporal confirmed none (it is away: the rest would wait too); one campaign it refuses
+ * never holds back those after it. Returns what it did.
  */
 export async function dispatchPausedCampaigns(deps: {
   sql: Sql;
@@ -42,7 +43,7 @@ export async function dispatchPausedCampaigns(deps: {
         ),
     );
     dispatched += outcomes.filter(Boolean).length;
-    if (outcomes.includes(false)) break;
+    if (!outcomes.includes(true)) break;
   }
   return { found: paused.length, dispatched };
 }
