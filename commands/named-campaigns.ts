@@ -7,7 +7,6 @@
  * workflow. Each front end reaches Temporal its own way (the CLI connects only for this), so the
  * dispatch is the caller's.
  */
-import { insertCampaign } from '../db/campaigns.js';
 import type { Workspace } from '../db/workspaces.js';
 import { type FieldErrors, HeraldError } from '../domain/errors.js';
 import { campaignSegments } from '../domain/segments.js';
@@ -16,6 +15,7 @@ import { characters } from '../domain/validation.js';
 import { campaignWorkflowId } from '../workflows/definitions.js';
 import type { CommandDeps } from './deps.js';
 import { checkFailoverRoute } from './failover-routes.js';
+import { insertCampaignWithinCap } from './fraud-guard.js';
 import {
   fieldsOf,
   InputError,
@@ -124,7 +124,7 @@ export async function createNamedCampaign<Dispatched>(
     throw error;
   }
 
-  const { id } = await insertCampaign(deps.sql, {
+  const { id } = await insertCampaignWithinCap(deps.sql, {
     workspaceId: workspace.id,
     apiKeyId: null,
     source: 'campaign',

@@ -5,6 +5,7 @@ import { findMessageTemplate, findOtpService, isApprovedSender } from '../db/otp
 import { findProvider } from '../db/providers.js';
 import { findMemberPermissions } from '../db/users.js';
 import { validationError } from '../domain/errors.js';
+import type { GuardSettings } from '../domain/fraud-guard.js';
 import {
   CODE_LENGTH,
   DEFAULT_OTP_TEMPLATE,
@@ -16,6 +17,7 @@ import {
 import { isAustralianMobile, serves } from '../domain/phone.js';
 import { declaredCountries, OWN_PROVIDER_SLUG } from '../domain/provider-definition.js';
 import { countSegments } from '../domain/segments.js';
+import { checkOtpRecipient, guardFor } from './fraud-guard.js';
 
 /** Everything an OTP send needs, with the service, template, provider and sender settled. */
 export interface ResolvedOtpSend {
@@ -29,6 +31,8 @@ export interface ResolvedOtpSend {
   senderId: string | null;
   providerSlug: string;
   billingSource: BillingSource;
+  /** The fraud guard's settings for this send (the service's over the workspace's). */
+  guard: GuardSettings;
 }
 
 const invalid = (
@@ -92,6 +96,8 @@ export async function resolveOtpSend(
     !(await isApprovedSender(sql, principal.workspaceId, providerSlug, settings.senderId))
   )
     throw invalid(field('sender_id'));
+  const guard = await guardFor(sql, principal.workspaceId, request.serviceSlug);
+  checkOtpRecipient(sql, principal.workspaceId, guard, request.recipient);
 
   return {
     recipient: request.recipient,
@@ -104,5 +110,6 @@ export async function resolveOtpSend(
     senderId: settings.senderId,
     providerSlug,
     billingSource: providerSlug === OWN_PROVIDER_SLUG ? 'credits' : 'connected_provider',
+    guard,
   };
 }

@@ -3,13 +3,13 @@
  * workflow, for a batch recorded with source `quick_send`. Recipients arrive as a person pastes
  * them (one a line, or separated by commas); their errors are reported by line.
  */
-import { insertCampaign } from '../db/campaigns.js';
 import { type FieldErrors, HeraldError } from '../domain/errors.js';
 import { campaignSegments, countSegments } from '../domain/segments.js';
 import { validateSendRequest } from '../domain/send-request.js';
 import { campaignWorkflowId } from '../workflows/definitions.js';
 import type { CommandDeps } from './deps.js';
 import { dispatchCampaign } from './dispatch-campaign.js';
+import { insertCampaignWithinCap } from './fraud-guard.js';
 import { resolveRouting } from './routing.js';
 
 export interface QuickSendInput {
@@ -99,7 +99,7 @@ export async function sendQuickSend(
       return { outcome: 'invalid', errors: byLine(error.fieldErrors, lines) };
     throw error;
   }
-  const { id } = await insertCampaign(deps.sql, {
+  const { id } = await insertCampaignWithinCap(deps.sql, {
     workspaceId,
     apiKeyId: null,
     source: 'quick_send',

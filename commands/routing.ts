@@ -1,4 +1,5 @@
 import type { ApiKeyRouting } from '../db/api-keys.js';
+import type { DailyCap } from '../db/campaigns.js';
 import type { Sql } from '../db/client.js';
 import { isApprovedSender } from '../db/otp-settings.js';
 import { findFailoverRoute, findProvider, findProviders } from '../db/providers.js';
@@ -6,11 +7,14 @@ import { validationError } from '../domain/errors.js';
 import { type Countries, serves } from '../domain/phone.js';
 import { declaredCountries, OWN_PROVIDER_SLUG } from '../domain/provider-definition.js';
 import type { SendRequest } from '../domain/send-request.js';
+import { checkSmsRecipients, guardFor } from './fraud-guard.js';
 
 export interface ResolvedRouting {
   routingType: 'direct' | 'failover';
   providerSlug: string | null;
   failoverRouteSlug: string | null;
+  /** The workspace's daily cap the send is held to (db/campaigns.ts insertCampaign). */
+  dailyCap: DailyCap | null;
 }
 
 /** Each recipient must be in a country one of the providers serves (each declares its own). */
@@ -49,13 +53,29 @@ async function checkOwnSender(
  * SPEC §4.1 routing rules: explicit request routing wins; otherwise the key's routing; a key
  * without routing uses the `own` provider. Unknown, inactive or disabled targets are 422s, and
  * so is a sender through `own` that its operator has not approved.
- * `herald campaign create` passes a principal without routing: no key stands behind it.
+ * `herald campaign create` passes a principal without routing: no key stands behind it. Then the
+ * fraud guard's geo permissions (commands/fraud-guard.ts) and its daily cap.
  */
 export async function resolveRouting(
   sql: Sql,
   principal: ApiKeyRouting & { workspaceId: number },
   request: SendRequest,
 ): Promise<ResolvedRouting> {
+  const target = await resolveTarget(sql, principal, request);
+  const guard = await guardFor(sql, principal.workspaceId);
+  checkSmsRecipients(sql, principal.workspaceId, guard, request.recipients);
+  const dailyCap =
+    guard.dailySegments === null
+      ? null
+      : { segments: guard.dailySegments, nearPercent: guard.capNearPercent };
+  return { ...target, dailyCap };
+}
+
+async function resolveTarget(
+  sql: Sql,
+  principal: ApiKeyRouting & { workspaceId: number },
+  request: SendRequest,
+): Promise<Omit<ResolvedRouting, 'dailyCap'>> {
   const explicit = request.routingType !== null || request.providerSlug !== null;
   const source = explicit ? request : principal;
   const routingType = source.routingType ?? 'direct';

@@ -1,9 +1,5 @@
 import type { ApiKeyPrincipal } from '../db/api-keys.js';
-import {
-  findCampaignViewAndDispatchInfo,
-  insertCampaign,
-  type SavedCampaign,
-} from '../db/campaigns.js';
+import { findCampaignViewAndDispatchInfo, type SavedCampaign } from '../db/campaigns.js';
 import { isDatabaseUnavailable } from '../db/client.js';
 import { HeraldError } from '../domain/errors.js';
 import { campaignSegments } from '../domain/segments.js';
@@ -12,6 +8,7 @@ import { campaignWorkflowId } from '../workflows/definitions.js';
 import { type AnswerDeadline, type DeadlineAnswer, NO_DEADLINE } from './answer-deadline.js';
 import type { CommandDeps } from './deps.js';
 import { DISPATCH_CONFIRM_MS, dispatchCampaign } from './dispatch-campaign.js';
+import { insertCampaignWithinCap } from './fraud-guard.js';
 import { type IdempotentResponse, type IdempotentWork, idempotently } from './idempotency.js';
 import { presentCampaign } from './presenters.js';
 import { resolveRouting } from './routing.js';
@@ -84,7 +81,7 @@ async function saveCampaign(
   let committing: number | undefined;
   let saved: SavedCampaign;
   try {
-    saved = await insertCampaign(
+    saved = await insertCampaignWithinCap(
       deps.sql,
       {
         workspaceId: principal.workspaceId,

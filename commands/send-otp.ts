@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiKeyPrincipal } from '../db/api-keys.js';
 import { isDatabaseUnavailable } from '../db/client.js';
+import { reserveDailySegments } from '../db/fraud-guard.js';
 import {
   findOtpRequestView,
   InsufficientCreditsError,
@@ -14,6 +15,7 @@ import { startOtpWorkflow } from '../temporal/workflow-starts.js';
 import { otpWorkflowId } from '../workflows/definitions.js';
 import { type AnswerDeadline, NO_DEADLINE } from './answer-deadline.js';
 import type { CommandDeps } from './deps.js';
+import { admitOtpSend, countRefusal, dailyCapReached, type OtpRefusal } from './fraud-guard.js';
 import { type IdempotentResponse, idempotently } from './idempotency.js';
 import { type ResolvedOtpSend, resolveOtpSend } from './otp-settings.js';
 
@@ -89,9 +91,20 @@ async function createRequest(
   deadline: AnswerDeadline,
 ) {
   const uncertain = uncertainSave(requestId);
+  const { guard } = send;
   let committing = false;
+  // Set inside the transaction's callback, which the compiler does not follow.
+  let refusal = undefined as OtpRefusal | undefined;
   try {
     await deps.sql.begin(async (tx) => {
+      refusal = await admitOtpSend(tx, {
+        workspaceId: principal.workspaceId,
+        recipient: send.recipient,
+        guard,
+      });
+      // A breaker trip commits its record; other refusals leave nothing.
+      if (refusal?.commit) return;
+      if (refusal) throw refusal.error;
       await insertOtpRequest(tx, {
         ...send,
         id: requestId,
@@ -100,6 +113,19 @@ async function createRequest(
         userId: principal.userId,
         workflowId: otpWorkflowId(principal.workspaceId, key, requestId),
       });
+      const cap = guard.dailySegments;
+      if (
+        cap !== null &&
+        !(await reserveDailySegments(tx, {
+          workspaceId: principal.workspaceId,
+          segments: send.segments,
+          cap,
+          nearPercent: guard.capNearPercent,
+        }))
+      ) {
+        refusal = { rule: 'daily_cap', error: dailyCapReached(cap), commit: false };
+        throw refusal.error;
+      }
       deadline.saving({ status: 503, body: JSON.stringify({ message: uncertain.message }) });
       committing = true;
     });
@@ -107,11 +133,17 @@ async function createRequest(
     // The connection went while committing: Postgres may have committed or not.
     if (committing && isDatabaseUnavailable(error)) throw uncertain;
     deadline.notSaved();
+    if (refusal) countRefusal(deps.sql, principal.workspaceId, refusal.rule);
     if (error instanceof InsufficientCreditsError)
       throw new HeraldError('insufficient_credits', {
         message: `The workspace does not have enough credits: this code needs ${error.needed}.`,
       });
     throw error;
+  }
+  if (refusal) {
+    deadline.notSaved();
+    countRefusal(deps.sql, principal.workspaceId, refusal.rule);
+    throw refusal.error;
   }
   const pending = presentOtpRequest({
     id: requestId,

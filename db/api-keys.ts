@@ -1,4 +1,5 @@
 import type { Ability } from '../domain/access.js';
+import type { GuardOverrides, RequestRate } from '../domain/fraud-guard.js';
 import type { Sql, TransactionSql } from './client.js';
 
 export interface ApiKeyRouting {
@@ -42,13 +43,24 @@ export async function insertApiKey(
  * still an active member of the key's workspace; with the hash it is stored under. Read on every
  * request, never cached, so a suspension or removal counts from the next request.
  */
+/** What authentication reads beside the principal: the hash it matched, and the key's rates. */
+export interface ActiveApiKey extends ApiKeyPrincipal {
+  tokenHash: Buffer;
+  /** The key's own rate, if it has one (else its workspace's key rate). */
+  rateLimit: RequestRate | 'off' | null;
+  /** The workspace's fraud guard overrides, which hold its API rates. */
+  guardSettings: GuardOverrides | null;
+}
+
 export async function findActiveApiKey(
   sql: Sql,
   [tokenHash, legacyTokenHash]: readonly Buffer[],
-): Promise<(ApiKeyPrincipal & { tokenHash: Buffer }) | undefined> {
-  const [key] = await sql<(ApiKeyPrincipal & { tokenHash: Buffer })[]>`
+): Promise<ActiveApiKey | undefined> {
+  const [key] = await sql<ActiveApiKey[]>`
     select k.id as key_id, k.workspace_id, k.user_id, k.abilities, k.routing_type,
-           k.provider_slug, k.failover_route_slug, k.last_used_at, k.token_hash
+           k.provider_slug, k.failover_route_slug, k.last_used_at, k.token_hash, k.rate_limit,
+           (select g.settings from guard_settings g
+            where g.workspace_id = k.workspace_id and g.otp_service_id is null) as guard_settings
     from api_keys k
     join workspaces w on w.id = k.workspace_id
     where k.token_hash in (${tokenHash ?? null}, ${legacyTokenHash ?? null})

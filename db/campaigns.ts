@@ -1,4 +1,5 @@
 import type { Sql, TransactionSql } from './client.js';
+import { reserveDailySegments } from './fraud-guard.js';
 
 export interface CampaignView {
   id: number;
@@ -86,6 +87,20 @@ export interface NewCampaign {
    * only by tests and benchmarks that never dispatch.
    */
   workflowIdOf?: (campaignId: number) => string;
+  /** The workspace's daily cap: the campaign's segments fit under it whole, or it is refused. */
+  dailyCap?: DailyCap | null;
+}
+
+export interface DailyCap {
+  segments: number;
+  nearPercent: number;
+}
+
+/** The campaign's segments would take the workspace past its daily cap: nothing was saved. */
+export class DailyCapReachedError extends Error {
+  constructor(readonly cap: number) {
+    super(`The daily cap of ${cap} segments would be exceeded.`);
+  }
 }
 
 /** A campaign as its save left it: what the send answers with, and what its dispatch needs. */
@@ -140,6 +155,18 @@ export async function insertCampaign(
       }
       insert into campaign_messages (campaign_id, seq, recipient)
       select ${id}, ordinality, recipient from unnest(${recipients}::text[]) with ordinality as r(recipient, ordinality)`;
+    const cap = input.dailyCap;
+    if (
+      cap &&
+      recipients.length > 0 &&
+      !(await reserveDailySegments(tx, {
+        workspaceId: input.workspaceId,
+        segments: (input.segments ?? 1) * recipients.length,
+        cap: cap.segments,
+        nearPercent: cap.nearPercent,
+      }))
+    )
+      throw new DailyCapReachedError(cap.segments);
     await alongside?.(tx, { id });
     return {
       id,

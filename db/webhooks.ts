@@ -200,6 +200,7 @@ function subjectOf(sql: TransactionSql, alias: string) {
   return sql`case
     when ${row}.type like 'message.%'
       then 'message-' || (${row}.data->>'campaign_id') || '-' || (${row}.data->>'message_seq')
+    when ${row}.type = 'otp.range_blocked' then 'otp-range-' || (${row}.data->>'range')
     when ${row}.type like 'otp.%' then 'otp-' || (${row}.data->>'request_id')
     when ${row}.type like 'campaign.%' then 'campaign-' || (${row}.data->>'campaign_id')
     else 'event-' || ${row}.event_id end`;

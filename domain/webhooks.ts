@@ -8,6 +8,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'otp.accepted',
   'otp.verified',
   'otp.expired',
+  'otp.range_blocked',
+  'spend.cap_near',
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { takeApiRequest } from '../../commands/api-rate.js';
 import {
+  type ActiveApiKey,
   type ApiKeyPrincipal,
   findActiveApiKey,
   touchApiKey,
@@ -26,7 +28,7 @@ const BEARER = /^Bearer ([^\s]+)$/i;
 const TOUCH_INTERVAL_MS = 60_000;
 
 /** Bearer API keys only: cookies are never read as credentials. */
-async function authenticate(deps: ApiDeps, request: FastifyRequest): Promise<ApiKeyPrincipal> {
+async function authenticate(deps: ApiDeps, request: FastifyRequest): Promise<ActiveApiKey> {
   const token = BEARER.exec(request.headers.authorization ?? '')?.[1];
   if (!token || !isWellFormedApiKeyToken(token)) throw new HeraldError('unauthenticated');
   const candidates = keyedHashCandidates(deps.secret, 'api-key-hash', token);
@@ -45,13 +47,26 @@ async function authenticate(deps: ApiDeps, request: FastifyRequest): Promise<Api
       request.log.warn({ err: error }, 'could not record API key use'),
     );
   }
-  return principal;
+  return found;
 }
 
 export const apiKeyAuth = fp<{ deps: ApiDeps }>(async (app: FastifyInstance, { deps }) => {
   app.decorateRequest('principal', null);
-  app.addHook('onRequest', async (request) => {
-    const principal = await authenticate(deps, request);
+  app.addHook('onRequest', async (request, reply) => {
+    const {
+      tokenHash: _hash,
+      rateLimit,
+      guardSettings,
+      ...principal
+    } = await authenticate(deps, request);
+    const rate = await takeApiRequest(deps.sql, {
+      keyId: principal.keyId,
+      workspaceId: principal.workspaceId,
+      keyRate: rateLimit,
+      settings: guardSettings,
+    });
+    reply.headers(rate.headers);
+    if (rate.refusal) throw rate.refusal;
     const ability = request.routeOptions.config.ability;
     if (ability && !principal.abilities.includes(ability)) {
       throw new HeraldError('forbidden', {

@@ -1,0 +1,108 @@
+-- The fraud guard (issue 25): per-recipient OTP send limits, geo permissions, a pumping breaker per
+-- number range, a daily spend cap and API rate limits. Settings are the workspace's (one row with
+-- no OTP service) and an OTP service's overrides; a setting absent from `settings` is inherited
+-- (a service's from its workspace, a workspace's from the built-in defaults, domain/fraud-guard.ts).
+create table guard_settings (
+  id bigint generated always as identity primary key,
+  workspace_id bigint not null references workspaces on delete cascade,
+  otp_service_id bigint references otp_services on delete cascade,
+  settings jsonb not null default '{}',
+  updated_at timestamptz not null default now()
+);
+create unique index guard_settings_workspace_key on guard_settings (workspace_id)
+  where otp_service_id is null;
+create unique index guard_settings_service_key on guard_settings (otp_service_id);
+
+-- A key's own request rate (`{"requests": 100, "per_seconds": 1}`), else its workspace's.
+alter table api_keys add column rate_limit jsonb;
+
+-- Per-recipient limits and the breaker count a recipient's and a range's recent sends.
+create index otp_requests_recipient_recent_idx on otp_requests (workspace_id, recipient, created_at);
+-- A range is the number without its last 4 digits (domain/fraud-guard.ts, rangeOf).
+create index otp_requests_range_recent_idx
+  on otp_requests (workspace_id, left(recipient, -4), created_at);
+
+-- Ranges the breaker blocked: recorded once per trip, until `blocked_until` or an admin lifts it.
+create table guard_blocked_ranges (
+  id bigint generated always as identity primary key,
+  workspace_id bigint not null references workspaces on delete cascade,
+  range text not null,
+  blocked_at timestamptz not null default now(),
+  blocked_until timestamptz not null,
+  sends integer not null,
+  verified integer not null,
+  lifted_at timestamptz,
+  lifted_by text
+);
+create index guard_blocked_ranges_active_idx
+  on guard_blocked_ranges (workspace_id, range, blocked_until desc);
+
+-- Segments accepted per workspace and UTC day, kept while the workspace has a daily cap.
+create table guard_daily_usage (
+  workspace_id bigint not null references workspaces on delete cascade,
+  day date not null,
+  segments bigint not null,
+  primary key (workspace_id, day)
+);
+
+-- Refusals per workspace, UTC day and rule, for the operator's chart and counts.
+create table guard_refusals (
+  workspace_id bigint not null references workspaces on delete cascade,
+  day date not null,
+  rule text not null,
+  refusals bigint not null,
+  primary key (workspace_id, day, rule)
+);
+
+-- Token buckets of the API rate limits, shared by every api replica: `key:<id>`, `workspace:<id>`.
+-- Rows are updated in place on every request, so leave room for HOT updates.
+create table rate_buckets (
+  key text primary key,
+  tokens double precision not null,
+  refreshed_at timestamptz not null
+) with (fillfactor = 50);
+
+-- Takes one token from each bucket, or none when any is empty: rows locked in key order (no
+-- deadlock between replicas), refilled by Postgres's clock (replicas' clocks do not matter).
+create function take_rate_tokens(keys text[], capacities float8[], per_second float8[])
+returns table (key text, allowed boolean, tokens float8, capacity float8, rate float8)
+language plpgsql as $$
+#variable_conflict use_column
+declare
+  at timestamptz := clock_timestamp();
+begin
+  insert into rate_buckets as b (key, tokens, refreshed_at)
+  select k, c, at from unnest(keys, capacities) as w(k, c)
+  on conflict do nothing;
+  perform 1 from rate_buckets b where b.key = any(keys) order by b.key for update;
+  return query
+  with wanted as (
+    select w.k, w.c, w.r from unnest(keys, capacities, per_second) as w(k, c, r)
+  ), refilled as (
+    select b.key as k, w.c, w.r,
+      least(w.c, b.tokens + greatest(0, extract(epoch from at - b.refreshed_at)) * w.r) as t
+    from rate_buckets b join wanted w on w.k = b.key
+  ), verdict as (
+    select bool_and(t >= 1) as ok from refilled
+  ), updated as (
+    update rate_buckets b
+    set tokens = r.t - case when v.ok then 1 else 0 end, refreshed_at = greatest(b.refreshed_at, at)
+    from refilled r, verdict v
+    where b.key = r.k
+    returning b.key, v.ok, b.tokens, r.c, r.r
+  )
+  select * from updated;
+end $$;
+
+-- The guard acts on its own (a breaker trip) as `guard`.
+alter table audit_log drop constraint audit_log_source_check;
+alter table audit_log add constraint audit_log_source_check
+  check (source in ('console', 'cli', 'guard'));
+
+-- Endpoints may subscribe to the guard's events.
+alter table webhook_endpoints drop constraint webhook_endpoints_events_check;
+alter table webhook_endpoints add constraint webhook_endpoints_events_check check (
+  cardinality(events) > 0
+  and events <@ array['message.sent', 'message.delivered', 'message.failed', 'campaign.completed',
+    'otp.accepted', 'otp.verified', 'otp.expired', 'otp.range_blocked', 'spend.cap_near']::text[]
+);
