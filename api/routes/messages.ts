@@ -14,6 +14,7 @@ import {
   idempotencyKeyHeaderSchema,
   messageOnlySchema,
   notFoundSchema,
+  sendLimitedResponse,
   validationErrorSchema,
 } from '../schemas/common.js';
 import { campaignLookupResponseSchema, sendResponseSchema } from '../schemas/messages.js';
@@ -37,6 +38,7 @@ export const messageRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (ap
             'A request with this Idempotency-Key is still processing',
           ),
           422: validationErrorSchema,
+          429: sendLimitedResponse("the workspace's daily cap would be exceeded"),
         },
       },
     },

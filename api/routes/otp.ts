@@ -11,6 +11,7 @@ import {
   authErrorResponses,
   idempotencyKeyHeaderSchema,
   messageOnlySchema,
+  sendLimitedResponse,
   validationErrorSchema,
 } from '../schemas/common.js';
 import { otpSendResponseSchema, otpVerifyResponseSchema } from '../schemas/otp.js';
@@ -33,6 +34,9 @@ export const otpRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (app, {
             'A request with this Idempotency-Key is still processing',
           ),
           422: validationErrorSchema,
+          429: sendLimitedResponse(
+            "the recipient's send limit, a paused number range or the workspace's daily cap is reached",
+          ),
         },
       },
     },

@@ -46,7 +46,15 @@ export const notFoundSchema = z
   })
   .describe('Not found (404)');
 
+const RATE_LIMITED =
+  "The API key's or the workspace's rate limit is reached: Retry-After says when to retry, RateLimit-Policy and RateLimit (IETF HTTPAPI draft) the buckets";
+
 export const authErrorResponses = {
   401: messageOnlySchema.describe('Missing, malformed, unknown or revoked API key'),
   403: messageOnlySchema.describe('The API key lacks the required ability'),
+  429: messageOnlySchema.describe(RATE_LIMITED),
 };
+
+/** A send's 429: the rate limits, or a fraud guard limit (README "Fraud guard"). */
+export const sendLimitedResponse = (guardLimits: string) =>
+  messageOnlySchema.describe(`${RATE_LIMITED}; or ${guardLimits}, with Retry-After`);

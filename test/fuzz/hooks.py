@@ -7,7 +7,8 @@ import schemathesis
 # The 422 messages a request valid by the OpenAPI document may still earn, by operation: each
 # rule depends on data a JSON Schema cannot carry (the numbering plan of a number, duplicates
 # after normalization, the workspace's providers, routes, services, templates and senders, the
-# right code, an Idempotency-Key's earlier body) or on SMS segment counting.
+# right code, an Idempotency-Key's earlier body, the workspace's fraud guard) or on SMS segment
+# counting.
 KEY_REUSED = r"This Idempotency-Key was already used with a different request body\."
 STATEFUL_REFUSALS = {
     "POST /api/v1/messages": [
@@ -17,6 +18,9 @@ STATEFUL_REFUSALS = {
         r"The selected (provider slug|failover route slug)( \(from the API key\))? is invalid\.",
         r"The sender id field is required for the selected (provider|failover route)\.",
         r"The selected sender id is not an approved sender of the own provider\.",
+        # The workspace's fraud guard: its blocked ranges and allowed countries.
+        r"The recipients\.\d+ field is in a blocked number range \(\+\d+\) for SMS\.",
+        r"The recipients\.\d+ field is in a country this workspace does not send to for SMS\.",
         KEY_REUSED,
     ],
     "POST /api/v1/otp/send": [
@@ -26,6 +30,8 @@ STATEFUL_REFUSALS = {
         r"The selected (service slug|template slug|provider slug|sender id) is invalid\.",
         r"The selected template .+\.",
         r"The message template field must fit in one SMS segment with the code\.",
+        r"The recipient field is in a blocked number range \(\+\d+\) for OTP\.",
+        r"The recipient field is in a country this workspace does not send to for OTP\.",
         KEY_REUSED,
     ],
     "POST /api/v1/otp/verify": [
