@@ -223,9 +223,10 @@ export function parseDuration(text: string): number | undefined {
   return seconds > 0 ? seconds : undefined;
 }
 
+/** In its largest whole unit, but a day as `24h`, as people write the daily limit (`10/24h`). */
 export function formatDuration(seconds: number): string {
+  if (seconds % DAY === 0 && seconds > DAY) return `${seconds / DAY}d`;
   for (const [unit, size] of [
-    ['d', DAY],
     ['h', HOUR],
     ['m', MINUTE],
   ] as const)
