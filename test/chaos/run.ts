@@ -5,11 +5,13 @@
  *
  *   npm run chaos -- [--runs N] [--only name[,name]] [--short] [--keep]
  *   npm run chaos:short            the CI subset, smaller and once each
+ *   npm run drill:pumping [-- --runs 3]   the SMS-pumping drill (otp-pumping) alone, once
  */
 import { parseArgs } from 'node:util';
 import { apiKill } from './scenarios/api-kill.js';
 import { keylessPostgresFreeze } from './scenarios/keyless-postgres-freeze.js';
 import { keylessTemporalDown } from './scenarios/keyless-temporal-down.js';
+import { otpPumping } from './scenarios/otp-pumping.js';
 import { otpUnderLoad } from './scenarios/otp-under-load.js';
 import { postgresOutage } from './scenarios/postgres-outage.js';
 import { providerFaults } from './scenarios/provider-faults.js';
@@ -31,6 +33,7 @@ const SCENARIOS: Scenario[] = [
   twilioFormat,
   keylessPostgresFreeze,
   keylessTemporalDown,
+  otpPumping,
 ];
 
 const { values } = parseArgs({
