@@ -6,6 +6,7 @@ import {
   findConsoleVisitor,
   insertConsoleSession,
   listUserConsoleSessions,
+  type PausedRanges,
   revokeConsoleSession,
   revokeOwnConsoleSession,
   revokeUserConsoleSessions,
@@ -140,7 +141,7 @@ export async function switchConsoleWorkspace(
   return chosen;
 }
 
-export type { ConsoleVisitor, UserConsoleSession, WorkspaceChoice };
+export type { ConsoleVisitor, PausedRanges, UserConsoleSession, WorkspaceChoice };
 
 /** The session's code was right: it opens pages now. */
 export async function completeConsoleSecondFactor(deps: Deps, sessionId: number): Promise<void> {

@@ -31,6 +31,13 @@ export const RULES = {
   'webhooks.manage': { permissions: ['developer_tools.read'], roles: BUILDERS },
   'otp_services.view': { permissions: ['developer_tools.read'] },
   'otp_services.manage': { permissions: ['developer_tools.read'], roles: BUILDERS },
+  /**
+   * Workspace → Fraud guard: its limits are what the API answers 429 and 422 with, so whoever
+   * builds against the API may read them; loosening them or lifting a block spends the
+   * workspace's money, so changes are an owner's or admin's.
+   */
+  'fraud_guard.view': { permissions: ['developer_tools.read'] },
+  'fraud_guard.manage': { permissions: ['developer_tools.read'], roles: ADMINS },
   'audit.view': { roles: ADMINS },
   'team.view': { permissions: ['members.read'] },
   'team.manage': { permissions: ['members.read'], roles: ADMINS },

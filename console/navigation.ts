@@ -1,4 +1,4 @@
-import type { ConsoleVisitor } from '../commands/console-sessions.js';
+import type { ConsoleVisitor, PausedRanges } from '../commands/console-sessions.js';
 import { type Action, can } from './access.js';
 
 export interface NavItem {
@@ -12,6 +12,8 @@ export interface Navigation {
   workspace: { slug: string; name: string };
   email: string;
   role: string;
+  /** The banner while the fraud guard blocks ranges; the link only for who may open the page. */
+  paused: PausedRanges & { href: string | null };
 }
 
 /** The sidebar: only what the member may open, the current page marked. */
@@ -59,7 +61,11 @@ export function navigationFor(visitor: ConsoleVisitor, currentPath: string): Nav
     },
     {
       title: 'Workspace',
-      items: [...item('Team', '/team', 'team.view'), ...item('Audit log', '/audit', 'audit.view')],
+      items: [
+        ...item('Team', '/team', 'team.view'),
+        ...item('Fraud guard', '/fraud-guard', 'fraud_guard.view'),
+        ...item('Audit log', '/audit', 'audit.view'),
+      ],
     },
   ].filter((section) => section.items.length > 0);
   return {
@@ -67,5 +73,9 @@ export function navigationFor(visitor: ConsoleVisitor, currentPath: string): Nav
     workspace: { slug: visitor.workspaceSlug, name: visitor.workspaceName },
     email: visitor.email,
     role: visitor.role ?? 'none',
+    paused: {
+      ...visitor.pausedRanges,
+      href: can(visitor, 'fraud_guard.view') ? `${base}/fraud-guard` : null,
+    },
   };
 }

@@ -18,6 +18,7 @@ import { auditRoutes } from './routes/audit.js';
 import { batchRoutes } from './routes/batches.js';
 import { campaignRoutes } from './routes/campaigns.js';
 import { dashboardRoutes } from './routes/dashboard.js';
+import { fraudGuardRoutes } from './routes/fraud-guard.js';
 import { invitationRoutes } from './routes/invitations.js';
 import { mcpConnectionRoutes } from './routes/mcp-connections.js';
 import { memberPermissionRoutes } from './routes/member-permissions.js';
@@ -86,6 +87,7 @@ async function consolePages(app: FastifyInstance, { deps }: { deps: ConsoleDeps 
       await workspace.register(otpTemplateRoutes, { context });
       await workspace.register(otpSenderRoutes, { context });
       await workspace.register(webhookRoutes, { context });
+      await workspace.register(fraudGuardRoutes, { context });
     },
     { prefix: '/w/:workspace' },
   );

@@ -17,7 +17,18 @@ export interface ConsoleVisitor {
   requireSecondFactor: boolean;
   totpEnabled: boolean;
   lastSeenAt: Date;
+  /** The workspace's number ranges the fraud guard blocks now, for every page's banner. */
+  pausedRanges: PausedRanges;
 }
+
+export interface PausedRanges {
+  /** How many ranges are blocked; `ranges` holds the newest few. */
+  total: number;
+  ranges: { range: string; until: Date }[];
+}
+
+/** The banner names this many ranges at most; the rest are counted. */
+const PAUSED_RANGES_SHOWN = 3;
 
 export async function insertConsoleSession(
   sql: Sql,
@@ -43,25 +54,46 @@ export async function insertConsoleSession(
 
 /**
  * The live session stored under `tokenHash` (not revoked, within both timeouts) with its user,
- * workspace and the user's current membership there.
+ * workspace and the user's current membership there, and the workspace's blocked ranges for the
+ * banner (a subquery on guard_blocked_ranges_active_idx: no second round trip per page).
  */
 export async function findConsoleVisitor(
   sql: Sql,
   tokenHash: Buffer,
   idleSeconds: number,
 ): Promise<ConsoleVisitor | undefined> {
-  const [visitor] = await sql<ConsoleVisitor[]>`
+  // json carries the block's end as text: made a Date below.
+  type Row = Omit<ConsoleVisitor, 'pausedRanges'> & {
+    pausedRanges: { total: number; ranges: { range: string; until: string }[] };
+  };
+  const [visitor] = await sql<Row[]>`
     select s.id as session_id, s.user_id, u.email, s.workspace_id, w.slug as workspace_slug,
            w.name as workspace_name, s.second_factor_pending, m.role, m.status,
            coalesce(m.permissions, '{}') as permissions,
-           w.require_second_factor, u.totp_enabled_at is not null as totp_enabled, s.last_seen_at
+           w.require_second_factor, u.totp_enabled_at is not null as totp_enabled, s.last_seen_at,
+           (select json_build_object('total', coalesce(max(p.total), 0),
+                     'ranges', coalesce(json_agg(json_build_object('range', p.range,
+                       'until', p.blocked_until) order by p.blocked_at desc), '[]'))
+            from (select b.range, b.blocked_at, b.blocked_until, count(*) over () as total
+                  from guard_blocked_ranges b
+                  where b.workspace_id = s.workspace_id and b.lifted_at is null
+                    and b.blocked_until > now()
+                  order by b.blocked_at desc limit ${PAUSED_RANGES_SHOWN}) p) as paused_ranges
     from console_sessions s
     join users u on u.id = s.user_id
     join workspaces w on w.id = s.workspace_id
     left join workspace_members m on m.workspace_id = s.workspace_id and m.user_id = s.user_id
     where s.token_hash = ${tokenHash} and s.revoked_at is null and s.expires_at > now()
       and s.last_seen_at > now() - make_interval(secs => ${idleSeconds})`;
-  return visitor;
+  if (!visitor) return undefined;
+  const { total, ranges } = visitor.pausedRanges;
+  return {
+    ...visitor,
+    pausedRanges: {
+      total,
+      ranges: ranges.map((block) => ({ range: block.range, until: new Date(block.until) })),
+    },
+  };
 }
 
 /** Activity moves the idle deadline; recorded at most once a minute per session. */

@@ -1,5 +1,5 @@
 // Herald console: small progressive enhancements. Every page works without this file; it adds
-// confirmations, copy buttons, CSV import into Quick Send and the dashboard chart.
+// confirmations, copy buttons, CSV import into Quick Send and the daily charts.
 (() => {
   // Confirmation before destructive actions: <form data-confirm="Revoke this key?">.
   document.addEventListener('submit', (event) => {
@@ -58,7 +58,18 @@
     label.textContent = `${count.toLocaleString('en-US')} recipient${count === 1 ? '' : 's'} entered`;
   });
 
-  // Dashboard chart: <div class="chart" data-series='{"days":[...],"sent":[...],...}'>.
+  // Daily charts: <div class="chart" data-series='{"days":[...],"sent":[...],...}'> (the
+  // dashboard's) or '{"days":[...],"lines":[{"label":"...","values":[...]},...]}' (any lines).
+  const PALETTE = [
+    '#4c6ef5',
+    '#e03131',
+    '#f08c00',
+    '#2f9e44',
+    '#7048e8',
+    '#0c8599',
+    '#c2255c',
+    '#5c940d',
+  ];
   function drawCharts() {
     if (typeof window.uPlot !== 'function') return;
     for (const element of document.querySelectorAll('[data-series]')) {
@@ -66,15 +77,22 @@
       element.dataset.drawn = '1';
       const data = JSON.parse(element.dataset.series);
       const width = Math.max(280, element.clientWidth);
+      const lines = data.lines || [
+        { label: 'Sent', values: data.sent, stroke: '#4c6ef5' },
+        { label: 'Delivered', values: data.delivered, stroke: '#2f9e44' },
+        { label: 'Failed', values: data.failed, stroke: '#e03131' },
+      ];
       const series = [
         {},
-        { label: 'Sent', stroke: '#4c6ef5', width: 2 },
-        { label: 'Delivered', stroke: '#2f9e44', width: 2 },
-        { label: 'Failed', stroke: '#e03131', width: 2 },
+        ...lines.map((line, index) => ({
+          label: line.label,
+          stroke: line.stroke || PALETTE[index % PALETTE.length],
+          width: 2,
+        })),
       ];
       const chart = new window.uPlot(
         { width, height: 240, series, axes: [{}, { size: 50 }], scales: { x: { time: true } } },
-        [data.days, data.sent, data.delivered, data.failed],
+        [data.days, ...lines.map((line) => line.values)],
         element,
       );
       new ResizeObserver(() =>
