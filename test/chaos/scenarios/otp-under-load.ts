@@ -6,7 +6,7 @@ import {
   call,
   campaignView,
   createTenant,
-  recipients,
+  spreadRecipients,
   type Tenant,
 } from '../support/api.js';
 import {
@@ -64,7 +64,7 @@ export const otpUnderLoad: Scenario = {
         return answer;
       };
 
-      const idleTo = recipients('+614010', IDLE_SENDS + 5);
+      const idleTo = spreadRecipients('+61401', IDLE_SENDS + 5);
       for (let i = 0; i < 5; i++) await otp(busy, idleTo[i] as string, `warm-${tag}-${i}`);
       const idle: Answer[] = [];
       for (let i = 5; i < idleTo.length; i++)
@@ -72,7 +72,9 @@ export const otpUnderLoad: Scenario = {
 
       // The loaded burst's own shape without the campaigns: how much of its latency is the burst.
       const idleBurst = await Promise.all(
-        recipients('+614030', LOADED_SENDS).map((to, i) => otp(busy, to, `idle-burst-${tag}-${i}`)),
+        spreadRecipients('+61403', LOADED_SENDS).map((to, i) =>
+          otp(busy, to, `idle-burst-${tag}-${i}`),
+        ),
       );
       const floorBurst = await bareUpdateWithStartBurst(stack, LOADED_SENDS);
 
@@ -102,12 +104,12 @@ export const otpUnderLoad: Scenario = {
 
       log(`${LOADED_SEQUENTIAL_SENDS} OTP sends one at a time`);
       const loadedOneAtATime: Answer[] = [];
-      for (const [i, to] of recipients('+614050', LOADED_SEQUENTIAL_SENDS).entries())
+      for (const [i, to] of spreadRecipients('+61405', LOADED_SEQUENTIAL_SENDS).entries())
         loadedOneAtATime.push(await otp(busy, to, `loaded-one-${tag}-${i}`));
       const openAfterOneAtATime = await openCampaigns(stack, loadIds);
 
       log(`${LOADED_SENDS} OTP sends and another workspace's 1-recipient campaign`);
-      const loadedTo = recipients('+614020', LOADED_SENDS);
+      const loadedTo = spreadRecipients('+61402', LOADED_SENDS);
       const burstStarted = Date.now();
       const [loaded, small] = await Promise.all([
         Promise.all(loadedTo.map((to, i) => otp(busy, to, `loaded-${tag}-${i}`))),

@@ -112,6 +112,20 @@ export function recipients(prefix: string, count: number, offset = 0): string[] 
   );
 }
 
+/**
+ * Like `recipients`, but consecutive numbers fall in different number ranges (a range is a number
+ * without its last 4 digits), as real users' numbers do: the index's low digits pick the range.
+ * OTP sends to `recipients`' sequential numbers would all count toward one range's breaker.
+ */
+export function spreadRecipients(prefix: string, count: number, offset = 0): string[] {
+  const width = 9 - (prefix.length - 3);
+  const rangeDigits = width - 4;
+  return Array.from({ length: count }, (_, i) => {
+    const digits = String(offset + i).padStart(width, '0');
+    return `${prefix}${digits.slice(-rangeDigits)}${digits.slice(0, 4)}`;
+  });
+}
+
 export interface SendRequest {
   recipients: string[];
   message: string;

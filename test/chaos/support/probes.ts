@@ -1,5 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { type Answer, call, isFinalSend, recipients, sendUntilFinal, type Tenant } from './api.js';
+import {
+  type Answer,
+  call,
+  isFinalSend,
+  recipients,
+  sendUntilFinal,
+  spreadRecipients,
+  type Tenant,
+} from './api.js';
 import { sleep, tally } from './timing.js';
 
 /**
@@ -155,7 +163,8 @@ export class Prober {
   private tick(): void {
     const n = this.counter++;
     const token = this.tenant.token;
-    const [sendTo, otpTo] = recipients(this.options.prefix, 2, 2 * n);
+    const [sendTo] = recipients(this.options.prefix, 1, 2 * n);
+    const [otpTo] = spreadRecipients(this.options.prefix, 1, 2 * n + 1);
     const fire = (probe: string, request: () => Promise<Answer>) => {
       const startedAt = Date.now();
       const running = request().then((answer) => {
