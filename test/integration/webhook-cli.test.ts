@@ -103,7 +103,8 @@ describe('webhook create refuses', () => {
     ).rejects.toThrow(
       new UsageError(
         'Unknown webhook event "message.read"; events are message.sent, message.delivered, ' +
-          'message.failed, campaign.completed, otp.accepted, otp.verified, otp.expired, or all',
+          'message.failed, campaign.completed, otp.accepted, otp.verified, otp.expired, ' +
+          'otp.range_blocked, spend.cap_near, or all',
       ),
     );
     await expect(create({ url: 'https://93.184.215.14/in', events: ' , ' })).rejects.toThrow(
@@ -222,6 +223,8 @@ describe('herald webhook (the binary)', () => {
         'otp.accepted',
         'otp.verified',
         'otp.expired',
+        'otp.range_blocked',
+        'spend.cap_near',
       ],
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
     });
