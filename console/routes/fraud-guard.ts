@@ -54,14 +54,14 @@ const FIELDS: readonly GuardField[] = [
     input: 'otpCountries',
     name: 'otp_countries',
     label: 'OTP countries',
-    help: 'Countries codes may be sent to (ISO 3166 alpha-2, like AU,NZ); any for every country.',
+    help: 'Countries that codes may be sent to (ISO 3166 alpha-2, like AU,NZ); any for every country.',
   },
   {
     setting: 'smsCountries',
     input: 'smsCountries',
     name: 'sms_countries',
     label: 'SMS countries',
-    help: 'Countries SMS may be sent to, like AU,NZ; any for every country.',
+    help: 'Countries that SMS may be sent to, like AU,NZ; any for every country.',
   },
   {
     setting: 'blockedPrefixes',
