@@ -10,6 +10,7 @@ import { type AuditedRecord, auditSubjectOf, recordAudit } from '../commands/aud
 import { listWorkspaceMembers } from '../commands/members.js';
 import { findWorkspace } from '../commands/workspaces.js';
 import { operatorIdentity } from '../config/operator.js';
+import { GUARD_SET_OPTIONS } from './commands/guard.js';
 import { type CommandResult, optional as given, type Options, text } from './commands/options.js';
 import type { AdminCommand } from './commands/table.js';
 import type { AdminContext } from './context.js';
@@ -205,9 +206,15 @@ const AUDITED: Record<string, CommandAudit> = {
         abilities: joined(output, 'abilities'),
         ...fields(options, 'name', 'provider', 'failover-route'),
         // The console makes keys for the signed-in user; the CLI may name another.
-        ...asked(options, 'user'),
+        ...asked(options, 'user', 'rate'),
       }),
     ),
+  },
+  'key rate': {
+    workspace: { record: 'api_key' },
+    lines: line('api_key.rate_changed', recordTarget, ({ output }) => ({
+      rate: field(output, 'rate'),
+    })),
   },
   'key revoke': {
     workspace: { record: 'api_key' },
@@ -245,6 +252,23 @@ const AUDITED: Record<string, CommandAudit> = {
         amount: Number(option(options, 'amount')),
         balance: Number(field(output, 'balance')),
       }),
+    ),
+  },
+  'guard set': {
+    lines: line(
+      'guard.updated',
+      ({ output }) =>
+        output.otp_service
+          ? `OTP service ${field(output, 'otp_service')}`
+          : `workspace ${field(output, 'workspace')}`,
+      ({ options }) => asked(options, ...GUARD_SET_OPTIONS),
+    ),
+  },
+  'guard unblock': {
+    lines: line(
+      'guard.range_unblocked',
+      ({ output }) => `range ${field(output, 'range')}`,
+      ({ output }) => ({ range: field(output, 'range') }),
     ),
   },
   'otp-service create': {
@@ -370,6 +394,7 @@ const AUDITED: Record<string, CommandAudit> = {
 
 /** The admin commands that change nothing, and so are not recorded. */
 export const READ_ONLY_COMMANDS: ReadonlySet<string> = new Set([
+  'guard show',
   'template list',
   'sender list',
   'invite list',

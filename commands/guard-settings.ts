@@ -122,7 +122,8 @@ const wholeNumber = (min: number, max: number) => (text: string) => {
   return /^\d+$/.test(text) && value >= min && value <= max ? value : undefined;
 };
 
-function parseChanges(input: GuardSetInput): Partial<Parsed> {
+/** `--countries` sets a workspace's OTP and SMS countries, an OTP service's OTP countries. */
+function parseChanges(input: GuardSetInput, forService: boolean): Partial<Parsed> {
   const countries = parse(
     input.countries,
     field('countries'),
@@ -149,7 +150,7 @@ function parseChanges(input: GuardSetInput): Partial<Parsed> {
         field('smsCountries'),
         parseCountries,
         'ISO 3166 alpha-2 country codes (AU,NZ) or any',
-      ) ?? countries,
+      ) ?? (forService ? undefined : countries),
     blockedPrefixes: parse(
       input.blockPrefix,
       field('blockPrefix'),
@@ -210,11 +211,7 @@ const INPUT_OF: Record<keyof GuardSettings, keyof GuardSetInput> = {
  */
 export async function setGuard(deps: Deps, input: GuardSetInput): Promise<GuardView> {
   const { workspace, otpService } = await scopeOf(deps, input);
-  const changes = parseChanges(
-    otpService
-      ? { ...input, otpCountries: input.otpCountries ?? input.countries, countries: undefined }
-      : input,
-  );
+  const changes = parseChanges(input, otpService !== null);
   if (otpService) {
     const workspaceOnly = (Object.keys(changes) as (keyof GuardSettings)[]).filter(
       (name) => !(SERVICE_SETTINGS as readonly string[]).includes(name),

@@ -25,16 +25,45 @@ export async function insertApiKey(
     prefix: string;
     tokenHash: Buffer;
     abilities: readonly Ability[];
+    /** The key's own request rate; null: its workspace's key rate. */
+    rateLimit?: KeyRate;
   },
 ): Promise<{ id: number }> {
   const [row] = await sql<{ id: number }[]>`
     insert into api_keys (workspace_id, user_id, name, prefix, token_hash, abilities,
-                          routing_type, provider_slug, failover_route_slug)
+                          routing_type, provider_slug, failover_route_slug, rate_limit)
     values (${input.workspaceId}, ${input.userId}, ${input.name}, ${input.prefix}, ${input.tokenHash},
             ${input.abilities as string[]}, ${input.routingType}, ${input.providerSlug},
-            ${input.failoverRouteSlug})
+            ${input.failoverRouteSlug}, ${rateJson(sql, input.rateLimit ?? null)})
     returning id`;
   return row as { id: number };
+}
+
+/** A key's own rate as api_keys.rate_limit holds it: `{requests, perSeconds}`, `"off"` or null. */
+export type KeyRate = RequestRate | 'off' | null;
+
+const rateJson = (sql: Sql, rate: KeyRate) =>
+  rate === null ? null : sql.json(rate as Parameters<typeof sql.json>[0]);
+
+/** Sets a live key's own rate (null: back to its workspace's key rate), in `workspaceId` if given. */
+export async function updateApiKeyRate(
+  sql: Sql,
+  keyId: number,
+  rate: KeyRate,
+  workspaceId?: number,
+): Promise<'updated' | 'revoked' | 'not_found'> {
+  const [row] = await sql<{ updated: boolean }[]>`
+    with target as (
+      select id, revoked_at from api_keys
+      where id = ${keyId} ${workspaceId === undefined ? sql`` : sql`and workspace_id = ${workspaceId}`}),
+    updated as (
+      update api_keys set rate_limit = ${rateJson(sql, rate)}
+      where id in (select id from target where revoked_at is null)
+      returning id
+    )
+    select exists (select 1 from updated) as updated from target`;
+  if (!row) return 'not_found';
+  return row.updated ? 'updated' : 'revoked';
 }
 
 /**
@@ -47,7 +76,7 @@ export async function insertApiKey(
 export interface ActiveApiKey extends ApiKeyPrincipal {
   tokenHash: Buffer;
   /** The key's own rate, if it has one (else its workspace's key rate). */
-  rateLimit: RequestRate | 'off' | null;
+  rateLimit: KeyRate;
   /** The workspace's fraud guard overrides, which hold its API rates. */
   guardSettings: GuardOverrides | null;
 }

@@ -1,6 +1,7 @@
 /** Every admin command, in the order usage lists them (cli/main.ts dispatches them). */
 import { CAMPAIGN_COMMANDS } from './campaigns.js';
 import { CREDIT_COMMANDS } from './credits.js';
+import { GUARD_COMMANDS } from './guard.js';
 import { INVITE_COMMANDS } from './invites.js';
 import { KEY_COMMANDS } from './keys.js';
 import { MCP_COMMANDS } from './mcp-admin.js';
@@ -20,6 +21,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   ...KEY_COMMANDS,
   ...PROVIDER_COMMANDS,
   ...CREDIT_COMMANDS,
+  ...GUARD_COMMANDS,
   ...OTP_SERVICE_COMMANDS,
   ...TEMPLATE_COMMANDS,
   ...SENDER_COMMANDS,

@@ -1,11 +1,21 @@
-/** herald key create|revoke: options in, use-case, output. */
-import { createApiKey, revokeApiKey } from '../../commands/api-keys.js';
+/** herald key create|revoke|rate: options in, use-case, output. */
+import {
+  createApiKey,
+  DEFAULT_KEY_RATE,
+  revokeApiKey,
+  setApiKeyRate,
+} from '../../commands/api-keys.js';
+import type { KeyRate } from '../../db/api-keys.js';
+import { formatRequestRate } from '../../domain/fraud-guard.js';
 import type { AdminContext } from '../context.js';
 import { type CommandResult, idOption, list, type Options, run, text } from './options.js';
 import { type AdminCommand, oneOf, optional, required } from './table.js';
 
+/** A key's rate as `--rate` takes it: `100/s`, `off`, or `default` (its workspace's key rate). */
+const shownRate = (rate: KeyRate) => (rate === null ? DEFAULT_KEY_RATE : formatRequestRate(rate));
+
 export async function keyCreate(context: AdminContext, options: Options): Promise<CommandResult> {
-  const { id, token, prefix, abilities } = await run(
+  const { id, token, prefix, abilities, rate } = await run(
     createApiKey(context, {
       workspace: text(options, 'workspace'),
       abilities: list(options, 'abilities'),
@@ -13,11 +23,14 @@ export async function keyCreate(context: AdminContext, options: Options): Promis
       failoverRoute: text(options, 'failover-route'),
       user: text(options, 'user'),
       name: text(options, 'name'),
+      rate: text(options, 'rate'),
     }),
   );
   return {
-    json: { id, token, prefix, abilities },
-    human: `Created API key ${id} (${prefix}) with ${abilities.join(', ')}.\nToken (shown once): ${token}`,
+    json: { id, token, prefix, abilities, rate: shownRate(rate) },
+    human: `Created API key ${id} (${prefix}) with ${abilities.join(', ')}${
+      rate === null ? '' : `, rate ${shownRate(rate)}`
+    }.\nToken (shown once): ${token}`,
   };
 }
 
@@ -29,6 +42,24 @@ export async function keyRevoke(context: AdminContext, options: Options): Promis
     human: newlyRevoked ? `Revoked API key ${id}` : `API key ${id} was already revoked`,
   };
 }
+
+/** herald key rate --id <id> --rate <n>/<s|m>|off|default → {"id", "rate"} */
+export async function keyRate(context: AdminContext, options: Options): Promise<CommandResult> {
+  const { id, rate } = await run(
+    setApiKeyRate(context, { id: idOption(options, 'key'), rate: text(options, 'rate') }),
+  );
+  return {
+    json: { id, rate: shownRate(rate) },
+    human:
+      rate === null
+        ? `API key ${id} now follows its workspace's key rate (herald guard show)`
+        : rate === 'off'
+          ? `API key ${id} now has no rate limit of its own (its workspace's rate still applies)`
+          : `API key ${id} is now limited to ${shownRate(rate)}`,
+  };
+}
+
+const RATE = '<n>/<s|m>|off';
 
 export const KEY_COMMANDS: AdminCommand[] = [
   {
@@ -42,9 +73,18 @@ export const KEY_COMMANDS: AdminCommand[] = [
           optional('user', '<email>'),
           optional('name', '<name>'),
         ],
-        [oneOf(optional('provider', '<slug>'), optional('failover-route', '<slug>'))],
+        [
+          oneOf(optional('provider', '<slug>'), optional('failover-route', '<slug>')),
+          optional('rate', RATE),
+        ],
       ],
     ],
   },
   { name: 'key revoke', run: keyRevoke, synopses: [[[required('id', '<id>')]]] },
+  {
+    name: 'key rate',
+    run: keyRate,
+    synopses: [[[required('id', '<id>'), required('rate', `${RATE}|default`)]]],
+    summary: "default: the workspace's key rate",
+  },
 ];

@@ -48,6 +48,19 @@ const RUNS: Record<string, AuditInput> = {
     output: { id: 5, revoked: true },
     record: record('API key hk_live_ab12'),
   },
+  'key rate': {
+    options: { id: '5', rate: '20/s' },
+    output: { id: 5, rate: '20/s' },
+    record: record('API key hk_live_ab12'),
+  },
+  'guard set': {
+    options: { workspace: 'acme', 'otp-per-recipient': '3/15m', countries: 'AU,NZ', json: true },
+    output: { workspace: 'acme', otp_service: null, otp_per_recipient: '3/15m' },
+  },
+  'guard unblock': {
+    options: { workspace: 'acme', range: '+6141999' },
+    output: { workspace: 'acme', range: '+6141999', lifted: 1 },
+  },
   'provider create': {
     options: { workspace: 'acme', slug: 'tw', type: 'twilio' },
     output: { id: 2, slug: 'tw' },
@@ -234,6 +247,35 @@ describe('CLI audit lines', () => {
         target: 'campaign #21',
         details: { name: 'Spring sale', recipients: 2, dispatch_confirmed: false },
       },
+    ]);
+  });
+
+  it('records a guard change with the options given, on the workspace or the OTP service', () => {
+    expect(auditLinesOf('guard set', RUNS['guard set'] as AuditInput)).toEqual([
+      {
+        action: 'guard.updated',
+        target: 'workspace acme',
+        details: { otp_per_recipient: '3/15m', countries: 'AU,NZ' },
+      },
+    ]);
+    const service = '0b7a4a52-5d0e-4c36-9d1e-2f5f3c1b8a90';
+    expect(
+      auditLinesOf('guard set', {
+        options: { workspace: 'acme', 'otp-service': service, 'range-breaker': 'off' },
+        output: { workspace: 'acme', otp_service: service },
+      }),
+    ).toEqual([
+      {
+        action: 'guard.updated',
+        target: `OTP service ${service}`,
+        details: { range_breaker: 'off' },
+      },
+    ]);
+    expect(auditLinesOf('guard unblock', RUNS['guard unblock'] as AuditInput)).toEqual([
+      { action: 'guard.range_unblocked', target: 'range +6141999', details: { range: '+6141999' } },
+    ]);
+    expect(auditLinesOf('key rate', RUNS['key rate'] as AuditInput)).toEqual([
+      { action: 'api_key.rate_changed', target: 'API key hk_live_ab12', details: { rate: '20/s' } },
     ]);
   });
 
