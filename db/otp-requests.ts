@@ -139,6 +139,11 @@ export async function claimOtpAttempt(
  */
 export async function markOtpAccepted(sql: Sql, id: string, providerMessageId: string) {
   await sql.begin(async (tx) => {
+    // Acceptances of one recipient's codes one at a time: two of them superseding each other's
+    // rows in opposite orders would deadlock.
+    await tx`
+      select pg_advisory_xact_lock(hashtextextended('otp-accept:' || workspace_id || ':' || recipient, 0))
+      from otp_requests where id = ${id}`;
     await tx`
     with accepted as (
       update otp_requests set status = 'accepted', provider_message_id = ${providerMessageId}

@@ -13,7 +13,7 @@ create unique index guard_settings_workspace_key on guard_settings (workspace_id
   where otp_service_id is null;
 create unique index guard_settings_service_key on guard_settings (otp_service_id);
 
--- A key's own request rate (`{"requests": 100, "per_seconds": 1}`), else its workspace's.
+-- A key's own request rate (`{"requests": 100, "perSeconds": 1}`), else its workspace's.
 alter table api_keys add column rate_limit jsonb;
 
 -- Per-recipient limits and the breaker count a recipient's and a range's recent sends.
