@@ -43,9 +43,12 @@ export function answerLabel(answer: Answer): string {
 /** A rate-limit 429: the key's or workspace's bucket, which a client waits out (Retry-After). */
 const throttled = (answer: Answer) =>
   ['key_rate', 'workspace_rate'].includes(refusalRule(answer) ?? '');
-/** Worth the same request again: throttled, a 5xx or no answer. */
+/** Worth the same request again: throttled, still processing (409), a 5xx or no answer. */
 const retryable = (answer: Answer) =>
-  throttled(answer) || typeof answer.status !== 'number' || answer.status >= 500;
+  throttled(answer) ||
+  typeof answer.status !== 'number' ||
+  answer.status === 409 ||
+  answer.status >= 500;
 
 export interface LegitimateOutcome {
   number: string;
@@ -62,7 +65,7 @@ export interface LegitimateOutcome {
 
 /**
  * One visitor signing in, through a backend that does what the contract asks: sends under an
- * Idempotency-Key, waits out rate-limit 429s and retries 5xx and `pending` with the same key,
+ * Idempotency-Key, waits out rate-limit 429s and retries 409s, 5xx and `pending` with the same key,
  * reads the code at its phone (the simulator's inbox) and verifies it. Any other refusal ends it.
  */
 export async function signIn(
