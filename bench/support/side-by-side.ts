@@ -131,12 +131,21 @@ const DEFINITIONS: Definition[] = [
     aim: { text: '≥ 0.5', verdict: ['otp', 'send_c32_at_least_0_5x_update_with_start_floor'] },
   },
   {
+    figure: 'OTP send c32 guard on ÷ off',
+    read: (f) => number(at(f, 'otp', 'ratios.otp_send_c32_guard_ratio')),
+    aim: { text: '≥ 0.95', verdict: ['otp', 'send_c32_guard_on_at_least_0_95x_off'] },
+  },
+  {
     figure: 'OTP verify, concurrency 32, per s',
     read: (f) => number(at(f, 'otp', 'verify.concurrency_32.requests_per_s')),
   },
   {
     figure: 'Floor route (API key + one indexed read), concurrency 32, per s',
     read: (f) => number(at(f, 'otp', 'floor.concurrency_32.requests_per_s')),
+  },
+  {
+    figure: 'Floor route c32, API rate limits on ÷ off',
+    read: (f) => number(at(f, 'otp', 'ratios.floor_route_c32_rate_limit_ratio')),
   },
   {
     figure: 'OTP verify c32 ÷ floor route c32',
