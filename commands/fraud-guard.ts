@@ -23,6 +23,7 @@ import { HeraldError, validationError } from '../domain/errors.js';
 import {
   breakerTrips,
   effectiveGuard,
+  type GuardOverrides,
   type GuardSettings,
   geoRefusal,
   rangeOf,
@@ -42,12 +43,17 @@ export function tooManyRequests(message: string, retryAfterSeconds: number): Her
   });
 }
 
-/** The settings in force for a send: the workspace's, and the OTP service's when there is one. */
+/**
+ * The settings in force for a send: the workspace's, and the OTP service's when there is one.
+ * The workspace's overrides read with the API key (`known`) spare a read when no service is named.
+ */
 export async function guardFor(
   sql: Sql,
   workspaceId: number,
   serviceSlug: string | null = null,
+  known?: GuardOverrides | null,
 ): Promise<GuardSettings> {
+  if (serviceSlug === null && known !== undefined) return effectiveGuard(known ?? {});
   const { workspace, service } = await findGuardOverrides(sql, workspaceId, serviceSlug);
   return effectiveGuard(workspace, service);
 }
@@ -109,15 +115,18 @@ export async function admitOtpSend(
   const breaker = guard.rangeBreaker;
   if (guard.otpPerRecipient.length === 0 && breaker === 'off') return undefined;
   const range = rangeOf(recipient);
-  await lockOtpRange(tx, workspaceId, range);
-  const history = await readOtpSendHistory(tx, {
-    workspaceId,
-    recipient,
-    range,
-    recipientSeconds: Math.max(1, ...guard.otpPerRecipient.map((window) => window.seconds)),
-    recipientLimit: Math.max(1, ...guard.otpPerRecipient.map((window) => window.sends)),
-    rangeSeconds: breaker === 'off' ? 1 : breaker.seconds,
-  });
+  // Pipelined: Postgres runs the count after the lock is held, one round trip for both.
+  const [, history] = await Promise.all([
+    lockOtpRange(tx, workspaceId, range),
+    readOtpSendHistory(tx, {
+      workspaceId,
+      recipient,
+      range,
+      recipientSeconds: Math.max(1, ...guard.otpPerRecipient.map((window) => window.seconds)),
+      recipientLimit: Math.max(1, ...guard.otpPerRecipient.map((window) => window.sends)),
+      rangeSeconds: breaker === 'off' ? 1 : breaker.seconds,
+    }),
+  ]);
   if (breaker !== 'off' && history.blockedUntil)
     return rangeRefusal(range, history.blockedUntil, history.now, false);
   const wait = recipientWait(guard.otpPerRecipient, history.recipientSends, history.now);

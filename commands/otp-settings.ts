@@ -96,7 +96,12 @@ export async function resolveOtpSend(
     !(await isApprovedSender(sql, principal.workspaceId, providerSlug, settings.senderId))
   )
     throw invalid(field('sender_id'));
-  const guard = await guardFor(sql, principal.workspaceId, request.serviceSlug);
+  const guard = await guardFor(
+    sql,
+    principal.workspaceId,
+    request.serviceSlug,
+    principal.guardSettings,
+  );
   checkOtpRecipient(sql, principal.workspaceId, guard, request.recipient);
 
   return {

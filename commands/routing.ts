@@ -4,6 +4,7 @@ import type { Sql } from '../db/client.js';
 import { isApprovedSender } from '../db/otp-settings.js';
 import { findFailoverRoute, findProvider, findProviders } from '../db/providers.js';
 import { validationError } from '../domain/errors.js';
+import type { GuardOverrides } from '../domain/fraud-guard.js';
 import { type Countries, serves } from '../domain/phone.js';
 import { declaredCountries, OWN_PROVIDER_SLUG } from '../domain/provider-definition.js';
 import type { SendRequest } from '../domain/send-request.js';
@@ -58,11 +59,11 @@ async function checkOwnSender(
  */
 export async function resolveRouting(
   sql: Sql,
-  principal: ApiKeyRouting & { workspaceId: number },
+  principal: ApiKeyRouting & { workspaceId: number; guardSettings?: GuardOverrides | null },
   request: SendRequest,
 ): Promise<ResolvedRouting> {
   const target = await resolveTarget(sql, principal, request);
-  const guard = await guardFor(sql, principal.workspaceId);
+  const guard = await guardFor(sql, principal.workspaceId, null, principal.guardSettings);
   checkSmsRecipients(sql, principal.workspaceId, guard, request.recipients);
   const dailyCap =
     guard.dailySegments === null

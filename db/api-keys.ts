@@ -14,6 +14,11 @@ export interface ApiKeyPrincipal extends ApiKeyRouting {
   userId: number | null;
   abilities: Ability[];
   lastUsedAt: Date | null;
+  /**
+   * The workspace's fraud guard overrides, read with the key so a send need not read them again;
+   * absent where no key was read.
+   */
+  guardSettings?: GuardOverrides | null;
 }
 
 export async function insertApiKey(
@@ -77,7 +82,6 @@ export interface ActiveApiKey extends ApiKeyPrincipal {
   tokenHash: Buffer;
   /** The key's own rate, if it has one (else its workspace's key rate). */
   rateLimit: KeyRate;
-  /** The workspace's fraud guard overrides, which hold its API rates. */
   guardSettings: GuardOverrides | null;
 }
 

@@ -53,17 +53,12 @@ async function authenticate(deps: ApiDeps, request: FastifyRequest): Promise<Act
 export const apiKeyAuth = fp<{ deps: ApiDeps }>(async (app: FastifyInstance, { deps }) => {
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request, reply) => {
-    const {
-      tokenHash: _hash,
-      rateLimit,
-      guardSettings,
-      ...principal
-    } = await authenticate(deps, request);
+    const { tokenHash: _hash, rateLimit, ...principal } = await authenticate(deps, request);
     const rate = await takeApiRequest(deps.sql, {
       keyId: principal.keyId,
       workspaceId: principal.workspaceId,
       keyRate: rateLimit,
-      settings: guardSettings,
+      settings: principal.guardSettings ?? null,
     });
     reply.headers(rate.headers);
     if (rate.refusal) throw rate.refusal;
