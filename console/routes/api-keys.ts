@@ -1,6 +1,7 @@
 /**
  * Developer Tools → API keys: create (token shown once; optional routing: a direct provider or a
- * failover route of the workspace, as `herald key create`), list, revoke.
+ * failover route of the workspace, and an optional rate limit, as `herald key create`), list,
+ * revoke.
  */
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -10,9 +11,11 @@ import {
   listWorkspaceApiKeys,
   revokeApiKey,
 } from '../../commands/api-keys.js';
+import { presentGuard, showGuard } from '../../commands/guard-settings.js';
 import { InputError } from '../../commands/input.js';
 import { listRoutingChoices } from '../../commands/routing-choices.js';
 import { ABILITIES } from '../../domain/access.js';
+import { formatRequestRate } from '../../domain/fraud-guard.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
@@ -26,6 +29,7 @@ const LABELS: Record<string, string> = {
   provider: 'Direct provider',
   failoverRoute: 'Failover route',
   name: 'Name',
+  rate: 'Rate limit',
   user: 'User',
 };
 
@@ -68,10 +72,20 @@ export async function apiKeyRoutes(app: FastifyInstance, { context }: { context:
     } = {},
   ) {
     const workspace = signedIn.visitor.workspaceSlug;
-    const [keys, routing] = await Promise.all([
+    const [keys, routing, guard] = await Promise.all([
       listWorkspaceApiKeys(deps, { workspace }),
       listRoutingChoices(deps, { workspace }),
+      showGuard(deps, { workspace }),
     ]);
+    // What a key without a rate of its own is held to (Fraud guard's API key rate).
+    const keyRate = presentGuard(guard).key_rate;
+    const created = extra.created && {
+      ...extra.created,
+      rateText:
+        extra.created.rate === null
+          ? `the workspace's key rate (${keyRate})`
+          : formatRequestRate(extra.created.rate),
+    };
     return sendHtml(
       reply,
       status,
@@ -85,7 +99,8 @@ export async function apiKeyRoutes(app: FastifyInstance, { context }: { context:
         providers: routing.providers,
         failoverRoutes: routing.failoverRoutes,
         canManage: can(signedIn.visitor, 'api_keys.manage'),
-        created: extra.created,
+        keyRate,
+        created,
         form: extra.form ?? { abilities: ['messages:send', 'messages:read'] },
         errors: extra.errors ?? {},
         flash: extra.flash,
@@ -116,6 +131,7 @@ export async function apiKeyRoutes(app: FastifyInstance, { context }: { context:
         user: signedIn.visitor.email,
         name: text(form, 'name'),
         abilities: list(form, 'abilities'),
+        rate: text(form, 'rate'),
         ...routing,
       }),
     );
@@ -130,6 +146,7 @@ export async function apiKeyRoutes(app: FastifyInstance, { context }: { context:
       name: text(form, 'name')?.trim() || null,
       provider: routing.provider ?? null,
       failover_route: routing.failoverRoute ?? null,
+      rate: text(form, 'rate')?.trim() || null,
     });
     return page(reply, signedIn, 201, { created });
   });

@@ -3,7 +3,8 @@
  * direct provider or a failover route of the workspace). A key made with a direct provider sends
  * through it (its simulator's inbox, the message's provider); another workspace's route and an
  * unreadable choice are refused at the picker; the list shows each key's routing; a viewer is
- * refused.
+ * refused. A key's own rate limit (blank: the workspace's key rate) is saved, an unreadable one
+ * refused at its field, and held to over REST.
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -205,5 +206,79 @@ describe('API key routing', () => {
     expect(refused.status).toBe(403);
     expect(visibleText(refused.body)).toContain('Not allowed');
     expect(await keyCount(slug)).toBe(0);
+  });
+});
+
+describe('API key rate limit', () => {
+  const rates = (workspaceId: number) =>
+    server.sql<{ name: string; rateLimit: unknown }[]>`
+      select name, rate_limit from api_keys where workspace_id = ${workspaceId} order by id`;
+
+  it("saves a key's own rate (blank: the workspace's key rate), refuses an unreadable one at its field, and audits it", async () => {
+    const { slug, id } = await workspace();
+    const browser = await signedIn(slug, 'developer');
+    const form = await browser.get(`/console/w/${slug}/developer/api-keys`);
+    expect(form.body).toContain(
+      '<input id="rate" name="rate" type="text" maxlength="20" value="" placeholder="100/s">',
+    );
+    const refused = await browser.post(`/console/w/${slug}/developer/api-keys`, {
+      name: 'Hourly',
+      abilities: 'messages:send',
+      rate: '100/h',
+    });
+    expect(refused.status).toBe(422);
+    expect(
+      visibleText(/<div class="field-error">([^<]*)<\/div>/.exec(refused.body)?.[1] ?? ''),
+    ).toBe(
+      'Rate limit "100/h" must be requests per second or minute, like 100/s or 6000/m, off, or default',
+    );
+    expect(refused.body).toContain('value="100/h"');
+    expect(await keyCount(slug)).toBe(0);
+
+    for (const [name, rate] of [
+      ['Slow', '2/m'],
+      ['Unlimited', 'off'],
+      ['Usual', ''],
+    ] as const) {
+      const created = await browser.post(`/console/w/${slug}/developer/api-keys`, {
+        name,
+        abilities: 'messages:read',
+        rate,
+      });
+      expect(created.status).toBe(201);
+      expect(
+        visibleText(/<p class="muted">(Prefix[\s\S]*?)<\/p>/.exec(created.body)?.[1] ?? ''),
+      ).toMatch(
+        new RegExp(
+          `rate ${{ Slow: '2/m', Unlimited: 'off', Usual: "the workspace's key rate \\(100/s\\)" }[name]}$`,
+        ),
+      );
+    }
+    expect(await rates(id)).toEqual([
+      { name: 'Slow', rateLimit: { requests: 2, perSeconds: 60 } },
+      { name: 'Unlimited', rateLimit: 'off' },
+      { name: 'Usual', rateLimit: null },
+    ]);
+    const [audit] = await server.sql<{ details: Record<string, unknown> }[]>`
+      select details from audit_log
+      where workspace_id = ${id} and action = 'api_key.created' order by id limit 1`;
+    expect(audit?.details.rate).toBe('2/m');
+
+    // The key's own rate holds over REST: 2 a minute, the third refused.
+    const slow = await browser.post(`/console/w/${slug}/developer/api-keys`, {
+      name: 'Slow again',
+      abilities: 'messages:read',
+      rate: '2/m',
+    });
+    const token = newToken(slow.body);
+    const look = () =>
+      server.app.inject({
+        method: 'GET',
+        url: '/api/v1/messages/999999999',
+        headers: { authorization: `Bearer ${token}` },
+      });
+    expect((await look()).statusCode).toBe(404);
+    expect((await look()).statusCode).toBe(404);
+    expect((await look()).statusCode).toBe(429);
   });
 });
