@@ -2,8 +2,9 @@
  * The console in Chromium (playwright-core, as the MCP e2e test drives it): a new owner accepts
  * an invitation, creates an API key and sends with it over REST, saves an OTP service and sends a
  * code with its slug (read at the simulator's phone, verified over REST), Quick Sends 50
- * recipients and watches the counters reach completed, reads the audit log, revokes the key after
- * confirming; a viewer invited next can create no key; the owner enrols TOTP, signs in with it,
+ * recipients and watches the counters reach completed, reads the audit log, sets a tight range
+ * breaker on Fraud guard and sees the block it trips as a banner until it unblocks the range,
+ * revokes the key after confirming; a viewer invited next can create no key; the owner enrols TOTP, signs in with it,
  * requires it of the workspace, connects an MCP client (whose OAuth sign-in asks for the code)
  * and revokes it from MCP & AI, after which the client's next call is a 401. Then the refusals,
  * each with its exact answer: a form without its CSRF token, a session on another workspace's
@@ -322,6 +323,33 @@ describe('the console in a browser', () => {
       expect(log).toContain(action);
     }
     await screenshots(page, 'audit');
+  });
+
+  it('sets a tight range breaker, whose block shows as a banner on every page until unblocked', async () => {
+    await page.getByRole('link', { name: 'Fraud guard' }).click();
+    await page.getByLabel('Range breaker').fill('3/1h@50%,1h');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('The fraud guard settings were saved.').waitFor();
+    // +61474RR, then 4 digits: a range no other step or test file sends to.
+    const range = `+61474${randomInt(10, 100)}`;
+    const send = (number: number) =>
+      rest('/api/v1/otp/send', token, { recipient: `${range}000${number}`, purpose: 'login' });
+    for (let number = 1; number <= 3; number++) expect((await send(number)).status).toBe(202);
+    expect((await send(4)).status).toBe(429);
+    await page.getByRole('link', { name: 'Dashboard' }).click();
+    await expect(page.locator('#paused-ranges').textContent()).resolves.toContain(
+      `Codes to numbers starting ${range} are paused until`,
+    );
+    await page.getByRole('link', { name: 'Review or unblock' }).click();
+    await page.locator('.chart canvas').waitFor();
+    await screenshots(page, 'fraud-guard');
+    page.once('dialog', (dialog) => dialog.accept());
+    const unblocked = await submit(page, `/console/w/${slug}/fraud-guard/unblock`, () =>
+      page.getByRole('button', { name: 'Unblock' }).click(),
+    );
+    expect(unblocked.status()).toBe(303);
+    await page.getByText('No number range is blocked.').waitFor();
+    expect(await page.locator('#paused-ranges').count()).toBe(0);
   });
 
   it('revokes the key after a confirmation, and REST refuses it', async () => {
