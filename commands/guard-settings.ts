@@ -9,9 +9,11 @@ import {
   findGuardOverrides,
   liftRangeBlocks,
   listBlockedRanges,
+  lockGuardSettings,
   type RangeBlock,
   saveGuardOverrides,
   startDailyUsage,
+  stopDailyUsage,
 } from '../db/fraud-guard.js';
 import { findOtpService } from '../db/otp-settings.js';
 import type { Workspace } from '../db/workspaces.js';
@@ -223,7 +225,7 @@ export async function setGuard(deps: Deps, input: GuardSetInput): Promise<GuardV
   if (Object.keys(changes).length === 0)
     throw invalid`Give at least one setting to change, such as ${field('otpPerRecipient')}`;
   await deps.sql.begin(async (tx) => {
-    await tx`select pg_advisory_xact_lock(hashtext(${`guard-settings:${workspace.id}`}))`;
+    await lockGuardSettings(tx, workspace.id);
     const current = await findGuardOverrides(tx, workspace.id, otpService);
     const next: Record<string, unknown> = { ...(otpService ? current.service : current.workspace) };
     for (const [name, value] of Object.entries(changes)) {
@@ -233,8 +235,7 @@ export async function setGuard(deps: Deps, input: GuardSetInput): Promise<GuardV
     await saveGuardOverrides(tx, workspace.id, otpService, next as GuardOverrides);
     const cap = effectiveGuard(next as GuardOverrides).dailySegments;
     if (!otpService && cap !== null) await startDailyUsage(tx, workspace.id);
-    else if (!otpService)
-      await tx`delete from guard_daily_usage where workspace_id = ${workspace.id}`;
+    else if (!otpService) await stopDailyUsage(tx, workspace.id);
   });
   return showGuard(deps, { workspace: workspace.slug, otpService: otpService ?? undefined });
 }

@@ -42,6 +42,11 @@ export async function saveGuardOverrides(
       on conflict (otp_service_id) do update set settings = excluded.settings, updated_at = now()`;
 }
 
+/** Serializes changes to a workspace's settings (read, change, write) until the transaction ends. */
+export async function lockGuardSettings(tx: TransactionSql, workspaceId: number) {
+  await tx`select pg_advisory_xact_lock(hashtextextended(${`guard-settings:${workspaceId}`}, 2501))`;
+}
+
 /**
  * Serializes the OTP sends of one workspace and number range until the transaction ends, so the
  * counts below and the send they admit are one step: exact under any concurrency or replicas.
@@ -232,6 +237,11 @@ export async function startDailyUsage(sql: AnySql, workspaceId: number): Promise
         where c.workspace_id = ${workspaceId} and c.created_at >= today::timestamp at time zone 'UTC')
     from (select (now() at time zone 'UTC')::date as today) d
     on conflict do nothing`;
+}
+
+/** Stops counting once the workspace has no cap: a cap set later counts afresh. */
+export async function stopDailyUsage(sql: AnySql, workspaceId: number): Promise<void> {
+  await sql`delete from guard_daily_usage where workspace_id = ${workspaceId}`;
 }
 
 /** The day's use so far (0 when nothing is counted). */
