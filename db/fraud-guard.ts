@@ -291,14 +291,43 @@ export interface BucketTake {
   rate: number;
 }
 
-/** One token from each bucket, or none (migration 0028, take_rate_tokens). */
-export function takeRateTokens(
+/**
+ * Takes one token from each bucket, or none when any is empty, in one statement: the rows are
+ * locked in key order (no deadlock between replicas) and refilled by Postgres's clock (replicas'
+ * clocks do not matter). A bucket's first request creates it full, then takes again.
+ */
+export async function takeRateTokens(
   sql: AnySql,
   buckets: readonly { key: string; capacity: number; perSecond: number }[],
-) {
-  return sql<BucketTake[]>`
-    select key, allowed, tokens, capacity, rate from take_rate_tokens(
-      ${buckets.map((bucket) => bucket.key)}::text[],
-      ${buckets.map((bucket) => bucket.capacity)}::float8[],
-      ${buckets.map((bucket) => bucket.perSecond)}::float8[])`;
+): Promise<BucketTake[]> {
+  const keys = buckets.map((bucket) => bucket.key);
+  const capacities = buckets.map((bucket) => bucket.capacity);
+  const take = () => sql<BucketTake[]>`
+    with wanted as (
+      select * from unnest(${keys}::text[], ${capacities}::float8[],
+        ${buckets.map((bucket) => bucket.perSecond)}::float8[]) as w(key, capacity, rate)
+    ), locked as (
+      select b.key, w.capacity, w.rate,
+        least(w.capacity, b.tokens
+          + greatest(0, extract(epoch from statement_timestamp() - b.refreshed_at)) * w.rate)
+          as refilled
+      from rate_buckets b join wanted w on w.key = b.key
+      order by b.key
+      for update of b
+    ), verdict as (
+      select bool_and(refilled >= 1) and count(*) = ${keys.length} as ok from locked
+    )
+    update rate_buckets b
+    set tokens = l.refilled - case when v.ok then 1 else 0 end,
+      refreshed_at = greatest(b.refreshed_at, statement_timestamp())
+    from locked l, verdict v
+    where b.key = l.key
+    returning b.key, v.ok as allowed, b.tokens, l.capacity, l.rate`;
+  const takes = await take();
+  if (takes.length === keys.length) return takes;
+  await sql`
+    insert into rate_buckets (key, tokens, refreshed_at)
+    select key, capacity, statement_timestamp() from unnest(${keys}::text[], ${capacities}::float8[]) as w(key, capacity)
+    on conflict do nothing`;
+  return take();
 }

@@ -63,43 +63,6 @@ create unlogged table rate_buckets (
   refreshed_at timestamptz not null
 ) with (fillfactor = 50);
 
--- Takes one token from each bucket, or none when any is empty: rows locked in key order (no
--- deadlock between replicas), refilled by Postgres's clock (replicas' clocks do not matter).
-create function take_rate_tokens(keys text[], capacities float8[], per_second float8[])
-returns table (key text, allowed boolean, tokens float8, capacity float8, rate float8)
-language plpgsql as $$
-#variable_conflict use_column
-declare
-  at timestamptz := clock_timestamp();
-  locked integer;
-begin
-  select count(*) into locked
-  from (select 1 from rate_buckets b where b.key = any(keys) order by b.key for update) l;
-  if locked < cardinality(keys) then
-    -- A bucket's first request: a full bucket, then the lock as above.
-    insert into rate_buckets as b (key, tokens, refreshed_at)
-    select k, c, at from unnest(keys, capacities) as w(k, c)
-    on conflict do nothing;
-    perform 1 from rate_buckets b where b.key = any(keys) order by b.key for update;
-  end if;
-  return query
-  with refilled as (
-    select b.key as k, w.c, w.r,
-      least(w.c, b.tokens + greatest(0, extract(epoch from at - b.refreshed_at)) * w.r) as t
-    from rate_buckets b
-    join unnest(keys, capacities, per_second) as w(k, c, r) on w.k = b.key
-  ), verdict as (
-    select bool_and(t >= 1) as ok from refilled
-  ), updated as (
-    update rate_buckets b
-    set tokens = r.t - case when v.ok then 1 else 0 end, refreshed_at = greatest(b.refreshed_at, at)
-    from refilled r, verdict v
-    where b.key = r.k
-    returning b.key, v.ok, b.tokens, r.c, r.r
-  )
-  select * from updated;
-end $$;
-
 -- The guard acts on its own (a breaker trip) as `guard`.
 alter table audit_log drop constraint audit_log_source_check;
 alter table audit_log add constraint audit_log_source_check
