@@ -1,5 +1,6 @@
 import proto from '@temporalio/proto';
 import type { FastifyInstance } from 'fastify';
+import { checkReadiness } from '../../commands/readiness.js';
 import { ping } from '../../db/client.js';
 import { TASK_QUEUE } from '../../workflows/definitions.js';
 import type { ApiDeps } from '../deps.js';
@@ -49,7 +50,30 @@ async function temporalChecks(deps: ApiDeps): Promise<{ temporal: Check; worker:
   }
 }
 
+/**
+ * The probes: `/livez` answers while the process serves (a liveness probe restarts only a stuck
+ * process), `/readyz` while it can do its work (a readiness probe takes it out of rotation while
+ * Postgres or Temporal is away, or before its migrations ran). `/health` stays as it was.
+ */
 export async function healthRoutes(app: FastifyInstance, { deps }: { deps: ApiDeps }) {
+  app.get('/livez', async () => ({ status: 'ok' }));
+
+  app.get('/readyz', async (_request, reply) => {
+    const { ready, checks, pending } = await checkReadiness(deps);
+    if (ready) return { status: 'ready', checks };
+    const reasons = [
+      ...(['postgres', 'temporal'] as const)
+        .filter((name) => checks[name] === 'down')
+        .map((name) => `${name} down`),
+      ...(checks.migrations === 'behind' ? [`migrations pending: ${pending.join(', ')}`] : []),
+    ];
+    return reply.code(503).send({
+      status: 'not_ready',
+      message: `Not ready: ${reasons.join('; ')}.`,
+      checks,
+    });
+  });
+
   app.get('/health', async (_request, reply) => {
     const [postgres, { temporal, worker }] = await Promise.all([
       postgresCheck(deps),

@@ -146,7 +146,7 @@ describe('docker-compose.yml production topology', () => {
     expect(healthcheckCommand('postgres')).toMatch(/^pg_isready\b/);
     expect(healthcheckCommand('temporal')).not.toBe('');
     expect(healthcheckCommand('herald-api')).toMatch(
-      /^node -e .*'http:\/\/127\.0\.0\.1:3000\/health'/,
+      /^node -e .*'http:\/\/127\.0\.0\.1:3000\/readyz'/,
     );
   });
 
