@@ -54,3 +54,13 @@ export async function checkReadiness(deps: { sql: Sql; temporal: Client }): Prom
     pending: pending ?? [],
   };
 }
+
+/** Why a process is not ready, each reason as the probes name it: `temporal down`. */
+export function unreadyReasons({ checks, pending }: Readiness): string[] {
+  return [
+    ...(['postgres', 'temporal'] as const)
+      .filter((name) => checks[name] === 'down')
+      .map((name) => `${name} down`),
+    ...(checks.migrations === 'behind' ? [`migrations pending: ${pending.join(', ')}`] : []),
+  ];
+}

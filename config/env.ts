@@ -60,6 +60,8 @@ export const envSchema = z.object({
     .min(0, 'must be a number of seconds')
     .default(30),
   SIMULATOR_PORT: port.default(4010),
+  /** Where `herald worker` serves /livez and /readyz (on HOST); unset: no probe port. */
+  WORKER_HEALTH_PORT: port.optional(),
   /** The web console under /console (and `/` redirecting there); `false` leaves both unrouted. */
   CONSOLE_ENABLED: flag.default(true),
   /** The operator's `own` provider (simulator API); defaults to the local simulator. */

@@ -11,6 +11,7 @@ import { ensureSearchAttributes } from '../temporal/search-attributes.js';
 import { OTP_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from '../workflows/definitions.js';
 import { buildApp } from './app.js';
 import { startHeraldWorker } from './worker.js';
+import { startWorkerProbes } from './worker-probes.js';
 
 /*
  * What each role of a Herald process starts (`herald api`, `herald worker`, `herald simulator`,
@@ -58,7 +59,22 @@ export async function startWorkerRole(options: {
     webhookDispatcher: env.WEBHOOK_DISPATCHER,
   });
   options.registerStop('worker', worker.shutdown);
-  worker.done.catch(options.onFailure);
+  let running = true;
+  worker.done
+    .finally(() => {
+      running = false;
+    })
+    .catch(options.onFailure);
+  if (env.WORKER_HEALTH_PORT !== undefined) {
+    const probes = await startWorkerProbes({
+      port: env.WORKER_HEALTH_PORT,
+      host: env.HOST,
+      sql: options.sql,
+      temporal,
+      running: () => running,
+    });
+    options.registerStop('worker probes', probes.close);
+  }
   return [TASK_QUEUE, OTP_TASK_QUEUE, WEBHOOK_TASK_QUEUE];
 }
 

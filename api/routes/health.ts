@@ -1,6 +1,6 @@
 import proto from '@temporalio/proto';
 import type { FastifyInstance } from 'fastify';
-import { checkReadiness } from '../../commands/readiness.js';
+import { checkReadiness, unreadyReasons } from '../../commands/readiness.js';
 import { ping } from '../../db/client.js';
 import { TASK_QUEUE } from '../../workflows/definitions.js';
 import type { ApiDeps } from '../deps.js';
@@ -59,17 +59,12 @@ export async function healthRoutes(app: FastifyInstance, { deps }: { deps: ApiDe
   app.get('/livez', async () => ({ status: 'ok' }));
 
   app.get('/readyz', async (_request, reply) => {
-    const { ready, checks, pending } = await checkReadiness(deps);
-    if (ready) return { status: 'ready', checks };
-    const reasons = [
-      ...(['postgres', 'temporal'] as const)
-        .filter((name) => checks[name] === 'down')
-        .map((name) => `${name} down`),
-      ...(checks.migrations === 'behind' ? [`migrations pending: ${pending.join(', ')}`] : []),
-    ];
+    const readiness = await checkReadiness(deps);
+    const { checks } = readiness;
+    if (readiness.ready) return { status: 'ready', checks };
     return reply.code(503).send({
       status: 'not_ready',
-      message: `Not ready: ${reasons.join('; ')}.`,
+      message: `Not ready: ${unreadyReasons(readiness).join('; ')}.`,
       checks,
     });
   });

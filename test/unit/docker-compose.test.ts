@@ -142,11 +142,16 @@ describe('docker-compose.yml production topology', () => {
     expect(temporalAddress).toBe('temporal:7233');
   });
 
-  it('health-checks postgres, temporal and herald-api', () => {
+  it('health-checks postgres, temporal, herald-api and herald-worker (their /readyz)', () => {
     expect(healthcheckCommand('postgres')).toMatch(/^pg_isready\b/);
     expect(healthcheckCommand('temporal')).not.toBe('');
     expect(healthcheckCommand('herald-api')).toMatch(
       /^node -e .*'http:\/\/127\.0\.0\.1:3000\/readyz'/,
+    );
+    const workerEnv = environmentOf('herald-worker');
+    expect(envSchema.shape.WORKER_HEALTH_PORT.parse(workerEnv.WORKER_HEALTH_PORT)).toBe(3001);
+    expect(healthcheckCommand('herald-worker')).toMatch(
+      /^node -e .*'http:\/\/127\.0\.0\.1:3001\/readyz'/,
     );
   });
 
