@@ -29,6 +29,8 @@ const expectedServices = [
 ];
 /** A value for `${VAR:?message}` and bare `${VAR}`: long enough for HERALD_SECRET's minimum. */
 const SAMPLE = 'sample-value-0123456789-0123456789';
+/** What an operator gives a required `…_URL` variable. */
+const SAMPLE_URL = 'https://sample.example/';
 
 function service(name: string): Service {
   const found = compose.services[name];
@@ -47,8 +49,9 @@ function environmentOf(name: string): Record<string, string> {
 /** Compose interpolation: `${VAR:-default}` → default, `${VAR:?message}` and `${VAR}` → SAMPLE. */
 function interpolate(value: string): string {
   return value.replace(
-    /\$\{\w+(?::?([-?])([^}]*))?\}/g,
-    (_, kind: string | undefined, rest = '') => (kind === '-' ? rest : SAMPLE),
+    /\$\{(\w+)(?::?([-?])([^}]*))?\}/g,
+    (_, name: string, kind: string | undefined, rest = '') =>
+      kind === '-' ? rest : name.endsWith('_URL') ? SAMPLE_URL : SAMPLE,
   );
 }
 
@@ -128,6 +131,8 @@ describe('docker-compose.yml production topology', () => {
       const parsed = envSchema.safeParse(Object.fromEntries(values));
       expect(parsed.error?.issues ?? [], name).toEqual([]);
       expect(env.HERALD_SECRET, name).toMatch(/^\$\{HERALD_SECRET:\?.+\}$/);
+      // Unset, `own` would point at a simulator on localhost that no container runs.
+      expect(env.OWN_PROVIDER_URL, name).toMatch(/^\$\{OWN_PROVIDER_URL:\?.+\}$/);
       expect(env.NODE_ENV, name).toBe('production');
     }
   });
