@@ -34,16 +34,23 @@ export function httpTimeoutOptions(env: Env) {
     keepAliveTimeout: timeouts.keepAliveTimeout,
     http: {
       ...timeouts,
-      connectionsCheckingInterval: Math.min(1_000, Math.floor(timeouts.headersTimeout / 4)),
+      connectionsCheckingInterval: checkingIntervalOf(timeouts.headersTimeout),
     },
   };
 }
+
+/** How often Node checks its connections' timeouts: a quarter of the headers timeout, at most 1 s. */
+const checkingIntervalOf = (headersTimeout: number) =>
+  Math.min(1_000, Math.floor(headersTimeout / 4));
 
 /** The limits below, from the environment. */
 export function connectionLimitsOf(env: Env): ConnectionLimits {
   return {
     maxPerAddress: env.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
-    firstBytesWithinMs: env.HTTP_HEADERS_TIMEOUT_MS,
+    // One check before the headers timeout: a silent connection is closed without a word before
+    // Node's check could find it past the timeout and write it a 408 (a race under load).
+    firstBytesWithinMs:
+      env.HTTP_HEADERS_TIMEOUT_MS - checkingIntervalOf(env.HTTP_HEADERS_TIMEOUT_MS),
     trustedProxies: env.TRUSTED_PROXIES,
   };
 }
