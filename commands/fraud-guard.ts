@@ -23,6 +23,7 @@ import { HeraldError, validationError } from '../domain/errors.js';
 import {
   breakerTrips,
   effectiveGuard,
+  expandPrefixes,
   type GuardOverrides,
   type GuardSettings,
   geoRefusal,
@@ -65,7 +66,7 @@ export function checkOtpRecipient(
   guard: GuardSettings,
   recipient: string,
 ): void {
-  const refusal = geoRefusal(guard, guard.otpCountries, recipient);
+  const refusal = geoRefusal(expandPrefixes(guard.blockedPrefixes), guard.otpCountries, recipient);
   if (!refusal) return;
   countRefusal(sql, workspaceId, refusal.rule === 'country' ? 'otp_country' : 'blocked_prefix');
   throw validationError({ recipient: [`The recipient field ${refusal.reason} for OTP.`] });
@@ -80,8 +81,9 @@ export function checkSmsRecipients(
 ): void {
   const errors: Record<string, string[]> = {};
   const counts = new Map<GuardRule, number>();
+  const blocked = expandPrefixes(guard.blockedPrefixes);
   recipients.forEach((recipient, index) => {
-    const refusal = geoRefusal(guard, guard.smsCountries, recipient);
+    const refusal = geoRefusal(blocked, guard.smsCountries, recipient);
     if (!refusal) return;
     const rule = refusal.rule === 'country' ? 'sms_country' : 'blocked_prefix';
     counts.set(rule, (counts.get(rule) ?? 0) + 1);

@@ -164,24 +164,22 @@ export function rangeOf(e164: string): string {
   return e164.slice(0, -4);
 }
 
-/** The blocked prefix a number starts with, if any. */
-export function blockedPrefixOf(e164: string, prefixes: readonly string[]): string | undefined {
-  return expandPrefixes(prefixes).find((prefix) => e164.startsWith(prefix));
-}
-
 export function countryAllowed(countries: CountryList, e164: string): boolean {
   if (countries === 'any') return true;
   const country = countryOf(e164);
   return country !== undefined && countries.includes(country);
 }
 
-/** Why a recipient may not be sent to, for the field's 422 message; undefined when it may. */
+/**
+ * Why a recipient may not be sent to, for the field's 422 message; undefined when it may.
+ * `blocked` is expandPrefixes' list, expanded once for all of a send's recipients.
+ */
 export function geoRefusal(
-  settings: Pick<GuardSettings, 'blockedPrefixes'>,
+  blocked: readonly string[],
   countries: CountryList,
   e164: string,
 ): { rule: 'blocked_prefix' | 'country'; reason: string } | undefined {
-  const prefix = blockedPrefixOf(e164, settings.blockedPrefixes);
+  const prefix = blocked.find((candidate) => e164.startsWith(candidate));
   if (prefix) return { rule: 'blocked_prefix', reason: `is in a blocked number range (${prefix})` };
   if (!countryAllowed(countries, e164))
     return { rule: 'country', reason: 'is in a country this workspace does not send to' };

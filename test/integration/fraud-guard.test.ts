@@ -233,6 +233,28 @@ describe('geo permissions', () => {
   });
 });
 
+describe('geo permissions at the largest send', () => {
+  it('refuses only the blocked one of 1,000 recipients, on its index', async () => {
+    const tenant = await tenantWithCredits();
+    const blocked = freshRange();
+    await setGuard(stack.admin, { workspace: tenant.slug, blockPrefix: `default,${blocked}` });
+    const open = freshRange();
+    const recipients = Array.from(
+      { length: 999 },
+      (_, index) => `${open}${String(index).padStart(4, '0')}`,
+    );
+    const refused = await post(tenant, '/api/v1/messages', {
+      recipients: [...recipients, `${blocked}0999`],
+      message: 'Hello',
+    });
+    const message = `The recipients.999 field is in a blocked number range (${blocked}) for SMS.`;
+    expect([refused.statusCode, refused.json()]).toEqual([
+      422,
+      { message, errors: { 'recipients.999': [message] } },
+    ]);
+  });
+});
+
 describe('the range breaker', () => {
   it('blocks a range once its unverified sends reach the threshold, records the trip once, and lifts on unblock', async () => {
     const tenant = await tenantWithCredits();
