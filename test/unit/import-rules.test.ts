@@ -25,6 +25,7 @@ type Folder =
   | 'db'
   | 'domain'
   | 'security'
+  | 'telemetry'
   | 'config';
 
 interface Rule {
@@ -42,6 +43,17 @@ interface Rule {
  * providers and database, the workflow bundle), and what each role starts. cli/ is the `herald`
  * command: its roles call server/, its admin commands call commands/.
  */
+const FRONT_END_IMPORTS: Folder[] = [
+  'commands',
+  'temporal',
+  'workflows',
+  'db',
+  'domain',
+  'security',
+  'telemetry',
+  'config',
+];
+
 const RULES: Record<Folder, Rule> = {
   server: {
     imports: [
@@ -56,28 +68,43 @@ const RULES: Record<Folder, Rule> = {
       'db',
       'domain',
       'security',
+      'telemetry',
       'config',
     ],
   },
   cli: {
-    imports: ['server', 'commands', 'temporal', 'workflows', 'db', 'domain', 'security', 'config'],
+    imports: [
+      'server',
+      'commands',
+      'temporal',
+      'workflows',
+      'db',
+      'domain',
+      'security',
+      'telemetry',
+      'config',
+    ],
   },
   // The front ends never import each other.
-  api: { imports: ['commands', 'temporal', 'workflows', 'db', 'domain', 'security', 'config'] },
-  console: { imports: ['commands', 'temporal', 'workflows', 'db', 'domain', 'security', 'config'] },
-  mcp: { imports: ['commands', 'temporal', 'workflows', 'db', 'domain', 'security', 'config'] },
+  api: { imports: [...FRONT_END_IMPORTS] },
+  console: { imports: [...FRONT_END_IMPORTS] },
+  mcp: { imports: [...FRONT_END_IMPORTS] },
   // workflows/ by value means its definitions module (ids, task queues, search attributes): any
   // module of workflow code is named by type only outside workflows/ (WORKFLOW_SDK below).
-  commands: { imports: ['temporal', 'workflows', 'db', 'domain', 'security', 'config'] },
+  commands: {
+    imports: ['temporal', 'workflows', 'db', 'domain', 'security', 'telemetry', 'config'],
+  },
   // Temporal's client side: starts, search attributes, schedules.
-  temporal: { imports: ['workflows', 'domain', 'config'] },
+  temporal: { imports: ['workflows', 'domain', 'telemetry', 'config'] },
   workflows: { imports: ['domain'], types: ['activities'] },
-  activities: { imports: ['db', 'providers', 'domain', 'security', 'config'] },
+  activities: { imports: ['db', 'providers', 'domain', 'security', 'telemetry', 'config'] },
   // Vendor I/O only: records and sinks are handed to providers, they never reach the database.
-  providers: { imports: ['domain', 'security', 'config'] },
+  providers: { imports: ['domain', 'security', 'telemetry', 'config'] },
   db: { imports: ['domain'] },
   domain: { imports: [] },
   security: { imports: ['domain'] },
+  // Metrics, traces and logs: instruments every layer above db/ and domain/ may record to.
+  telemetry: { imports: ['domain', 'config'] },
   config: { imports: ['domain'] },
 };
 
