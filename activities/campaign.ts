@@ -225,6 +225,7 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
             ? () => markHeld(lease, campaign.id, [seq], provider.slug)
             : undefined,
         },
+        'campaign',
       );
       switch (outcome.kind) {
         case 'accepted':

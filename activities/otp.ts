@@ -113,6 +113,7 @@ export function createOtpActivities(deps: OtpActivityDeps) {
       },
       createPacer(deps.sql, request.workspaceId),
       { fence },
+      'otp',
     ).catch((error: unknown) => {
       if (!(error instanceof LeaseLost)) throw error;
       // Refused before it left Herald: nothing was sent.

@@ -7,6 +7,12 @@ import {
   type ProviderRegistryConfig,
 } from '../providers/registry.js';
 import type { OutboundSms, SmsProvider, SubmitOutcome } from '../providers/types.js';
+import {
+  providerCallDuration,
+  secondsSince,
+  sends,
+  throughputWait,
+} from '../telemetry/metrics.js';
 import type { SubmissionFence } from './lease.js';
 import type { Pacer } from './throughput.js';
 
@@ -48,22 +54,36 @@ export async function submitWithRetries(
   message: OutboundSms,
   pacer: Pacer,
   guards: SubmissionGuards,
+  kind: 'campaign' | 'otp',
 ): Promise<SubmissionOutcome> {
+  const label = providerLabel(provider);
   let before = guards.beforeFirstSubmission;
   const attempt = async (): Promise<SubmissionOutcome> => {
+    const waitStarted = performance.now();
     await pacer.wait(provider);
+    if (provider.messagesPerSecond !== null)
+      throughputWait.observe({ provider: label }, secondsSince(waitStarted));
     if (message.validUntil && Date.now() >= message.validUntil.getTime())
       return { kind: 'expired', reason: 'validity period ended before it could be submitted' };
     await before?.();
     before = undefined;
     await guards.fence.ensure();
-    return provider.submit(message);
+    const called = performance.now();
+    const answer = await provider.submit(message);
+    providerCallDuration.observe({ provider: label, outcome: answer.kind }, secondsSince(called));
+    return answer;
   };
   let outcome = await attempt();
   for (const delay of RETRY_DELAYS_MS) {
-    if (outcome.kind !== 'failed') return outcome;
+    if (outcome.kind !== 'failed') break;
     await sleep(Math.max(delay, outcome.retryAfterMs ?? 0));
     outcome = await attempt();
   }
+  sends.inc({ kind, provider: label, outcome: outcome.kind });
   return outcome;
+}
+
+/** `own` (the operator's provider) or the vendor: never a workspace's own slug, unbounded. */
+function providerLabel(provider: SmsProvider): string {
+  return provider.slug === OWN_PROVIDER_SLUG ? OWN_PROVIDER_SLUG : provider.vendor;
 }

@@ -67,6 +67,8 @@ export type DeliveryLookup =
 
 export interface SmsProvider extends WebhookParser {
   readonly slug: string;
+  /** The provider type (simulator, twilio, smpp): a bounded name for metrics. */
+  readonly vendor: string;
   readonly requiresSenderId: boolean;
   /** ISO 3166 alpha-2 codes of the destinations it takes, or `all` (any E.164 number). */
   readonly countries: Countries;

@@ -40,11 +40,15 @@ const receiptSchema = z.object({
 });
 
 /**
- * A receipt from a simulator-protocol provider: JSON signed with `credential`, the one its
- * messages were submitted with (providers/simulator/README.md); its own timestamp `at` is kept.
+ * A receipt from a simulator-protocol provider: JSON signed with the credential its message was
+ * submitted with (providers/simulator/README.md), one of `credentials` (the current one and those
+ * from before a HERALD_SECRET rotation); its own timestamp `at` is kept.
  * An unsigned receipt is refused before its body is read, a wrongly signed one once it is parsed.
  */
-export function parseSimulatorReceipt(request: ReceiptRequest, credential: string): ReceiptParse {
+export function parseSimulatorReceipt(
+  request: ReceiptRequest,
+  credentials: readonly string[],
+): ReceiptParse {
   const header = request.headers[RECEIPT_SIGNATURE_HEADER];
   if (typeof header !== 'string') return { kind: 'forbidden' };
   const parsed = receiptSchema.safeParse(request.body);
@@ -52,7 +56,10 @@ export function parseSimulatorReceipt(request: ReceiptRequest, credential: strin
     const [issue] = parsed.error.issues;
     return { kind: 'invalid', message: `${issue?.path.join('.') || 'body'}: ${issue?.message}` };
   }
-  if (!receiptSignatureMatches(credential, parsed.data, header)) return { kind: 'forbidden' };
+  const signed = credentials.some((credential) =>
+    receiptSignatureMatches(credential, parsed.data, header),
+  );
+  if (!signed) return { kind: 'forbidden' };
   const receipt = parsed.data;
   return {
     kind: 'receipt',
@@ -102,6 +109,7 @@ export class SimulatorProvider implements SmsProvider {
   readonly countries: Countries;
   /** The simulator sets no limit unless one is configured. */
   readonly messagesPerSecond: number | null;
+  readonly vendor = 'simulator';
 
   constructor(
     readonly slug: string,
@@ -116,6 +124,8 @@ export class SimulatorProvider implements SmsProvider {
        * provider signs that message's receipts. Without one, every receipt is refused.
        */
       credential?: string;
+      /** Credentials of earlier keys of the ring, whose messages' receipts still verify. */
+      earlierCredentials?: readonly string[];
     } = {},
   ) {
     this.requiresSenderId = options.requiresSenderId ?? false;
@@ -123,10 +133,14 @@ export class SimulatorProvider implements SmsProvider {
     this.countries = options.countries ?? 'all';
     this.timeoutMs = options.timeoutMs ?? SUBMIT_TIMEOUT_MS;
     this.#credential = options.credential ?? null;
+    this.#receiptCredentials = this.#credential
+      ? [this.#credential, ...(options.earlierCredentials ?? [])]
+      : [];
   }
 
   private readonly timeoutMs: number;
   readonly #credential: string | null;
+  readonly #receiptCredentials: readonly string[];
 
   async submit(message: OutboundSms): Promise<SubmitOutcome> {
     let answer: JsonAnswer;
@@ -162,7 +176,7 @@ export class SimulatorProvider implements SmsProvider {
   parseReceipt(request: ReceiptRequest): ReceiptParse {
     return this.#credential === null
       ? { kind: 'forbidden' }
-      : parseSimulatorReceipt(request, this.#credential);
+      : parseSimulatorReceipt(request, this.#receiptCredentials);
   }
 
   /** The messages stored under `reference`, newest first. */

@@ -23,6 +23,7 @@ export class SmppProvider implements SmsProvider {
   readonly countries: Countries;
   readonly messagesPerSecond: number;
   readonly slug: string;
+  readonly vendor = 'smpp';
   readonly #config: SmppProviderConfig;
   readonly #sessions: SmppSessions | undefined;
 

@@ -164,6 +164,7 @@ export class TwilioProvider implements SmsProvider {
   readonly messagesPerSecond: number;
   readonly #options: TwilioOptions;
   readonly #timeoutMs: number;
+  readonly vendor = 'twilio';
 
   constructor(
     readonly slug: string,

@@ -1,0 +1,145 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/*
+ * Herald's Prometheus metrics: one registry per process, served on METRICS_PORT
+ * (server/metrics-server.ts). Labels are bounded sets only: routes as templates, HTTP statuses,
+ * provider vendors (`own`, simulator, twilio, smpp: never a workspace's provider slug), outcomes,
+ * statuses and guard rules. No workspace, number, body or code is ever a label: per-workspace
+ * figures live in the reports (console, MCP, `herald campaign`), where they are scoped by access.
+ */
+
+export const registry = new Registry();
+const registers = [registry];
+
+/** Latencies from a millisecond to ten seconds. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** A receipt comes seconds to hours after its submission. */
+const RECEIPT_DELAY_BUCKETS = [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600];
+
+export const httpRequestDuration = new Histogram({
+  name: 'herald_http_request_duration_seconds',
+  help: 'HTTP requests answered by the api, by method, route template and status',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: LATENCY_BUCKETS,
+  registers,
+});
+
+export const sends = new Counter({
+  name: 'herald_sends_total',
+  help: "Messages handed to a provider, by kind (campaign, otp), provider vendor and the provider's answer (accepted, rejected, failed, unknown, expired)",
+  labelNames: ['kind', 'provider', 'outcome'] as const,
+  registers,
+});
+
+export const providerCallDuration = new Histogram({
+  name: 'herald_provider_call_duration_seconds',
+  help: 'One submission to a provider, request to answer, by provider vendor and outcome',
+  labelNames: ['provider', 'outcome'] as const,
+  buckets: LATENCY_BUCKETS,
+  registers,
+});
+
+export const throughputWait = new Histogram({
+  name: 'herald_throughput_wait_seconds',
+  help: "Time a submission waited for a slot of its provider's messages-per-second limit",
+  labelNames: ['provider'] as const,
+  buckets: LATENCY_BUCKETS,
+  registers,
+});
+
+export const receipts = new Counter({
+  name: 'herald_receipts_total',
+  help: 'Delivery receipts recorded, by status',
+  labelNames: ['status'] as const,
+  registers,
+});
+
+export const receiptDelay = new Histogram({
+  name: 'herald_receipt_delay_seconds',
+  help: "From a message's submission to its delivery receipt",
+  labelNames: ['status'] as const,
+  buckets: RECEIPT_DELAY_BUCKETS,
+  registers,
+});
+
+export const otpOutcomes = new Counter({
+  name: 'herald_otp_outcomes_total',
+  help: 'OTP sends answered (accepted, pending, failed) and verifications (verified, failed_verification, exhausted)',
+  labelNames: ['outcome'] as const,
+  registers,
+});
+
+export const guardRefusals = new Counter({
+  name: 'herald_guard_refusals_total',
+  help: 'Requests the fraud guard refused, by rule',
+  labelNames: ['rule'] as const,
+  registers,
+});
+
+export const webhookDeliveries = new Counter({
+  name: 'herald_webhook_deliveries_total',
+  help: "Webhook delivery attempts, by outcome (delivered, failed: the endpoint's answer or no answer; exhausted: given up)",
+  labelNames: ['outcome'] as const,
+  registers,
+});
+
+/** What the process's gauges read when scraped; set by the composition root (server/). */
+export interface MetricSources {
+  /** Queued campaign messages and the age of the oldest, across every workspace. */
+  backlog?: () => Promise<{ messages: number; oldestSeconds: number }>;
+  /** The Postgres pool: its size and the queries in flight on it. */
+  pool?: () => { max: number; inFlight: number };
+}
+
+let sources: MetricSources = {};
+
+export function setMetricSources(given: MetricSources): void {
+  sources = given;
+}
+
+const backlogRead = () => sources.backlog?.() ?? Promise.resolve(undefined);
+
+new Gauge({
+  name: 'herald_campaign_backlog_messages',
+  help: 'Campaign messages queued and not yet submitted, across workspaces (the same in every process: aggregate with max)',
+  registers,
+  async collect() {
+    const backlog = await backlogRead();
+    if (backlog) this.set(backlog.messages);
+  },
+});
+
+new Gauge({
+  name: 'herald_campaign_backlog_oldest_seconds',
+  help: 'Age of the oldest queued campaign message (0 when none is queued)',
+  registers,
+  async collect() {
+    const backlog = await backlogRead();
+    if (backlog) this.set(backlog.oldestSeconds);
+  },
+});
+
+new Gauge({
+  name: 'herald_db_pool_connections_max',
+  help: "The Postgres pool's size",
+  registers,
+  collect() {
+    const pool = sources.pool?.();
+    if (pool) this.set(pool.max);
+  },
+});
+
+new Gauge({
+  name: 'herald_db_pool_queries_in_flight',
+  help: 'Queries and transactions using or waiting for a pooled connection',
+  registers,
+  collect() {
+    const pool = sources.pool?.();
+    if (pool) this.set(pool.inFlight);
+  },
+});
+
+/** Seconds since `startedAt` (a performance.now() reading). */
+export function secondsSince(startedAt: number): number {
+  return (performance.now() - startedAt) / 1000;
+}
