@@ -12,6 +12,7 @@ import { campaignMessageReference } from '../domain/message-reference.js';
 import { OWN_PROVIDER_SLUG, ownProviderRecord } from '../domain/provider-definition.js';
 import { adapterFor, type ProviderRegistryConfig } from '../providers/registry.js';
 import type { DeliveryLookup, SmsProvider } from '../providers/types.js';
+import { observeReceipt } from '../telemetry/metrics.js';
 
 export type { ReceiptWindows };
 
@@ -131,9 +132,13 @@ export function createReceiptReconciliationActivities(deps: ReceiptReconciliatio
         else if (message.overdue) givenUp.push(message);
         else askAgain.push(message);
       }
-      const kept = await recordDeliveries(deps.sql, settled);
+      const recorded = await recordDeliveries(deps.sql, settled);
+      for (const [index, update] of settled.entries()) {
+        const receipt = recorded[index];
+        if (receipt) observeReceipt(update.status, receipt);
+      }
       // A lookup that lost to a receipt written meanwhile leaves the message receipted all the same.
-      const settledByLookup = kept.filter(Boolean).length;
+      const settledByLookup = recorded.filter((receipt) => receipt.kept).length;
       const given = await recordNoReceipt(deps.sql, givenUp);
       await markReceiptsChecked(deps.sql, askAgain);
       return { examined: messages.length, settledByLookup, givenUp: given };

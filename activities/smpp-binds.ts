@@ -14,6 +14,7 @@ import {
 import type { StoredProvider } from '../domain/provider-definition.js';
 import type { SmppClientOptions, SmppLog } from '../providers/smpp/client.js';
 import { SmppSessions, type SmppSink } from '../providers/smpp/sessions.js';
+import { observeReceipt } from '../telemetry/metrics.js';
 
 export function smppSinkOf(
   sql: Sql,
@@ -23,7 +24,8 @@ export function smppSinkOf(
   return {
     activeProviders,
     receipt: async (receipt) => {
-      await recordSmppReceipt(sql, receipt);
+      const { recorded } = await recordSmppReceipt(sql, receipt);
+      if (recorded) observeReceipt(receipt.status, recorded);
     },
     reply: async (reply) => {
       await applyInboundReply(sql, reply);

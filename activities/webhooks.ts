@@ -16,6 +16,7 @@ import {
   UnsafeUrlError,
 } from '../security/ssrf.js';
 import { webhookHeaders, webhookSecretContext } from '../security/webhook-signature.js';
+import { webhookDeliveries } from '../telemetry/metrics.js';
 
 export interface WebhookActivityDeps {
   sql: Sql;
@@ -166,6 +167,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
             ? new Date(attemptedAt.getTime() + durationMs + input.retryInMs)
             : null,
       });
+      webhookDeliveries.inc({ outcome: failed ? 'failed' : 'delivered' });
       return 'error' in outcome
         ? { outcome: 'failed', statusCode: outcome.statusCode, error: outcome.error }
         : { outcome: 'delivered', statusCode: outcome.statusCode };
@@ -173,6 +175,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
 
     /** The retry schedule is spent: the endpoint gets no new events until an operator enables it. */
     async disableWebhookEndpoint(input: { endpointId: number; reason: string }): Promise<boolean> {
+      webhookDeliveries.inc({ outcome: 'exhausted' });
       return disableFailingWebhookEndpoint(deps.sql, input.endpointId, input.reason);
     },
   };

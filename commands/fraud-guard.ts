@@ -30,9 +30,11 @@ import {
   rangeOf,
   recipientWait,
 } from '../domain/fraud-guard.js';
+import { guardRefusals } from '../telemetry/metrics.js';
 
 /** Counts a refusal without holding up its answer: a count lost to an outage is only a count. */
 export function countRefusal(sql: Sql, workspaceId: number, rule: GuardRule, refusals = 1) {
+  guardRefusals.inc({ rule }, refusals);
   countGuardRefusal(sql, workspaceId, rule, refusals).catch(() => undefined);
 }
 

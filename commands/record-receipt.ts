@@ -12,6 +12,7 @@ import {
   type ReceiptRequest,
   type WebhookParser,
 } from '../domain/provider-definition.js';
+import { observeReceipt } from '../telemetry/metrics.js';
 import type { CommandDeps } from './deps.js';
 import { webhookParserOf } from './providers.js';
 
@@ -117,8 +118,11 @@ export async function recordReceipt(
     errorCode: receipt.errorCode,
     at: receipt.at,
   };
-  if ('campaignId' in target) await recordDeliveryCoalesced(deps.sql, { ...target, ...delivery });
-  else await recordOtpDelivery(deps.sql, { requestId: target.otpRequestId, ...delivery });
+  const recorded =
+    'campaignId' in target
+      ? await recordDeliveryCoalesced(deps.sql, { ...target, ...delivery })
+      : await recordOtpDelivery(deps.sql, { requestId: target.otpRequestId, ...delivery });
+  observeReceipt(receipt.status, recorded);
   return { kind: 'recorded' };
 }
 

@@ -11,6 +11,7 @@ import {
 } from '../db/otp-requests.js';
 import { HeraldError } from '../domain/errors.js';
 import type { OtpSendRequest } from '../domain/otp.js';
+import { otpOutcomes } from '../telemetry/metrics.js';
 import { startOtpWorkflow } from '../temporal/workflow-starts.js';
 import { otpWorkflowId } from '../workflows/definitions.js';
 import { type AnswerDeadline, NO_DEADLINE } from './answer-deadline.js';
@@ -224,6 +225,7 @@ export async function sendOtp(
       );
       current = await view();
     }
+    otpOutcomes.inc({ outcome: current.status });
     // `pending` is not final: a retry with this key reports the outcome then known.
     return {
       status: 202,

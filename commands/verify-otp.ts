@@ -7,6 +7,7 @@ import {
   type OtpVerifyRequest,
 } from '../domain/otp.js';
 import { keyedHashCandidates } from '../security/tokens.js';
+import { otpOutcomes } from '../telemetry/metrics.js';
 import type { CommandDeps } from './deps.js';
 
 /**
@@ -30,5 +31,6 @@ export async function verifyOtp(
     windowMinutes: FAILED_VERIFICATION_WINDOW_MINUTES,
     maxFailures: MAX_FAILED_VERIFICATIONS,
   });
+  otpOutcomes.inc({ outcome: verified ? 'verified' : 'failed_verification' });
   if (!verified) throw new HeraldError('otp_verification_failed');
 }

@@ -179,18 +179,25 @@ export const NO_RECEIPT_ERROR_CODE = 'herald:no_receipt';
 /**
  * Delivery receipts, in one statement: each is kept only for the message its provider id belongs
  * to, and the latest receipt wins (over Herald's own `unknown` for a receipt that never came, any
+/** A receipt's fate: whether the message now holds it, and seconds from its submission to it. */
+export interface RecordedReceipt {
+  kept: boolean;
+  /** Null when not kept, or when the receipt overtook the submission's own answer. */
+  delaySeconds: number | null;
+}
+
  * receipt wins). A receipt can overtake the provider's answer to the submission:
  * the message is then still queued with its attempt on that provider, and settles later with the
  * same provider id. Several receipts of one message end as if written one by one in this order:
  * the latest that applies wins, the later of two with the same time. Returns, per receipt,
- * whether it is the one the message now holds.
+ * whether it is the one the message now holds, and its delay.
  */
 export async function recordDeliveries(
   sql: Sql | TransactionSql,
   updates: DeliveryUpdate[],
-): Promise<boolean[]> {
+): Promise<RecordedReceipt[]> {
   if (updates.length === 0) return [];
-  const kept = await sql<{ ordinal: number }[]>`
+  const kept = await sql<{ ordinal: number; delaySeconds: number | null }[]>`
     with latest as (
       select distinct on (d.campaign_id, d.seq) d.*
       from unnest(${updates.map((u) => u.campaignId)}::bigint[], ${updates.map((u) => u.seq)}::int[],
@@ -216,30 +223,36 @@ export async function recordDeliveries(
       -- Again here: a row another writer changed meanwhile is checked anew before it is updated.
       and (m.delivered_at is null or m.delivered_at <= d.at
            or m.delivery_error_code = ${NO_RECEIPT_ERROR_CODE})
-    returning d.ordinal::int`;
-  const keptOrdinals = new Set(kept.map((row) => row.ordinal));
-  return updates.map((_update, index) => keptOrdinals.has(index + 1));
+    returning d.ordinal::int, extract(epoch from d.at - m.submitted_at)::float8 as delay_seconds`;
+  const delays = new Map(kept.map((row) => [row.ordinal, row.delaySeconds]));
+  return updates.map((_update, index) => {
+    const delaySeconds = delays.get(index + 1);
+    return { kept: delaySeconds !== undefined, delaySeconds: delaySeconds ?? null };
+  });
 }
 
 /** One delivery receipt (recordDeliveries), for a caller inside a transaction. */
 export async function recordDelivery(
   sql: Sql | TransactionSql,
   update: DeliveryUpdate,
-): Promise<boolean> {
-  const [kept] = await recordDeliveries(sql, [update]);
-  return kept ?? false;
+): Promise<RecordedReceipt> {
+  const [recorded] = await recordDeliveries(sql, [update]);
+  return recorded ?? { kept: false, delaySeconds: null };
 }
 
 /** Most receipts one statement carries: a few milliseconds of work for Postgres. */
 const RECEIPTS_PER_STATEMENT = 500;
-const coalescedByPool = new WeakMap<Sql, (update: DeliveryUpdate) => Promise<boolean>>();
+const coalescedByPool = new WeakMap<Sql, (update: DeliveryUpdate) => Promise<RecordedReceipt>>();
 
 /**
  * One delivery receipt, written together with the others arriving on the same pool meanwhile: a
  * provider posts them by the thousand a second, and each statement updates its campaign's report
  * row and the workspace's report minute (0004's trigger), which one-by-one writers queue for.
  */
-export function recordDeliveryCoalesced(sql: Sql, update: DeliveryUpdate): Promise<boolean> {
+export function recordDeliveryCoalesced(
+  sql: Sql,
+  update: DeliveryUpdate,
+): Promise<RecordedReceipt> {
   let record = coalescedByPool.get(sql);
   if (!record) {
     record = coalescedWrites((updates: DeliveryUpdate[]) => recordDeliveries(sql, updates), {

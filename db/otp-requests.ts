@@ -1,3 +1,4 @@
+import type { RecordedReceipt } from './campaign-messages.js';
 import type { Sql, TransactionSql } from './client.js';
 import { type SettledSmppMessage, takePendingSmppReceipts } from './smpp-pending-receipts.js';
 
@@ -255,15 +256,16 @@ export async function recordOtpDelivery(
     errorCode: string | null;
     at: Date;
   },
-): Promise<boolean> {
-  const result = await sql`
+): Promise<RecordedReceipt> {
+  const [row] = await sql<{ delaySeconds: number | null }[]>`
     update otp_requests set delivery_status = ${input.status},
       delivery_error_code = ${input.errorCode}, delivered_at = ${input.at}
     where id = ${input.requestId} and provider_slug = ${input.provider}
       and (provider_message_id = ${input.providerMessageId}
            or (provider_message_id is null and attempt_started_at is not null))
-      and (delivered_at is null or delivered_at <= ${input.at})`;
-  return result.count > 0;
+      and (delivered_at is null or delivered_at <= ${input.at})
+    returning extract(epoch from ${input.at}::timestamptz - attempt_started_at)::float8 as delay_seconds`;
+  return { kept: row !== undefined, delaySeconds: row?.delaySeconds ?? null };
 }
 
 /**

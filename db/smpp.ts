@@ -1,4 +1,4 @@
-import { recordDelivery } from './campaign-messages.js';
+import { type RecordedReceipt, recordDelivery } from './campaign-messages.js';
 import type { Sql } from './client.js';
 import { recordOtpDelivery } from './otp-requests.js';
 import type { ProviderRecord } from './providers.js';
@@ -45,7 +45,7 @@ export interface SmppReceipt {
 export async function recordSmppReceipt(
   sql: Sql,
   receipt: SmppReceipt,
-): Promise<'campaign' | 'otp' | 'pending'> {
+): Promise<{ target: 'campaign' | 'otp' | 'pending'; recorded?: RecordedReceipt }> {
   const { workspaceId, providerSlug } = receipt;
   return sql.begin(async (tx) => {
     const key = `${workspaceId}/${providerSlug}/${receipt.providerMessageId}`;
@@ -69,8 +69,10 @@ export async function recordSmppReceipt(
       order by m.submitted_at desc nulls last
       limit 1`;
     if (message) {
-      await recordDelivery(tx, { ...message, ...delivery });
-      return 'campaign';
+      return {
+        target: 'campaign',
+        recorded: await recordDelivery(tx, { ...message, ...delivery }),
+      };
     }
     const [request] = await tx<{ id: string }[]>`
       select id from otp_requests
@@ -79,8 +81,8 @@ export async function recordSmppReceipt(
       order by created_at desc
       limit 1`;
     if (request) {
-      await recordOtpDelivery(tx, { requestId: request.id, ...delivery });
-      return 'otp';
+      const recorded = await recordOtpDelivery(tx, { requestId: request.id, ...delivery });
+      return { target: 'otp', recorded };
     }
     await tx`
       insert into smpp_pending_receipts as p (workspace_id, provider_slug, provider_message_id,
@@ -91,7 +93,7 @@ export async function recordSmppReceipt(
         status = excluded.status, error_code = excluded.error_code, at = excluded.at,
         received_at = now()
       where p.at <= excluded.at`;
-    return 'pending';
+    return { target: 'pending' };
   });
 }
 

@@ -139,6 +139,18 @@ new Gauge({
   },
 });
 
+/** A receipt the message now holds: counted, and its delay from the submission observed. */
+export function observeReceipt(
+  status: string,
+  recorded: { kept: boolean; delaySeconds: number | null },
+): void {
+  if (!recorded.kept) return;
+  receipts.inc({ status });
+  // A provider's clock may run a little behind Herald's: a negative delay is not a delay.
+  if (recorded.delaySeconds !== null)
+    receiptDelay.observe({ status }, Math.max(0, recorded.delaySeconds));
+}
+
 /** Seconds since `startedAt` (a performance.now() reading). */
 export function secondsSince(startedAt: number): number {
   return (performance.now() - startedAt) / 1000;

@@ -605,7 +605,7 @@ describe('delivery receipts that overtake, repeat or arrive out of order', () =>
       update(2, 'delivered', 2),
       update(2, 'undelivered', 2), // as late as the one before, and after it: kept
     ]);
-    expect(kept).toEqual([false, true, false, false, false, true]);
+    expect(kept.map((receipt) => receipt.kept)).toEqual([false, true, false, false, false, true]);
     const report = await call(getQuickSendReport, contextFor(workspaceId, new Date()), {
       quick_send_id: apiSend,
     });

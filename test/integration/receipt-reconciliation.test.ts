@@ -342,7 +342,7 @@ describe('messages whose receipts never came (issue 24 C)', () => {
 
     // The SMSC's receipt, dated before Herald gave up, comes after all: the provider's word wins.
     const late = new Date(Date.now() - 47 * HOUR_MS);
-    const kept = await recordDelivery(stack.sql, {
+    const { kept } = await recordDelivery(stack.sql, {
       campaignId: id,
       seq: 1,
       provider: 'smsc',
