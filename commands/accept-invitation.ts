@@ -10,7 +10,7 @@ import {
 } from '../db/invitation-acceptance.js';
 import { ROLE_PERMISSIONS } from '../domain/access.js';
 import { hashPassword } from '../security/password.js';
-import { keyedHash } from '../security/tokens.js';
+import { findByKeyedHash } from '../security/tokens.js';
 import type { CommandDeps } from './deps.js';
 import { conflict, fieldsOf, invalid } from './input.js';
 import { type SignInResult, signInWithPassword } from './sign-in.js';
@@ -29,7 +29,11 @@ export async function findInvitation(
   token: string,
 ): Promise<OpenInvitation | undefined> {
   if (!INVITATION_TOKEN.test(token)) return undefined;
-  return findOpenInvitation(deps.sql, keyedHash(deps.secret, 'invitation-hash', token));
+  // Sent before a rotation, its hash is under an older key of the ring.
+  const found = await findByKeyedHash(deps.secret, 'invitation-hash', token, (hash) =>
+    findOpenInvitation(deps.sql, hash),
+  );
+  return found?.row;
 }
 
 const gone = () => conflict`This invitation has already been used, revoked or has expired`;

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { ringProblem } from '../domain/key-ring.js';
 
 /** The one place that reads `process.env`. Empty strings count as unset, as in compose files. */
 
@@ -35,7 +36,14 @@ export const envSchema = z.object({
   /** Ports of the dev server the launcher starts when TEMPORAL_ADDRESS is unset. */
   TEMPORAL_DEV_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
-  HERALD_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  /** A key ring: one key, or several comma-separated, newest first (domain/key-ring.ts). */
+  HERALD_SECRET: z
+    .string()
+    .superRefine((ring, context) => {
+      const problem = ringProblem(ring);
+      if (problem) context.addIssue({ code: 'custom', message: problem });
+    })
+    .optional(),
   HERALD_DATA_DIR: z.string().min(1).default('.data'),
   IDEMPOTENCY_KEY_TTL_HOURS: z.coerce
     .number({ error: 'must be a whole number of hours' })

@@ -72,9 +72,9 @@ export async function updateApiKeyRate(
 }
 
 /**
- * The live key stored under either hash of its token (the current scheme's or the legacy one,
- * security/tokens.ts): not revoked, workspace entitled to the API, and its user (when it has one)
- * still an active member of the key's workspace; with the hash it is stored under. Read on every
+ * The live key stored under any hash of its token (each key of HERALD_SECRET's ring, current or
+ * legacy scheme: security/tokens.ts keyedHashCandidates): not revoked, workspace entitled to the
+ * API, and its user (when it has one) still an active member of the key's workspace; with the hash it is stored under. Read on every
  * request, never cached, so a suspension or removal counts from the next request.
  */
 /** What authentication reads beside the principal: the hash it matched, and the key's rates. */
@@ -87,7 +87,7 @@ export interface ActiveApiKey extends ApiKeyPrincipal {
 
 export async function findActiveApiKey(
   sql: Sql,
-  [tokenHash, legacyTokenHash]: readonly Buffer[],
+  tokenHashes: readonly Buffer[],
 ): Promise<ActiveApiKey | undefined> {
   const [key] = await sql<ActiveApiKey[]>`
     select k.id as key_id, k.workspace_id, k.user_id, k.abilities, k.routing_type,
@@ -96,7 +96,7 @@ export async function findActiveApiKey(
             where g.workspace_id = k.workspace_id and g.otp_service_id is null) as guard_settings
     from api_keys k
     join workspaces w on w.id = k.workspace_id
-    where k.token_hash in (${tokenHash ?? null}, ${legacyTokenHash ?? null})
+    where k.token_hash in ${sql([...tokenHashes])}
       and k.revoked_at is null and w.api_enabled
       and (k.user_id is null or exists (
         select 1 from workspace_members m
@@ -104,7 +104,7 @@ export async function findActiveApiKey(
   return key;
 }
 
-/** Stores a key's hash under the current scheme once a request has shown its token. */
+/** Stores a key's hash under the newest key's scheme once a request has shown its token. */
 export async function upgradeApiKeyHash(
   sql: Sql,
   keyId: number,

@@ -90,6 +90,16 @@ export async function findClient(sql: Sql, id: string): Promise<OAuthClient | un
   return row;
 }
 
+/** Stores a client's secret hash under HERALD_SECRET's newest key once the client has shown it. */
+export async function upgradeClientSecretHash(
+  sql: Sql,
+  id: string,
+  from: Uint8Array,
+  to: Buffer,
+): Promise<void> {
+  await sql`update oauth_clients set secret_hash = ${to} where id = ${id} and secret_hash = ${from}`;
+}
+
 export type Admission = { admitted: true } | { admitted: false; retryAfterSeconds: number };
 
 /** Sliding-window limit on registrations from one address, shared by every api process. */

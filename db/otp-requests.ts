@@ -214,7 +214,7 @@ export async function finishOtpRequest(sql: Sql, id: string): Promise<OtpOutcome
 }
 
 /**
- * One verification, atomically (migration 0019, herald_verify_otp): serialized per user and
+ * One verification, atomically (migration 0030, herald_verify_otp): serialized per user and
  * recipient across requests and api replicas, so each counts the failures of all before it;
  * the request chosen by id, or the subject's latest usable one for the purpose, is marked
  * verified when its stored hash is one of `codeHashes` and it is usable and under the failure
@@ -228,8 +228,8 @@ export async function verifyOtpCode(
     recipient: string;
     requestId: string | null;
     purpose: string | null;
-    /** Keyed hashes of the submitted code: the current scheme's, and the first scheme's. */
-    codeHashes: [Buffer, Buffer];
+    /** Keyed hashes of the submitted code under every key of the ring and both schemes. */
+    codeHashes: readonly Buffer[];
     windowMinutes: number;
     maxFailures: number;
   },
@@ -237,7 +237,7 @@ export async function verifyOtpCode(
   const [row] = await sql<{ verified: boolean }[]>`
     select herald_verify_otp(
       ${attempt.workspaceId}, ${attempt.userId}, ${attempt.recipient}, ${attempt.requestId},
-      ${attempt.purpose}, ${attempt.codeHashes[0]}, ${attempt.codeHashes[1]}, ${attempt.windowMinutes},
+      ${attempt.purpose}, ${sql.array([...attempt.codeHashes])}::bytea[], ${attempt.windowMinutes},
       ${attempt.maxFailures}) as verified`;
   return row?.verified === true;
 }

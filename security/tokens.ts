@@ -1,6 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { ringKeys } from '../domain/key-ring.js';
 import { OPT_OUT_TOKEN_LENGTH } from '../domain/opt-out.js';
-import { type KeyPurpose, purposeKey } from './keys.js';
+import { type KeyPurpose, purposeKey, purposeKeys } from './keys.js';
 
 /**
  * API key tokens look like `hld_<prefix>_<secret>`. The prefix is public (shown in listings);
@@ -33,11 +34,12 @@ export type HashPurpose = Extract<
   | 'oauth-code-hash'
   | 'oauth-client-secret-hash'
   | 'oauth-browser-hash'
+  | 'recipient-hash'
 >;
 
 /**
  * The keyed hash Herald stores for a secret it must recognise but never keep (API keys, codes,
- * tokens): HMAC-SHA256 under the purpose's own key, derived from HERALD_SECRET.
+ * tokens): HMAC-SHA256 under the purpose's own key, derived from HERALD_SECRET's newest key.
  */
 export function keyedHash(secret: string, purpose: HashPurpose, value: string): Buffer {
   return createHmac('sha256', purposeKey(secret, purpose)).update(value).digest();
@@ -47,20 +49,30 @@ export function keyedHash(secret: string, purpose: HashPurpose, value: string): 
  * The first scheme, HMAC-SHA256 keyed with HERALD_SECRET itself for every purpose. Hashes stored
  * before per-purpose keys are still recognised (keyedHashCandidates); none is written any more.
  */
-function legacyKeyedHash(secret: string, value: string): Buffer {
-  return createHmac('sha256', secret).update(value).digest();
+function legacyKeyedHash(key: string, value: string): Buffer {
+  return createHmac('sha256', key).update(value).digest();
 }
 
-/** The hashes a stored row of `value` may carry: the current scheme's, then the legacy one. */
+/**
+ * The hashes a stored row of `value` may carry: the current scheme's under each key of the ring,
+ * newest first (so the first is the one written now), then the legacy scheme's under each key.
+ */
 export function keyedHashCandidates(
   secret: string,
   purpose: HashPurpose,
   value: string,
-): [Buffer, Buffer] {
-  return [keyedHash(secret, purpose, value), legacyKeyedHash(secret, value)];
+): [Buffer, ...Buffer[]] {
+  const [newest, ...older] = purposeKeys(secret, purpose).map((key) =>
+    createHmac('sha256', key).update(value).digest(),
+  );
+  return [
+    newest as Buffer,
+    ...older,
+    ...ringKeys(secret).map((key) => legacyKeyedHash(key, value)),
+  ];
 }
 
-/** Whether `stored` is a hash of `value` under either scheme; constant time, both always computed. */
+/** Whether `stored` is a hash of `value` under any key and scheme; constant time, all computed. */
 export function matchesKeyedHash(
   secret: string,
   purpose: HashPurpose,
@@ -76,8 +88,9 @@ export function matchesKeyedHash(
 }
 
 /**
- * A row looked up by the keyed hash of `value`: under the current scheme, else under the legacy
- * one. `storedHash` is the hash the row is stored under (the one to update or revoke it by).
+ * A row looked up by the keyed hash of `value`: under the newest key's current scheme, else under
+ * older keys and the legacy scheme. `storedHash` is the hash the row is stored under (the one to
+ * update or revoke it by).
  */
 export async function findByKeyedHash<T>(
   secret: string,

@@ -37,7 +37,8 @@ async function authenticate(deps: ApiDeps, request: FastifyRequest): Promise<Act
   const { tokenHash, ...principal } = found;
   const [current] = candidates;
   if (!tokenHash.equals(current)) {
-    // Stored before per-purpose keys: store it under the current scheme now the token is known.
+    // Stored under an older key of the ring (or before per-purpose keys): re-hash it under the
+    // newest key now the token is known, so the old key can leave the ring (README "Secret rotation").
     upgradeApiKeyHash(deps.sql, principal.keyId, tokenHash, current).catch((error) =>
       request.log.warn({ err: error }, 'could not upgrade the API key hash'),
     );

@@ -1,6 +1,6 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, type KeyObject, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { purposeKey } from '../../security/keys.js';
+import { purposeKey, purposeKeys } from '../../security/keys.js';
 
 /**
  * An authorization request between /authorize and sign-in travels in the sign-in form, signed
@@ -24,8 +24,8 @@ export type AuthorizationRequest = Omit<z.infer<typeof authorizationRequest>, 'e
 /** Far above any request the field caps allow (authorize.ts); longer is not ours. */
 const MAX_SEALED_LENGTH = 16_384;
 
-function mac(secret: string, payload: string): Buffer {
-  return createHmac('sha256', purposeKey(secret, 'oauth-request-signing')).update(payload).digest();
+function mac(key: KeyObject, payload: string): Buffer {
+  return createHmac('sha256', key).update(payload).digest();
 }
 
 export function sealRequest(
@@ -36,7 +36,8 @@ export function sealRequest(
 ): string {
   const expiresAt = Math.floor(now / 1000) + lifetimeSeconds;
   const payload = Buffer.from(JSON.stringify({ ...request, expiresAt })).toString('base64url');
-  return `${payload}.${mac(secret, payload).toString('base64url')}`;
+  const signature = mac(purposeKey(secret, 'oauth-request-signing'), payload);
+  return `${payload}.${signature.toString('base64url')}`;
 }
 
 /** The request, or undefined when the value is not one this server sealed or it expired. */
@@ -48,11 +49,13 @@ export function openRequest(
   if (sealed.length > MAX_SEALED_LENGTH) return undefined;
   const [payload, signature, ...rest] = sealed.split('.');
   if (!payload || !signature || rest.length > 0) return undefined;
-  const expected = mac(secret, payload);
   const presented = Buffer.from(signature, 'base64url');
-  if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
-    return undefined;
-  }
+  // Sealed by any key of the ring: a sign-in form opened just before a rotation still submits.
+  const sealedHere = purposeKeys(secret, 'oauth-request-signing').some((key) => {
+    const expected = mac(key, payload);
+    return presented.length === expected.length && timingSafeEqual(presented, expected);
+  });
+  if (!sealedHere) return undefined;
   let parsed: ReturnType<typeof authorizationRequest.safeParse>;
   try {
     parsed = authorizationRequest.safeParse(

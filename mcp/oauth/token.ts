@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { findMemberAccess } from '../../db/member-access.js';
-import { findClient, type OAuthClient } from '../../db/oauth-clients.js';
+import { findClient, type OAuthClient, upgradeClientSecretHash } from '../../db/oauth-clients.js';
 import { revokeConnection } from '../../db/oauth-connections.js';
 import {
   findRefreshToken,
@@ -37,6 +37,9 @@ async function authenticateClient(deps: OAuthDeps, form: TokenForm): Promise<OAu
       !matchesKeyedHash(deps.secret, purpose, form.client_secret, stored)
     )
       throw unauthorized;
+    const newest = keyedHash(deps.secret, purpose, form.client_secret);
+    // Registered under an older key of the ring: re-hashed now, so that key can leave the ring.
+    if (!newest.equals(stored)) await upgradeClientSecretHash(deps.sql, client.id, stored, newest);
   }
   return client;
 }

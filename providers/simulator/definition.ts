@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { declaredCountries } from '../../domain/provider-definition.js';
 import { providerCredentialsContext } from '../../security/credentials.js';
-import { providerReceiptKey } from '../../security/keys.js';
+import { providerReceiptKey, providerReceiptKeys } from '../../security/keys.js';
 import { httpUrl, requiredText } from '../field-rules.js';
 import type { VendorDefinition } from '../types.js';
 import { SimulatorProvider } from './client.js';
@@ -10,7 +10,8 @@ import { SimulatorProvider } from './client.js';
 /**
  * What a simulator-protocol provider (the `own` provider included) is sent with each submission
  * and signs that message's receipts with: per workspace provider, derived from HERALD_SECRET, so
- * it needs no configuration and every api and worker process agrees on it.
+ * it needs no configuration and every api and worker process agrees on it (HERALD_SECRET's newest
+ * key's; receipts signed under an older key of the ring still verify).
  */
 export function simulatorCredential(secret: string, workspaceId: number, slug: string): string {
   return providerReceiptKey(secret, providerCredentialsContext(workspaceId, slug));
@@ -41,6 +42,10 @@ export const simulator: VendorDefinition = {
       countries: declaredCountries(record),
       messagesPerSecond: record.messagesPerSecond,
       credential: simulatorCredential(secret, record.workspaceId, record.slug),
+      earlierCredentials: providerReceiptKeys(
+        secret,
+        providerCredentialsContext(record.workspaceId, record.slug),
+      ).slice(1),
     });
   },
 };

@@ -2,20 +2,23 @@
  * Keyed hashes after the move to one HKDF-derived key per purpose (security/keys.ts): what is
  * stored now uses the purpose's key, and what earlier releases stored (HMAC-SHA256 keyed with
  * HERALD_SECRET itself) still verifies: API keys (upgraded on first use), OTP codes, OAuth
- * client secrets, refresh and access tokens.
+ * client secrets, refresh and access tokens. And across a rotation of HERALD_SECRET's key ring.
  */
 import { createHash, createHmac, randomBytes, randomInt } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parseEnv } from '../../config/env.js';
 import { addCredits } from '../../db/credits.js';
 import { insertClient } from '../../db/oauth-clients.js';
 import { keyedHash } from '../../security/tokens.js';
+import { buildApp } from '../../server/app.js';
 import {
   authorizeInForms,
   createMcpUser,
   type McpServerUnderTest,
   openMcpServer,
 } from '../support/mcp.js';
-import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
+import { createTenant, openStack, PUBLIC_URL, type Stack, type Tenant } from '../support/stack.js';
 
 const secret = inject('secret');
 /** What every release before per-purpose keys stored. */
@@ -230,5 +233,111 @@ describe('OAuth', () => {
     });
     expect(wrongSecret.status).toBe(401);
     expect(wrongSecret.body.error).toBe('invalid_client');
+  });
+});
+
+/**
+ * HERALD_SECRET as a key ring (README "Secret rotation"): an api started with a new key prepended
+ * still finds what the old key hashed, and re-hashes what it can (API keys, OAuth client secrets)
+ * on use, so they keep working once the old key leaves the ring. A token unused meanwhile cannot
+ * be re-hashed (Herald never held it in clear) and is refused once the old key is gone.
+ */
+describe('a rotated key ring', () => {
+  const newKey = randomBytes(32).toString('base64url');
+  const rotating = `${newKey},${secret}`;
+  const apps: FastifyInstance[] = [];
+
+  async function apiWith(ring: string): Promise<FastifyInstance> {
+    const env = parseEnv({ LOG_LEVEL: 'silent', PUBLIC_URL, MCP_ENABLED: 'true' });
+    const app = buildApp(
+      { env, publicUrl: PUBLIC_URL, secret: ring, sql: stack.sql, temporal: stack.temporal },
+      { logger: false },
+    );
+    apps.push(app);
+    await app.ready();
+    return app;
+  }
+
+  afterAll(async () => {
+    for (const app of apps) await app.close();
+  });
+
+  const lookup = (app: FastifyInstance, token: string) =>
+    app.inject({ method: 'GET', url: '/api/v1/messages/1', headers: bearer(token) });
+
+  it('re-hashes an API key under the new key on use; one unused is refused once the old key is gone', async () => {
+    const used = await tenant.keyWith(['messages:read']);
+    const unused = await tenant.keyWith(['messages:read']);
+    const duringRotation = await apiWith(rotating);
+    // 404: authenticated, and campaign 1 is not this workspace's.
+    expect((await lookup(duringRotation, used.token)).statusCode).toBe(404);
+    await expect
+      .poll(() => storedKeyHash(used.id), { timeout: 5_000, interval: 50 })
+      .toEqual(keyedHash(newKey, 'api-key-hash', used.token));
+
+    const afterRotation = await apiWith(newKey);
+    expect((await lookup(afterRotation, used.token)).statusCode).toBe(404);
+    const refused = await lookup(afterRotation, unused.token);
+    expect(refused.statusCode).toBe(401);
+    expect(refused.json()).toEqual({ message: 'Unauthenticated.' });
+  });
+
+  it('verifies a code sent under the old key', async () => {
+    const to = `+61478${String(randomInt(1_000_000)).padStart(6, '0')}`;
+    const sent = await stack.app.inject({
+      method: 'POST',
+      url: '/api/v1/otp/send',
+      headers: bearer(tenant.token),
+      payload: { recipient: to, purpose: 'login' },
+    });
+    expect(sent.statusCode).toBe(202);
+    const requestId = sent.json().data.request_id as string;
+    const inbox = await fetch(`${inject('simulatorUrl')}/v1/inbox?to=${encodeURIComponent(to)}`);
+    const { messages } = (await inbox.json()) as { messages: { body: string }[] };
+    const code = /(\d{6,8})/.exec(messages[0]?.body ?? '')?.[1] as string;
+    const duringRotation = await apiWith(rotating);
+    const verified = await duringRotation.inject({
+      method: 'POST',
+      url: '/api/v1/otp/verify',
+      headers: bearer(tenant.token),
+      payload: { recipient: to, code, request_id: requestId },
+    });
+    expect(verified.statusCode).toBe(200);
+  });
+
+  it('re-hashes an OAuth client secret under the new key when the client authenticates', async () => {
+    const clientSecret = randomBytes(32).toString('base64url');
+    const clientId = `ring-${randomBytes(6).toString('hex')}`;
+    await insertClient(stack.sql, {
+      id: clientId,
+      name: 'Client registered before the rotation',
+      redirectUris: ['http://127.0.0.1:9/callback'],
+      tokenEndpointAuthMethod: 'client_secret_post',
+      secretHash: keyedHash(secret, 'oauth-client-secret-hash', clientSecret),
+      metadata: {},
+      registeredFrom: '127.0.0.1',
+    });
+    // Client authentication comes first: a bad refresh token after it is invalid_grant (400).
+    const refresh = (app: FastifyInstance) =>
+      app.inject({
+        method: 'POST',
+        url: '/oauth/token',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: 'mcp_rt_unknown',
+          client_id: clientId,
+          client_secret: clientSecret,
+        }).toString(),
+      });
+    expect((await refresh(await apiWith(rotating))).json()).toMatchObject({
+      error: 'invalid_grant',
+    });
+    const [row] = await stack.sql<{ secretHash: Buffer }[]>`
+      select secret_hash from oauth_clients where id = ${clientId}`;
+    expect(row?.secretHash).toEqual(keyedHash(newKey, 'oauth-client-secret-hash', clientSecret));
+    expect((await refresh(await apiWith(newKey))).json()).toMatchObject({
+      error: 'invalid_grant',
+    });
   });
 });
