@@ -70,6 +70,11 @@ export const envSchema = z.object({
   SIMULATOR_PORT: port.default(4010),
   /** Where `herald worker` serves /livez and /readyz (on HOST); unset: no probe port. */
   WORKER_HEALTH_PORT: port.optional(),
+  /**
+   * Where every Herald process serves Prometheus metrics, `/metrics` on HOST: a port of its own,
+   * kept off the public api (unauthenticated, and no business of the internet); unset: none.
+   */
+  METRICS_PORT: port.optional(),
   /** The web console under /console (and `/` redirecting there); `false` leaves both unrouted. */
   CONSOLE_ENABLED: flag.default(true),
   /** The operator's `own` provider (simulator API); defaults to the local simulator. */

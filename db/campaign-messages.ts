@@ -176,9 +176,6 @@ export interface DeliveryUpdate {
  */
 export const NO_RECEIPT_ERROR_CODE = 'herald:no_receipt';
 
-/**
- * Delivery receipts, in one statement: each is kept only for the message its provider id belongs
- * to, and the latest receipt wins (over Herald's own `unknown` for a receipt that never came, any
 /** A receipt's fate: whether the message now holds it, and seconds from its submission to it. */
 export interface RecordedReceipt {
   kept: boolean;
@@ -186,6 +183,9 @@ export interface RecordedReceipt {
   delaySeconds: number | null;
 }
 
+/**
+ * Delivery receipts, in one statement: each is kept only for the message its provider id belongs
+ * to, and the latest receipt wins (over Herald's own `unknown` for a receipt that never came, any
  * receipt wins). A receipt can overtake the provider's answer to the submission:
  * the message is then still queued with its attempt on that provider, and settles later with the
  * same provider id. Several receipts of one message end as if written one by one in this order:

@@ -62,6 +62,9 @@ export interface SqlOptions {
   log?: (line: string) => void;
 }
 
+/** Connections a service process's pool holds at most. */
+export const DEFAULT_POOL_SIZE = 10;
+
 /**
  * The Postgres pool. Beyond postgres.js's own options it fails fast while Postgres is unreachable
  * and guards transactions whose connection dies (see guarded-pool.ts).
@@ -76,7 +79,7 @@ export function createSql(url: string, options: SqlOptions = {}): Sql {
   return createGuardedPool(
     () =>
       postgres(url, {
-        max: options.max ?? 10,
+        max: options.max ?? DEFAULT_POOL_SIZE,
         onnotice: () => {},
         transform: { column: { from: postgres.toCamel } },
         types: { bigint: bigintAsNumber },

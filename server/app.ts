@@ -12,6 +12,7 @@ import {
   httpProtocolOptions,
   jsonBodiesOnly,
 } from '../api/http-protocol.js';
+import { recordHttpMetrics } from '../api/http-metrics.js';
 import { guardInput } from '../api/input-guard.js';
 import { apiKeyAuth } from '../api/plugins/auth.js';
 import { openApi } from '../api/plugins/openapi.js';
@@ -65,6 +66,7 @@ export function buildApp(
     ...httpProtocolOptions,
   });
   limitConnections(app.server, connectionLimitsOf(deps.env));
+  if (deps.env.METRICS_PORT !== undefined) recordHttpMetrics(app);
   enforceRequestDeadline(app, options.requestDeadlineMs);
   answerUndeclaredMethods(app);
   app.addHook('onSend', async (request, reply) => {

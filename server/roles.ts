@@ -1,7 +1,8 @@
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { type Env, ownProviderUrlOf, publicUrlOf, receiptWindowsOf } from '../config/env.js';
-import type { Sql } from '../db/client.js';
+import { DEFAULT_POOL_SIZE, type Sql } from '../db/client.js';
 import { startSimulator } from '../providers/simulator/server.js';
 import {
   ensureMaintenanceSchedule,
@@ -10,6 +11,7 @@ import {
 import { ensureSearchAttributes } from '../temporal/search-attributes.js';
 import { OTP_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from '../workflows/definitions.js';
 import { buildApp } from './app.js';
+import { startMetricsServer } from './metrics-server.js';
 import { startHeraldWorker } from './worker.js';
 import { startWorkerProbes } from './worker-probes.js';
 
@@ -42,8 +44,11 @@ export async function startWorkerRole(options: {
   temporalAddress: string;
   registerStop: RegisterStop;
   onFailure: (error: Error) => void;
-}): Promise<string[]> {
+}): Promise<{ queues: string[]; sdkMetricsUrl: string | undefined }> {
   const { env, temporal } = options;
+  // The Runtime serves the SDK's worker metrics on loopback; METRICS_PORT passes them on.
+  const sdkMetricsAddress =
+    env.METRICS_PORT === undefined ? undefined : `127.0.0.1:${await freeLoopbackPort()}`;
   await ensureSearchAttributes(temporal, env.TEMPORAL_NAMESPACE);
   await ensureMaintenanceSchedule(temporal);
   await ensureReceiptReconciliationSchedule(temporal, receiptWindowsOf(env));
@@ -57,6 +62,7 @@ export async function startWorkerRole(options: {
     secret: options.secret,
     allowPrivateWebhookUrls: env.WEBHOOK_ALLOW_PRIVATE_URLS,
     webhookDispatcher: env.WEBHOOK_DISPATCHER,
+    sdkMetricsAddress,
   });
   options.registerStop('worker', worker.shutdown);
   let running = true;
@@ -75,7 +81,42 @@ export async function startWorkerRole(options: {
     });
     options.registerStop('worker probes', probes.close);
   }
-  return [TASK_QUEUE, OTP_TASK_QUEUE, WEBHOOK_TASK_QUEUE];
+  return {
+    queues: [TASK_QUEUE, OTP_TASK_QUEUE, WEBHOOK_TASK_QUEUE],
+    sdkMetricsUrl: sdkMetricsAddress && `http://${sdkMetricsAddress}/metrics`,
+  };
+}
+
+/** `/metrics` on METRICS_PORT, for every role this process runs (server/metrics-server.ts). */
+export async function startMetricsRole(options: {
+  env: Env;
+  sql: Sql;
+  sdkMetricsUrl: string | undefined;
+  registerStop: RegisterStop;
+}): Promise<string | undefined> {
+  const { env } = options;
+  if (env.METRICS_PORT === undefined) return undefined;
+  const server = await startMetricsServer({
+    port: env.METRICS_PORT,
+    host: env.HOST,
+    sql: options.sql,
+    poolMax: DEFAULT_POOL_SIZE,
+    temporalSdkMetricsUrl: () => options.sdkMetricsUrl,
+  });
+  options.registerStop('metrics', server.close);
+  return `http://${env.HOST.includes(':') ? `[${env.HOST}]` : env.HOST}:${server.port}/metrics`;
+}
+
+/** A port free on loopback now, for a listener that cannot report the one it bound. */
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
 }
 
 /** The HTTP app (server/app.ts), listening; returns its public URL. */

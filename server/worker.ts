@@ -34,10 +34,20 @@ const MAIN_ACTIVITY_SLOTS = 4;
 let runtimeInstalled = false;
 
 /** Herald shuts its worker and api down itself, in order: the Runtime must not take the signals. */
-export function installTemporalRuntime(): void {
+export function installTemporalRuntime(options: { sdkMetricsAddress?: string } = {}): void {
   if (runtimeInstalled) return;
-  // WARN keeps the workflow bundler's build report out of the service log.
-  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN', writeRedacted) });
+  Runtime.install({
+    shutdownSignals: [],
+    // WARN keeps the workflow bundler's build report out of the service log.
+    logger: new DefaultLogger('WARN', writeRedacted),
+    ...(options.sdkMetricsAddress && {
+      telemetryOptions: {
+        metrics: {
+          prometheus: { bindAddress: options.sdkMetricsAddress, useSecondsForDurations: true },
+        },
+      },
+    }),
+  });
   runtimeInstalled = true;
 }
 
@@ -68,9 +78,11 @@ export async function startHeraldWorker(
     pausedCampaignSweepMs?: number;
     /** Main-queue activities run at once (default MAIN_ACTIVITY_SLOTS). */
     mainActivitySlots?: number;
+    /** host:port where the Temporal Runtime serves its worker metrics (METRICS_PORT is set). */
+    sdkMetricsAddress?: string;
   },
 ): Promise<RunningWorker> {
-  installTemporalRuntime();
+  installTemporalRuntime({ sdkMetricsAddress: options.sdkMetricsAddress });
   const connection = await NativeConnection.connect({ address: options.address });
   const workflowBundle = await bundleWorkflowCode({
     workflowsPath,

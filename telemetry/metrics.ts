@@ -86,56 +86,58 @@ export const webhookDeliveries = new Counter({
 /** What the process's gauges read when scraped; set by the composition root (server/). */
 export interface MetricSources {
   /** Queued campaign messages and the age of the oldest, across every workspace. */
-  backlog?: () => Promise<{ messages: number; oldestSeconds: number }>;
-  /** The Postgres pool: its size and the queries in flight on it. */
-  pool?: () => { max: number; inFlight: number };
+  backlog: () => Promise<{ messages: number; oldestSeconds: number }>;
+  /** Herald's connections to its database, by state, as Postgres counts them. */
+  connections: () => Promise<{ state: string; connections: number }[]>;
+  /** This process's Postgres pool size. */
+  poolMax: number;
 }
 
-let sources: MetricSources = {};
+let sources: MetricSources | undefined;
 
 export function setMetricSources(given: MetricSources): void {
   sources = given;
 }
 
-const backlogRead = () => sources.backlog?.() ?? Promise.resolve(undefined);
-
 new Gauge({
   name: 'herald_campaign_backlog_messages',
-  help: 'Campaign messages queued and not yet submitted, across workspaces (the same in every process: aggregate with max)',
+  help: 'Campaign messages queued and not yet submitted, across workspaces (every process reports the same: aggregate with max)',
   registers,
   async collect() {
-    const backlog = await backlogRead();
+    const backlog = await sources?.backlog();
     if (backlog) this.set(backlog.messages);
   },
 });
 
 new Gauge({
   name: 'herald_campaign_backlog_oldest_seconds',
-  help: 'Age of the oldest queued campaign message (0 when none is queued)',
+  help: 'Age of the oldest sending campaign that still has queued messages (0: none)',
   registers,
   async collect() {
-    const backlog = await backlogRead();
+    const backlog = await sources?.backlog();
     if (backlog) this.set(backlog.oldestSeconds);
   },
 });
 
 new Gauge({
   name: 'herald_db_pool_connections_max',
-  help: "The Postgres pool's size",
+  help: "This process's Postgres pool size",
   registers,
   collect() {
-    const pool = sources.pool?.();
-    if (pool) this.set(pool.max);
+    if (sources) this.set(sources.poolMax);
   },
 });
 
 new Gauge({
-  name: 'herald_db_pool_queries_in_flight',
-  help: 'Queries and transactions using or waiting for a pooled connection',
+  name: 'herald_db_connections',
+  help: "Connections of every Herald process to Herald's database, by state, as Postgres counts them (aggregate with max)",
+  labelNames: ['state'] as const,
   registers,
-  collect() {
-    const pool = sources.pool?.();
-    if (pool) this.set(pool.inFlight);
+  async collect() {
+    const rows = await sources?.connections();
+    if (!rows) return;
+    this.reset();
+    for (const row of rows) this.set({ state: row.state }, row.connections);
   },
 });
 

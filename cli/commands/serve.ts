@@ -3,7 +3,12 @@ import { resolveSecret } from '../../config/secret.js';
 import { createSql, isDatabaseUnavailable, recoverFromClosedSocketWrite } from '../../db/client.js';
 import { migrate } from '../../db/migrate.js';
 import { redactSecrets } from '../../security/log-redaction.js';
-import { startApiRole, startSimulatorRole, startWorkerRole } from '../../server/roles.js';
+import {
+  startApiRole,
+  startMetricsRole,
+  startSimulatorRole,
+  startWorkerRole,
+} from '../../server/roles.js';
 import { connectTemporalClient } from '../../temporal/client.js';
 import { withDatabaseUrl } from '../context.js';
 import { startEmbeddedPostgres } from '../embedded/postgres.js';
@@ -143,8 +148,9 @@ async function startParts(
   const temporal = await connectTemporalClient(temporalAddress, env.TEMPORAL_NAMESPACE);
   lifecycle.add('Temporal client', () => temporal.connection.close());
 
+  let sdkMetricsUrl: string | undefined;
   if (roles.includes('worker')) {
-    const queues = await startWorkerRole({
+    const worker = await startWorkerRole({
       env,
       secret,
       sql,
@@ -156,7 +162,8 @@ async function startParts(
         lifecycle.shutdown().then(() => process.exit(1));
       },
     });
-    const quoted = queues.map((queue) => `"${queue}"`);
+    sdkMetricsUrl = worker.sdkMetricsUrl;
+    const quoted = worker.queues.map((queue) => `"${queue}"`);
     lines.push(`Worker       polling task queues ${quoted.join(', ')}`);
   }
 
@@ -164,6 +171,8 @@ async function startParts(
     const publicUrl = await startApiRole({ env, secret, sql, temporal, registerStop, log });
     lines.unshift(`API          ${publicUrl}  (health: ${publicUrl}/health)`);
   }
+  const metricsUrl = await startMetricsRole({ env, sql, sdkMetricsUrl, registerStop });
+  if (metricsUrl) lines.push(`Metrics      ${metricsUrl}`);
   return lines;
 }
 

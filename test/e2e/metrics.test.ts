@@ -1,0 +1,148 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parseEnv } from '../../config/env.js';
+import { createSql } from '../../db/client.js';
+import {
+  ensureStopped,
+  freePorts,
+  type HeraldProcess,
+  heraldEnv,
+  spawnHerald,
+  untilRunning,
+  waitUntil,
+} from '../support/processes.js';
+import { createTenant, registerTestNamespace, type Tenant } from '../support/stack.js';
+
+/**
+ * `/metrics` on METRICS_PORT (issue 26, item 1): a `herald start` process against the run's
+ * Postgres and Temporal, in a namespace of its own, sends through its simulator and is scraped as
+ * Prometheus would scrape it.
+ */
+describe('metrics', { timeout: 180_000 }, () => {
+  const namespace = `herald-metrics-${randomBytes(4).toString('hex')}`;
+  const sql = createSql(inject('databaseUrl'), { max: 2 });
+  const recipients = ['+61491570156', '+61491570157'];
+  const body = `Metrics check ${randomBytes(4).toString('hex')}`;
+  let dataDir: string;
+  let herald: HeraldProcess | undefined;
+  let apiUrl: string;
+  let metricsUrl: string;
+  let tenant: Tenant;
+
+  beforeAll(async () => {
+    await registerTestNamespace(namespace);
+    dataDir = await mkdtemp(join(tmpdir(), 'herald-metrics-'));
+    const [port, simulatorPort, metricsPort] = (await freePorts(3)) as [number, number, number];
+    apiUrl = `http://127.0.0.1:${port}`;
+    metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    const values = {
+      DATABASE_URL: inject('databaseUrl'),
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_NAMESPACE: namespace,
+      HERALD_SECRET: inject('secret'),
+      HERALD_DATA_DIR: dataDir,
+      PORT: String(port),
+      PUBLIC_URL: apiUrl,
+      SIMULATOR_PORT: String(simulatorPort),
+      METRICS_PORT: String(metricsPort),
+    };
+    herald = spawnHerald(['start'], heraldEnv(values));
+    await untilRunning(herald, 90_000);
+    const env = parseEnv(values as NodeJS.ProcessEnv);
+    tenant = await createTenant({ env, secret: inject('secret'), sql });
+  }, 120_000);
+
+  afterAll(async () => {
+    await ensureStopped(herald);
+    await sql.end();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  }, 60_000);
+
+  const scrape = async () => {
+    const response = await fetch(metricsUrl);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    return response.text();
+  };
+  /** The value of one sample, by its exact name and labels as exposed. */
+  const sample = (text: string, series: string) => {
+    const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
+    return line === undefined ? undefined : Number(line.slice(series.length + 1));
+  };
+
+  it('counts a send from the request to its receipts, with the Temporal worker’s own metrics beside', async () => {
+    const answer = await fetch(`${apiUrl}/api/v1/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ recipients, message: body }),
+    });
+    expect(answer.status).toBe(202);
+
+    const text = await waitUntil(
+      'both receipts counted',
+      async () => {
+        const current = await scrape();
+        return sample(current, 'herald_receipts_total{status="delivered"}') === 2
+          ? current
+          : undefined;
+      },
+      { timeoutMs: 60_000, proc: herald },
+    );
+    expect(
+      sample(
+        text,
+        'herald_http_request_duration_seconds_count{method="POST",route="/api/v1/messages",status="202"}',
+      ),
+    ).toBe(1);
+    expect(
+      sample(text, 'herald_sends_total{kind="campaign",provider="own",outcome="accepted"}'),
+    ).toBe(2);
+    expect(sample(text, 'herald_receipt_delay_seconds_count{status="delivered"}')).toBe(2);
+    expect(
+      sample(
+        text,
+        'herald_provider_call_duration_seconds_count{provider="own",outcome="accepted"}',
+      ),
+    ).toBe(2);
+    // The whole database's backlog: other tests' campaigns share it.
+    expect(sample(text, 'herald_campaign_backlog_messages')).toBeGreaterThanOrEqual(0);
+    expect(sample(text, 'herald_campaign_backlog_oldest_seconds')).toBeGreaterThanOrEqual(0);
+    expect(sample(text, 'herald_db_pool_connections_max')).toBe(10);
+    expect(sample(text, 'herald_db_connections{state="idle"}')).toBeGreaterThan(0);
+    expect(text).toMatch(/^process_cpu_seconds_total \d/m);
+    // The Temporal SDK's worker metrics, passed through from its Runtime.
+    expect(text).toMatch(/^temporal_num_pollers\{.*poller_type="workflow_task".*\} [1-9]/m);
+    expect(text).toMatch(/^temporal_activity_schedule_to_start_latency_bucket\{/m);
+    // Never a number, a body or a workspace: only bounded labels.
+    for (const recipient of recipients) {
+      expect(text).not.toContain(recipient);
+      expect(text).not.toContain(recipient.slice(1));
+    }
+    expect(text).not.toContain(body);
+    expect(text).not.toContain(tenant.slug);
+  });
+
+  it('labels a path no route serves as unmatched, never by the path asked for', async () => {
+    const probe = `/no-such-${randomBytes(4).toString('hex')}`;
+    expect((await fetch(`${apiUrl}${probe}`)).status).toBe(404);
+    const text = await scrape();
+    expect(
+      sample(
+        text,
+        'herald_http_request_duration_seconds_count{method="GET",route="unmatched",status="404"}',
+      ),
+    ).toBe(1);
+    expect(text).not.toContain(probe);
+  });
+
+  it('serves nothing but GET /metrics', async () => {
+    const other = await fetch(metricsUrl.replace('/metrics', '/'));
+    expect([other.status, await other.json()]).toEqual([
+      404,
+      { message: 'Not found: metrics are at GET /metrics.' },
+    ]);
+  });
+});
