@@ -390,6 +390,18 @@ const AUDITED: Record<string, CommandAudit> = {
     workspace: { record: 'webhook_endpoint' },
     lines: line('webhook.deleted', recordTarget),
   },
+  // Deployment-wide: the entry belongs to no workspace.
+  'restore reconcile': {
+    lines: line(
+      'restore.reconciled',
+      () => 'restored database',
+      ({ output }) => ({
+        campaign_messages: Number(field(output, 'campaign_messages')),
+        otp_requests: Number(field(output, 'otp_requests')),
+        campaigns: Number(field(output, 'campaigns')),
+      }),
+    ),
+  },
 };
 
 /** The admin commands that change nothing, and so are not recorded. */

@@ -8,6 +8,7 @@ import { MCP_COMMANDS } from './mcp-admin.js';
 import { MEMBER_COMMANDS } from './members.js';
 import { OTP_SERVICE_COMMANDS } from './otp-services.js';
 import { PROVIDER_COMMANDS } from './providers.js';
+import { RESTORE_COMMANDS } from './restore.js';
 import { SENDER_COMMANDS } from './senders.js';
 import type { AdminCommand } from './table.js';
 import { TEMPLATE_COMMANDS } from './templates.js';
@@ -30,4 +31,5 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   ...INVITE_COMMANDS,
   ...MCP_COMMANDS,
   ...WEBHOOK_COMMANDS,
+  ...RESTORE_COMMANDS,
 ];

@@ -6,9 +6,11 @@
  *   npm run chaos -- [--runs N] [--only name[,name]] [--short] [--keep]
  *   npm run chaos:short            the CI subset, smaller and once each
  *   npm run drill:pumping [-- --runs 3]   the SMS-pumping drill (otp-pumping) alone, once
+ *   npm run drill:backup           the backup and restore drill (backup-restore), only when named
  */
 import { parseArgs } from 'node:util';
 import { apiKill } from './scenarios/api-kill.js';
+import { backupRestore } from './scenarios/backup-restore.js';
 import { keylessPostgresFreeze } from './scenarios/keyless-postgres-freeze.js';
 import { keylessTemporalDown } from './scenarios/keyless-temporal-down.js';
 import { otpPumping } from './scenarios/otp-pumping.js';
@@ -34,6 +36,7 @@ const SCENARIOS: Scenario[] = [
   keylessPostgresFreeze,
   keylessTemporalDown,
   otpPumping,
+  backupRestore,
 ];
 
 const { values } = parseArgs({
@@ -54,7 +57,7 @@ if (unknown?.length)
     `Unknown scenario ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`,
   );
 const selected = SCENARIOS.filter((scenario) =>
-  only ? only.includes(scenario.name) : !short || scenario.short,
+  only ? only.includes(scenario.name) : !scenario.drill && (!short || scenario.short),
 );
 
 // Ctrl-C: stop every process the open stacks started before leaving.

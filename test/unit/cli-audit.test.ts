@@ -170,6 +170,10 @@ const RUNS: Record<string, AuditInput> = {
     output: { deleted: true },
     record: record('webhook https://hooks.acme.test/h'),
   },
+  'restore reconcile': {
+    options: {},
+    output: { campaign_messages: 120, otp_requests: 2, campaigns: 3 },
+  },
 };
 
 describe('CLI audit lines', () => {

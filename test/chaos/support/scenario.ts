@@ -29,5 +29,7 @@ export interface Scenario {
   name: string;
   /** Part of `npm run chaos:short`. */
   short: boolean;
+  /** A drill of its own (`npm run drill:backup`): run only when named with `--only`. */
+  drill?: boolean;
   run(options: ScenarioOptions): Promise<ScenarioResult>;
 }
