@@ -79,7 +79,9 @@ async function bodiesFor(
   const tokens = await ensureOptOutLinks(
     deps.sql,
     campaign.workspaceId,
-    messages.map((message) => ({ recipient: message.recipient, token: newOptOutToken() })),
+    messages
+      .filter((message) => !message.erased)
+      .map((message) => ({ recipient: message.recipient, token: newOptOutToken() })),
   );
   return new Map(
     messages.map((message) => [
@@ -175,6 +177,8 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
       providerMessageId: null,
       error,
     });
+    if (message.erased && !message.attemptProvider)
+      return failed(null, 'the recipient was erased after the send');
     if (message.optedOut && !message.attemptProvider)
       return failed(null, 'the recipient opted out after the send');
     let start = 0;
@@ -288,7 +292,7 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
           await otpFirst.beforeCampaignBatch();
           const batch = pending.slice(offset, offset + BATCH_SIZE);
           const fresh = batch
-            .filter((message) => !message.attemptProvider && !message.optedOut)
+            .filter((message) => !message.attemptProvider && !message.optedOut && !message.erased)
             .map((message) => message.seq);
           if (chain[0]?.lookup && fresh.length > 0)
             await markHeld(lease, campaign.id, fresh, chain[0].slug);

@@ -15,6 +15,8 @@ export interface ActivityDeps extends Omit<WebhookActivityDeps, 'sql' | 'secret'
   ownProviderMessagesPerSecond?: number | null;
   /** Base of the delivery-receipt webhooks handed to providers. */
   publicUrl: string;
+  /** RETENTION_DAYS (activities/maintenance.ts); unset keeps personal data. */
+  retentionDays?: number;
   /** Keys the hash of every OTP code. */
   secret: string;
   /** The worker's SMPP binds (activities/smpp-binds.ts): SMPP submissions go through them. */

@@ -1,3 +1,4 @@
+import { heartbeat } from '@temporalio/activity';
 import type { Sql } from '../db/client.js';
 import { deleteEndedConsoleSessions } from '../db/console-sessions.js';
 import { deleteExpiredIdempotencyKeys } from '../db/idempotency.js';
@@ -5,6 +6,12 @@ import { deleteAbandonedClients, deleteOldRegistrationAttempts } from '../db/oau
 import { deleteExpiredGrants } from '../db/oauth-grants.js';
 import { closeOrphanCampaigns } from '../db/orphan-campaigns.js';
 import { failUnsentExpiredOtpRequests } from '../db/otp-requests.js';
+import {
+  deleteOldVerificationFailures,
+  dropCampaignPersonalData,
+  dropOtpPersonalData,
+  maskOldWebhookEventRecipients,
+} from '../db/retention.js';
 import { deleteIdleSendSlots } from '../db/send-slots.js';
 import { deleteOldSignInFailures } from '../db/sign-in-failures.js';
 import { deleteStaleLeases } from '../db/submission-leases.js';
@@ -20,7 +27,18 @@ const WEBHOOK_EVENT_RETENTION_DAYS = 30;
  */
 const OAUTH_RECORD_RETENTION_SECONDS = 24 * 60 * 60;
 
-export function createMaintenanceActivities(deps: { sql: Sql }) {
+export interface PersonalDataBatch {
+  /** Campaigns per call: each carries up to 1,000 message rows. */
+  campaignBatchSize: number;
+  /** OTP requests, failed verifications and webhook events per call, each. */
+  rowBatchSize: number;
+}
+
+export function createMaintenanceActivities(deps: {
+  sql: Sql;
+  /** RETENTION_DAYS: personal data older than this goes; 0 or unset keeps it. */
+  retentionDays?: number;
+}) {
   return {
     async purgeExpiredIdempotencyKeys(input: { batchSize: number }): Promise<number> {
       return deleteExpiredIdempotencyKeys(deps.sql, input.batchSize);
@@ -60,6 +78,33 @@ export function createMaintenanceActivities(deps: { sql: Sql }) {
 
     async deleteOldWebhookEvents(input: { batchSize: number }): Promise<number> {
       return deleteOldWebhookEvents(deps.sql, WEBHOOK_EVENT_RETENTION_DAYS, input.batchSize);
+    },
+
+    /**
+     * One bounded batch of retention (db/retention.ts), heartbeating between its tables; `more`
+     * when a table came back full, so the workflow calls again.
+     */
+    async dropExpiredPersonalData(
+      input: PersonalDataBatch,
+    ): Promise<{ dropped: number; more: boolean }> {
+      const days = deps.retentionDays ?? 0;
+      if (days === 0) return { dropped: 0, more: false };
+      const campaigns = await dropCampaignPersonalData(deps.sql, days, input.campaignBatchSize);
+      heartbeat();
+      const steps = [
+        dropOtpPersonalData,
+        deleteOldVerificationFailures,
+        maskOldWebhookEventRecipients,
+      ];
+      let dropped = campaigns;
+      let more = campaigns >= input.campaignBatchSize;
+      for (const step of steps) {
+        const done = await step(deps.sql, days, input.rowBatchSize);
+        heartbeat();
+        dropped += done;
+        more ||= done >= input.rowBatchSize;
+      }
+      return { dropped, more };
     },
 
     async deleteIdleSendSlots(): Promise<number> {

@@ -79,6 +79,14 @@ const fields = (options: Options, ...names: string[]): Details =>
     names.map((name) => [name.replaceAll('-', '_'), given(options, name) ?? null]),
   );
 
+/** The rows an erasure changed, by kind, as `recipient erase` prints them (no number among them). */
+const erasedCounts = (output: Output): Details =>
+  Object.fromEntries(
+    Object.entries(output).filter(
+      (entry): entry is [string, number] => typeof entry[1] === 'number' && entry[1] > 0,
+    ),
+  );
+
 /** One line: the action, its target and details from the run. */
 const line =
   (
@@ -270,6 +278,20 @@ const AUDITED: Record<string, CommandAudit> = {
       ({ output }) => `range ${field(output, 'range')}`,
       ({ output }) => ({ range: field(output, 'range') }),
     ),
+  },
+  // The number only masked, as the output prints it; nothing when it was already erased.
+  // Without --workspace the entry is the deployment's, in every workspace's name.
+  'recipient erase': {
+    lines: ({ output }) =>
+      output.erased === true
+        ? [
+            {
+              action: 'recipient.erased',
+              target: `recipient ${field(output, 'recipient')}`,
+              details: erasedCounts(output),
+            },
+          ]
+        : [],
   },
   'otp-service create': {
     lines: line(

@@ -12,6 +12,7 @@ import { type FieldErrors, HeraldError } from '../domain/errors.js';
 import { campaignSegments } from '../domain/segments.js';
 import { validateSendRequest } from '../domain/send-request.js';
 import { characters } from '../domain/validation.js';
+import { erasedOptOutForms } from '../security/recipient-hash.js';
 import { campaignWorkflowId } from '../workflows/definitions.js';
 import type { CommandDeps } from './deps.js';
 import { checkFailoverRoute } from './failover-routes.js';
@@ -85,7 +86,7 @@ export interface CreatedNamedCampaign<Dispatched> {
  * the campaign is paused until `dispatch` starts its workflow.
  */
 export async function createNamedCampaign<Dispatched>(
-  deps: Pick<CommandDeps, 'sql' | 'env' | 'publicUrl'>,
+  deps: Pick<CommandDeps, 'sql' | 'env' | 'publicUrl' | 'secret'>,
   input: NamedCampaignInput,
   dispatch: (campaign: { workspace: Workspace; id: number }) => Promise<Dispatched>,
 ): Promise<CreatedNamedCampaign<Dispatched>> {
@@ -137,6 +138,7 @@ export async function createNamedCampaign<Dispatched>(
     validityHours: deps.env.MESSAGE_VALIDITY_HOURS,
     segments: campaignSegments(request.message, deps.publicUrl),
     recipients: request.recipients,
+    erasedOptOuts: erasedOptOutForms(deps.secret, request.messagePurpose, request.recipients),
     workflowIdOf: (campaignId) => campaignWorkflowId(workspace.id, null, campaignId),
   });
   const dispatched = await dispatch({ workspace, id });

@@ -6,6 +6,7 @@
 import { type FieldErrors, HeraldError } from '../domain/errors.js';
 import { campaignSegments, countSegments } from '../domain/segments.js';
 import { validateSendRequest } from '../domain/send-request.js';
+import { erasedOptOutForms } from '../security/recipient-hash.js';
 import { campaignWorkflowId } from '../workflows/definitions.js';
 import type { CommandDeps } from './deps.js';
 import { dispatchCampaign } from './dispatch-campaign.js';
@@ -63,7 +64,7 @@ function byLine(errors: FieldErrors, lines: { line: number }[]): Record<string, 
 }
 
 export async function sendQuickSend(
-  deps: Pick<CommandDeps, 'sql' | 'temporal' | 'env' | 'publicUrl'>,
+  deps: Pick<CommandDeps, 'sql' | 'temporal' | 'env' | 'publicUrl' | 'secret'>,
   workspaceId: number,
   input: QuickSendInput,
 ): Promise<QuickSendResult> {
@@ -111,6 +112,7 @@ export async function sendQuickSend(
     senderId: request.senderId,
     ...resolved,
     recipients: request.recipients,
+    erasedOptOuts: erasedOptOutForms(deps.secret, request.messagePurpose, request.recipients),
     validityHours: deps.env.MESSAGE_VALIDITY_HOURS,
     segments: campaignSegments(request.message, deps.publicUrl),
     workflowIdOf: (campaignId) => campaignWorkflowId(workspaceId, null, campaignId),

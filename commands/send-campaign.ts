@@ -4,6 +4,7 @@ import { isDatabaseUnavailable } from '../db/client.js';
 import { HeraldError } from '../domain/errors.js';
 import { campaignSegments } from '../domain/segments.js';
 import type { SendRequest } from '../domain/send-request.js';
+import { erasedOptOutForms } from '../security/recipient-hash.js';
 import { campaignWorkflowId } from '../workflows/definitions.js';
 import { type AnswerDeadline, type DeadlineAnswer, NO_DEADLINE } from './answer-deadline.js';
 import type { CommandDeps } from './deps.js';
@@ -92,6 +93,7 @@ async function saveCampaign(
         senderId: request.senderId,
         ...routing,
         recipients: request.recipients,
+        erasedOptOuts: erasedOptOutForms(deps.secret, request.messagePurpose, request.recipients),
         validityHours: deps.env.MESSAGE_VALIDITY_HOURS,
         segments: campaignSegments(request.message, deps.publicUrl),
         workflowIdOf: (id) => campaignWorkflowId(principal.workspaceId, key, id),

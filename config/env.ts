@@ -107,6 +107,18 @@ export const envSchema = z.object({
     .min(1, 'must be a whole number of hours from 1 to 168')
     .max(168, 'must be a whole number of hours from 1 to 168')
     .default(48),
+  /**
+   * After this many days a message's body and rendered text are dropped and its recipient kept
+   * only masked (daily maintenance, db/retention.ts); 0 keeps them forever. At least 7: past the
+   * longest receipt wait (RECEIPT_GIVE_UP_AFTER_HOURS) and every fraud-guard window.
+   */
+  RETENTION_DAYS: z.coerce
+    .number({ error: 'must be 0 (keep forever) or a whole number of days from 7 to 3650' })
+    .int('must be 0 (keep forever) or a whole number of days from 7 to 3650')
+    .refine((days) => days === 0 || (days >= 7 && days <= 3650), {
+      error: 'must be 0 (keep forever) or a whole number of days from 7 to 3650',
+    })
+    .default(90),
   /** Deliver webhooks to private, loopback, link-local… addresses too (a trusted network only). */
   WEBHOOK_ALLOW_PRIVATE_URLS: flag.default(false),
   /** Run the webhook outbox dispatcher in this worker process. */

@@ -42,6 +42,8 @@ export const RULES = {
   'team.view': { permissions: ['members.read'] },
   'team.manage': { permissions: ['members.read'], roles: ADMINS },
   'security.manage': { roles: ['owner'] },
+  /** Erasing a person's number everywhere in the workspace (commands/recipient-erasure.ts). */
+  'recipients.erase': { roles: ['owner'] },
 } as const satisfies Record<string, Rule>;
 
 export type Action = keyof typeof RULES;

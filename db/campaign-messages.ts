@@ -23,6 +23,8 @@ export interface PendingMessage {
   attemptAgeMs: number | null;
   /** A marketing message whose recipient has opted out since the send. */
   optedOut: boolean;
+  /** Its number was erased since the send (`herald recipient erase`): only a masked form is left. */
+  erased: boolean;
 }
 
 export async function findCampaignForSubmission(sql: Sql, campaignId: number) {
@@ -51,7 +53,8 @@ export async function findPendingMessages(
       (extract(epoch from now() - m.attempt_started_at) * 1000)::float8 as attempt_age_ms,
       c.purpose = 'marketing' and exists (
         select 1 from opt_outs o where o.workspace_id = c.workspace_id and o.recipient = m.recipient
-      ) as opted_out
+      ) as opted_out,
+      m.recipient not like '+%' as erased
     from campaign_messages m join campaigns c on c.id = m.campaign_id
     where m.campaign_id = ${campaignId} and m.seq between ${fromSeq} and ${toSeq}
       and m.status = 'queued'

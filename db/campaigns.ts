@@ -89,6 +89,11 @@ export interface NewCampaign {
   workflowIdOf?: (campaignId: number) => string;
   /** The workspace's daily cap: the campaign's segments fit under it whole, or it is refused. */
   dailyCap?: DailyCap | null;
+  /**
+   * A marketing send's recipients in their keyed-hash form, each mapped to its number
+   * (security/recipient-hash.ts): an erased number's opt-out is stored so, and still holds.
+   */
+  erasedOptOuts?: ReadonlyMap<string, string>;
 }
 
 export interface DailyCap {
@@ -122,14 +127,16 @@ export async function insertCampaign(
   alongside?: (tx: TransactionSql, campaign: { id: number }) => Promise<void>,
 ): Promise<SavedCampaign> {
   return sql.begin(async (tx) => {
+    const erased = input.erasedOptOuts ?? new Map<string, string>();
     const optedOut =
       input.purpose === 'marketing'
         ? new Set(
             (
               await tx<{ recipient: string }[]>`
                 select recipient from opt_outs
-                where workspace_id = ${input.workspaceId} and recipient = any(${input.recipients})`
-            ).map((row) => row.recipient),
+                where workspace_id = ${input.workspaceId}
+                  and recipient = any(${[...input.recipients, ...erased.keys()]})`
+            ).map((row) => erased.get(row.recipient) ?? row.recipient),
           )
         : new Set<string>();
     const recipients = input.recipients.filter((recipient) => !optedOut.has(recipient));

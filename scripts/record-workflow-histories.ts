@@ -97,6 +97,7 @@ const activities: Partial<Activities> = {
   deleteIdleSendSlots: answerZero,
   deleteStaleSubmissionLeases: answerZero,
   purgeExpiredOAuthRecords: answerZero,
+  dropExpiredPersonalData: async () => ({ dropped: 0, more: false }),
   // A full batch, then a short one that ends the run.
   reconcileAwaitingReceipts: async () => {
     reconciledBatches++;

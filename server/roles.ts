@@ -60,6 +60,7 @@ export async function startWorkerRole(options: {
     ownProviderMessagesPerSecond: env.OWN_PROVIDER_MESSAGES_PER_SECOND ?? null,
     publicUrl: publicUrlOf(env),
     secret: options.secret,
+    retentionDays: env.RETENTION_DAYS,
     allowPrivateWebhookUrls: env.WEBHOOK_ALLOW_PRIVATE_URLS,
     webhookDispatcher: env.WEBHOOK_DISPATCHER,
     sdkMetricsAddress,

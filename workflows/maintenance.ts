@@ -25,6 +25,13 @@ const {
   retry: retryUnlessPermanent({ maximumAttempts: ATTEMPTS_BEFORE_LEAVING_IT_TO_TOMORROW }),
 });
 
+/** Retention's batches span several tables and heartbeat between them. */
+const { dropExpiredPersonalData } = proxyActivities<Activities>({
+  startToCloseTimeout: ONE_BATCH_TIMEOUT,
+  heartbeatTimeout: '30 seconds',
+  retry: retryUnlessPermanent({ maximumAttempts: ATTEMPTS_BEFORE_LEAVING_IT_TO_TOMORROW }),
+});
+
 export interface MaintenanceResult {
   /** Absent from runs that started before the step existed. */
   orphanCampaignsClosed?: number;
@@ -37,6 +44,8 @@ export interface MaintenanceResult {
   staleSubmissionLeasesDeleted?: number;
   /** Absent from runs that started before the step existed. */
   expiredOAuthRecordsPurged?: number;
+  /** Rows whose personal data retention dropped; absent from runs before the step existed. */
+  personalDataDropped?: number;
 }
 
 const BATCH_SIZE = 5000;
@@ -48,6 +57,10 @@ const CLOSE_ORPHAN_CAMPAIGNS = 'close-orphan-campaigns';
 const DELETE_STALE_SUBMISSION_LEASES = 'delete-stale-submission-leases';
 /** Likewise the step that deletes expired OAuth records and the limits' old records. */
 const PURGE_EXPIRED_OAUTH_RECORDS = 'purge-expired-oauth-records';
+/** Likewise retention: bodies, texts and recipients older than RETENTION_DAYS. */
+const DROP_EXPIRED_PERSONAL_DATA = 'drop-expired-personal-data';
+/** OTP requests, failed verifications and webhook events per retention batch, each. */
+const RETENTION_ROW_BATCH_SIZE = 2000;
 
 /**
  * Runs `step` in batches until a batch comes back short; returns the total. A step over several
@@ -65,6 +78,19 @@ async function inBatches(
   }
 }
 
+/** Retention batches until none comes back full; returns the rows done. */
+async function dropPersonalDataInBatches(): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const { dropped, more } = await dropExpiredPersonalData({
+      campaignBatchSize: CAMPAIGN_BATCH_SIZE,
+      rowBatchSize: RETENTION_ROW_BATCH_SIZE,
+    });
+    total += dropped;
+    if (!more) return total;
+  }
+}
+
 /**
  * Daily housekeeping, in bounded batches: closes orphan campaigns without sending them (before the
  * idempotency records that identify them are purged), drops idempotency records past their
@@ -73,7 +99,8 @@ async function inBatches(
  * their attempts) dispatched over 30 days ago, throughput slots idle for a day, submission leases a
  * day past their end, and OAuth authorization requests, codes and tokens a day past their expiry
  * with the registration attempts and failed sign-ins of over a day ago (and, in the same step,
- * console sessions a day past their end).
+ * console sessions a day past their end); last, retention drops the personal data of campaigns and
+ * OTP requests older than RETENTION_DAYS (activities/maintenance.ts).
  */
 export async function maintenanceWorkflow(): Promise<MaintenanceResult> {
   const orphanCampaignsClosed = patched(CLOSE_ORPHAN_CAMPAIGNS)
@@ -90,6 +117,9 @@ export async function maintenanceWorkflow(): Promise<MaintenanceResult> {
   const expiredOAuthRecordsPurged = patched(PURGE_EXPIRED_OAUTH_RECORDS)
     ? await inBatches(purgeExpiredOAuthRecords)
     : undefined;
+  const personalDataDropped = patched(DROP_EXPIRED_PERSONAL_DATA)
+    ? await dropPersonalDataInBatches()
+    : undefined;
   setRunStatus('completed');
   return {
     ...(orphanCampaignsClosed !== undefined && { orphanCampaignsClosed }),
@@ -100,5 +130,6 @@ export async function maintenanceWorkflow(): Promise<MaintenanceResult> {
     idleSendSlotsDeleted,
     ...(staleSubmissionLeasesDeleted !== undefined && { staleSubmissionLeasesDeleted }),
     ...(expiredOAuthRecordsPurged !== undefined && { expiredOAuthRecordsPurged }),
+    ...(personalDataDropped !== undefined && { personalDataDropped }),
   };
 }

@@ -90,7 +90,12 @@ export async function campaignCreate(
 ): Promise<CommandResult> {
   // Temporal's modules load only for the commands that start workflows.
   const { createNamedCampaign } = await import('../../commands/named-campaigns.js');
-  const deps = { sql: context.sql, env: context.env, publicUrl: publicUrlOf(context.env) };
+  const deps = {
+    sql: context.sql,
+    env: context.env,
+    secret: context.secret,
+    publicUrl: publicUrlOf(context.env),
+  };
   const created = await run(
     createNamedCampaign(
       deps,

@@ -8,6 +8,7 @@ import { MCP_COMMANDS } from './mcp-admin.js';
 import { MEMBER_COMMANDS } from './members.js';
 import { OTP_SERVICE_COMMANDS } from './otp-services.js';
 import { PROVIDER_COMMANDS } from './providers.js';
+import { RECIPIENT_COMMANDS } from './recipients.js';
 import { RESTORE_COMMANDS } from './restore.js';
 import { SENDER_COMMANDS } from './senders.js';
 import type { AdminCommand } from './table.js';
@@ -23,6 +24,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   ...PROVIDER_COMMANDS,
   ...CREDIT_COMMANDS,
   ...GUARD_COMMANDS,
+  ...RECIPIENT_COMMANDS,
   ...OTP_SERVICE_COMMANDS,
   ...TEMPLATE_COMMANDS,
   ...SENDER_COMMANDS,

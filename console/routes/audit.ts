@@ -1,31 +1,92 @@
-/** The audit log of the workspace, for owners and admins. */
-import type { FastifyInstance } from 'fastify';
+/**
+ * The audit log of the workspace, for owners and admins; owners may also erase one person's number
+ * from the workspace there (`herald recipient erase --workspace`), which the log then records.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { listAudit } from '../../commands/audit.js';
+import { InputError } from '../../commands/input.js';
+import { eraseRecipientNumber, presentErasure } from '../../commands/recipient-erasure.js';
+import { can } from '../access.js';
+import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
-import { sendHtml } from '../http.js';
+import { formErrors, orRefusal } from '../form-errors.js';
+import type { SignedIn } from '../guard.js';
+import { formOf, redirect, sendHtml, text } from '../http.js';
 import { render } from '../views.js';
+
+const FLASH: Record<string, string> = {
+  erased:
+    'The number was erased from this workspace: its messages and codes keep only its last four digits, and an opt-out still holds.',
+  unchanged:
+    'Nothing to erase: this workspace holds that number nowhere (already erased, or never held).',
+};
 
 export async function auditRoutes(app: FastifyInstance, { context }: { context: ConsoleContext }) {
   const { deps, guard } = context;
 
-  app.get<{ Querystring: { before?: string } }>('/audit', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'audit.view');
-    if (!signedIn) return reply;
-    const before = Number(request.query.before);
-    const page = await listAudit(deps, {
+  async function page(
+    reply: FastifyReply,
+    signedIn: SignedIn,
+    status: number,
+    extra: { before?: number; flash?: string; number?: string; errors?: Record<string, string> },
+  ) {
+    const before = extra.before;
+    const entries = await listAudit(deps, {
       workspaceId: signedIn.visitor.workspaceId,
-      ...(Number.isSafeInteger(before) && before > 0 && { before }),
+      ...(before !== undefined && Number.isSafeInteger(before) && before > 0 && { before }),
     });
     return sendHtml(
       reply,
-      200,
+      status,
       render('audit', {
         title: 'Audit log',
         nav: signedIn.nav,
         csrf: signedIn.csrf,
         base: signedIn.base,
-        ...page,
+        ...entries,
+        canErase: can(signedIn.visitor, 'recipients.erase'),
+        number: extra.number ?? '',
+        errors: extra.errors ?? {},
+        flash: extra.flash,
       }),
     );
+  }
+
+  app.get<{ Querystring: { before?: string; done?: string } }>('/audit', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'audit.view');
+    if (!signedIn) return reply;
+    return page(reply, signedIn, 200, {
+      before: Number(request.query.before),
+      flash: FLASH[request.query.done ?? ''],
+    });
+  });
+
+  app.post('/audit/erase-recipient', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'recipients.erase');
+    if (!signedIn) return reply;
+    const number = text(formOf(request), 'number');
+    const erased = await orRefusal(() =>
+      eraseRecipientNumber(deps, { number, workspace: signedIn.visitor.workspaceSlug }),
+    );
+    if (erased instanceof InputError) {
+      return page(reply, signedIn, erased.status, {
+        number,
+        errors: formErrors(erased, { number: 'Number' }, 'number'),
+      });
+    }
+    if (erased.changed === 0)
+      return redirect(request, reply, `${signedIn.base}/audit?done=unchanged`);
+    // As `herald recipient erase` records it: the number only masked, the rows by kind.
+    const { recipient, workspace: _workspace, erased: _erased, ...rows } = presentErasure(erased);
+    const counts = Object.fromEntries(Object.entries(rows).filter(([, count]) => count > 0));
+    await audit(
+      deps,
+      request,
+      signedIn.visitor,
+      'recipient.erased',
+      `recipient ${recipient}`,
+      counts,
+    );
+    return redirect(request, reply, `${signedIn.base}/audit?done=erased`);
   });
 }

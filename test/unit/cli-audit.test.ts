@@ -61,6 +61,23 @@ const RUNS: Record<string, AuditInput> = {
     options: { workspace: 'acme', range: '+6141999' },
     output: { workspace: 'acme', range: '+6141999', lifted: 1 },
   },
+  'recipient erase': {
+    options: { number: '+61412345678', workspace: 'acme' },
+    output: {
+      recipient: '•••• 5678',
+      workspace: 'acme',
+      erased: true,
+      campaign_messages: 2,
+      otp_requests: 1,
+      otp_verification_failures: 0,
+      opt_outs_hashed: 1,
+      opt_out_links: 1,
+      webhook_events: 0,
+      idempotency_records: 1,
+      audit_entries: 0,
+      texts: 0,
+    },
+  },
   'provider create': {
     options: { workspace: 'acme', slug: 'tw', type: 'twilio' },
     output: { id: 2, slug: 'tw' },
@@ -281,6 +298,25 @@ describe('CLI audit lines', () => {
     expect(auditLinesOf('key rate', RUNS['key rate'] as AuditInput)).toEqual([
       { action: 'api_key.rate_changed', target: 'API key hk_live_ab12', details: { rate: '20/s' } },
     ]);
+  });
+
+  it('records an erasure with the number masked, and nothing when it changed nothing', () => {
+    const run = RUNS['recipient erase'] as AuditInput;
+    expect(auditLinesOf('recipient erase', run)).toEqual([
+      {
+        action: 'recipient.erased',
+        target: 'recipient •••• 5678',
+        details: {
+          campaign_messages: 2,
+          otp_requests: 1,
+          opt_outs_hashed: 1,
+          opt_out_links: 1,
+          idempotency_records: 1,
+        },
+      },
+    ]);
+    const nothingLeft = { ...run, output: { recipient: '•••• 5678', erased: false } };
+    expect(auditLinesOf('recipient erase', nothingLeft)).toEqual([]);
   });
 
   it('records the invitations a member update or removal revoked, as the Team page does', () => {

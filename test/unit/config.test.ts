@@ -34,6 +34,19 @@ describe('parseEnv', () => {
     expect(env.MCP_REDIRECT_URIS).toEqual(['https://a.example/cb', 'http://127.0.0.1/callback']);
   });
 
+  it('keeps personal data 90 days by default; 0 keeps it forever; 1 to 6 days are refused', () => {
+    expect(parseEnv({}).RETENTION_DAYS).toBe(90);
+    expect(parseEnv({ RETENTION_DAYS: '0' }).RETENTION_DAYS).toBe(0);
+    expect(parseEnv({ RETENTION_DAYS: '7' }).RETENTION_DAYS).toBe(7);
+    for (const days of ['3', '3651', '30.5', 'off'])
+      expect(() => parseEnv({ RETENTION_DAYS: days })).toThrow(
+        [
+          'Invalid environment:',
+          '  RETENTION_DAYS: must be 0 (keep forever) or a whole number of days from 7 to 3650',
+        ].join('\n'),
+      );
+  });
+
   it('names every bad variable in one error', () => {
     const parse = () =>
       parseEnv({

@@ -135,5 +135,9 @@ describe('workflow replay', () => {
       'deleteStaleSubmissionLeases',
     ]);
     expect(scheduledIn('maintenance-with-oauth-purge').at(-1)).toBe('purgeExpiredOAuthRecords');
+    expect(scheduledIn('maintenance-with-retention').slice(-2)).toEqual([
+      'purgeExpiredOAuthRecords',
+      'dropExpiredPersonalData',
+    ]);
   });
 });
