@@ -183,6 +183,20 @@ async function memberBefore(
  * own commands (workspaces, providers, credits, ...) have no console door.
  */
 const AUDITED: Record<string, CommandAudit> = {
+  // Deployment-wide: how many ciphertexts each column had re-encrypted (never a key).
+  'secrets rotate': {
+    lines: line(
+      'secrets.rotated',
+      () => 'stored secrets',
+      ({ output }) =>
+        Object.fromEntries(
+          Object.entries(output).map(([column, counts]) => [
+            `${column}_reencrypted`,
+            Number(field(counts as Output, 'reencrypted')),
+          ]),
+        ),
+    ),
+  },
   'workspace create': {
     workspace: 'output',
     lines: line(

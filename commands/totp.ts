@@ -30,7 +30,9 @@ const PERIOD = 30;
 const DRIFT_STEPS = 1;
 const CODE = /^\d{6}$/;
 
-const context = (userId: number) => `totp:${userId}`;
+/** The additional authenticated data of a user's encrypted TOTP secret (security/credentials.ts). */
+export const totpSecretContext = (userId: number) => `totp:${userId}`;
+const context = totpSecretContext;
 
 function totpOf(email: string, base32: string): TOTP {
   return new TOTP({

@@ -10,6 +10,7 @@ import { OTP_SERVICE_COMMANDS } from './otp-services.js';
 import { PROVIDER_COMMANDS } from './providers.js';
 import { RECIPIENT_COMMANDS } from './recipients.js';
 import { RESTORE_COMMANDS } from './restore.js';
+import { SECRET_COMMANDS } from './secrets.js';
 import { SENDER_COMMANDS } from './senders.js';
 import type { AdminCommand } from './table.js';
 import { TEMPLATE_COMMANDS } from './templates.js';
@@ -34,4 +35,5 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   ...MCP_COMMANDS,
   ...WEBHOOK_COMMANDS,
   ...RESTORE_COMMANDS,
+  ...SECRET_COMMANDS,
 ];

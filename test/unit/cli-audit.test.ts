@@ -182,6 +182,14 @@ const RUNS: Record<string, AuditInput> = {
     output: { id: 2 },
     record: record('webhook https://hooks.acme.test/h'),
   },
+  'secrets rotate': {
+    options: {},
+    output: {
+      provider_credentials: { reencrypted: 3, current: 1, unreadable: 0 },
+      webhook_secrets: { reencrypted: 2, current: 0, unreadable: 0 },
+      totp_secrets: { reencrypted: 0, current: 0, unreadable: 0 },
+    },
+  },
   'webhook delete': {
     options: { id: '2' },
     output: { deleted: true },
