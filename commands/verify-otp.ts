@@ -21,7 +21,7 @@ export async function verifyOtp(
   principal: ApiKeyPrincipal,
   request: OtpVerifyRequest,
 ): Promise<void> {
-  const verified = await verifyOtpCode(deps.sql, {
+  const outcome = await verifyOtpCode(deps.sql, {
     workspaceId: principal.workspaceId,
     userId: principal.userId,
     recipient: request.recipient,
@@ -31,6 +31,7 @@ export async function verifyOtp(
     windowMinutes: FAILED_VERIFICATION_WINDOW_MINUTES,
     maxFailures: MAX_FAILED_VERIFICATIONS,
   });
-  otpOutcomes.inc({ outcome: verified ? 'verified' : 'failed_verification' });
-  if (!verified) throw new HeraldError('otp_verification_failed');
+  otpOutcomes.inc({ outcome: outcome === 'failed' ? 'failed_verification' : outcome });
+  // Exhausted answers as any failure does: the client learns nothing of the limit.
+  if (outcome !== 'verified') throw new HeraldError('otp_verification_failed');
 }

@@ -1,5 +1,5 @@
 /** The fraud guard's rows: settings, recent sends, blocked ranges, daily use, refusals, buckets. */
-import type { GuardOverrides } from '../domain/fraud-guard.js';
+import type { GuardOverrides, GuardRule } from '../domain/fraud-guard.js';
 import type { Sql, TransactionSql } from './client.js';
 
 type AnySql = Sql | TransactionSql;
@@ -252,15 +252,7 @@ export async function findDailyUsage(sql: AnySql, workspaceId: number): Promise<
   return row?.segments ?? 0;
 }
 
-export type GuardRule =
-  | 'otp_per_recipient'
-  | 'otp_country'
-  | 'sms_country'
-  | 'blocked_prefix'
-  | 'range_breaker'
-  | 'daily_cap'
-  | 'key_rate'
-  | 'workspace_rate';
+export type { GuardRule } from '../domain/fraud-guard.js';
 
 export async function countGuardRefusal(
   sql: AnySql,

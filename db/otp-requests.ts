@@ -213,12 +213,15 @@ export async function finishOtpRequest(sql: Sql, id: string): Promise<OtpOutcome
   return row?.outcome ?? 'failed';
 }
 
+/** `failed`: a wrong code or no usable request; `exhausted`: refused at the failure limit. */
+export type VerificationOutcome = 'verified' | 'failed' | 'exhausted';
+
 /**
- * One verification, atomically (migration 0030, herald_verify_otp): serialized per user and
+ * One verification, atomically (migration 0032, herald_verify_otp_outcome): serialized per user and
  * recipient across requests and api replicas, so each counts the failures of all before it;
  * the request chosen by id, or the subject's latest usable one for the purpose, is marked
  * verified when its stored hash is one of `codeHashes` and it is usable and under the failure
- * limit; otherwise a failure is recorded. One round trip; true when verified.
+ * limit; otherwise a failure is recorded. One round trip.
  */
 export async function verifyOtpCode(
   sql: Sql,
@@ -233,13 +236,13 @@ export async function verifyOtpCode(
     windowMinutes: number;
     maxFailures: number;
   },
-): Promise<boolean> {
-  const [row] = await sql<{ verified: boolean }[]>`
-    select herald_verify_otp(
+): Promise<VerificationOutcome> {
+  const [row] = await sql<{ outcome: VerificationOutcome }[]>`
+    select herald_verify_otp_outcome(
       ${attempt.workspaceId}, ${attempt.userId}, ${attempt.recipient}, ${attempt.requestId},
       ${attempt.purpose}, ${sql.array([...attempt.codeHashes])}::bytea[], ${attempt.windowMinutes},
-      ${attempt.maxFailures}) as verified`;
-  return row?.verified === true;
+      ${attempt.maxFailures}) as outcome`;
+  return row?.outcome ?? 'failed';
 }
 
 /**

@@ -9,6 +9,20 @@ import { z } from 'zod';
 import { countryOf } from './phone.js';
 
 /** At most `sends` in any `seconds`. */
+/** The rules a refusal is counted under (guard_refusals, herald_guard_refusals_total). */
+export const GUARD_RULES = [
+  'otp_per_recipient',
+  'otp_country',
+  'sms_country',
+  'blocked_prefix',
+  'range_breaker',
+  'daily_cap',
+  'key_rate',
+  'workspace_rate',
+] as const;
+
+export type GuardRule = (typeof GUARD_RULES)[number];
+
 export interface SendWindow {
   sends: number;
   seconds: number;

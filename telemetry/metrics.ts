@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { GUARD_RULES } from '../domain/fraud-guard.js';
 
 /*
  * Herald's Prometheus metrics: one registry per process, served on METRICS_PORT
@@ -82,6 +83,21 @@ export const webhookDeliveries = new Counter({
   labelNames: ['outcome'] as const,
   registers,
 });
+
+// Every known label value from zero, so a rate is defined before the first event and an alert's
+// ratio sees its whole denominator.
+for (const rule of GUARD_RULES) guardRefusals.inc({ rule }, 0);
+for (const outcome of [
+  'accepted',
+  'pending',
+  'failed',
+  'verified',
+  'failed_verification',
+  'exhausted',
+])
+  otpOutcomes.inc({ outcome }, 0);
+for (const outcome of ['delivered', 'failed', 'exhausted']) webhookDeliveries.inc({ outcome }, 0);
+for (const status of ['delivered', 'undelivered', 'unknown']) receipts.inc({ status }, 0);
 
 /** What the process's gauges read when scraped; set by the composition root (server/). */
 export interface MetricSources {

@@ -48,7 +48,7 @@ async function waitingVerifications(): Promise<number> {
   const [row] = await stack.sql<{ waiting: number }[]>`
     select count(*)::int as waiting from pg_stat_activity
     where wait_event_type = 'Lock'
-      and query like '%herald_verify_otp(%'`;
+      and query like '%herald_verify_otp_outcome(%'`;
   return row?.waiting ?? 0;
 }
 
