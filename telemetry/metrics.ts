@@ -97,7 +97,11 @@ for (const outcome of [
 ])
   otpOutcomes.inc({ outcome }, 0);
 for (const outcome of ['delivered', 'failed', 'exhausted']) webhookDeliveries.inc({ outcome }, 0);
-for (const status of ['delivered', 'undelivered', 'unknown']) receipts.inc({ status }, 0);
+for (const status of ['delivered', 'undelivered', 'unknown']) {
+  receipts.inc({ status }, 0);
+  receiptDelay.zero({ status });
+}
+throughputWait.zero({ provider: 'own' });
 
 /** What the process's gauges read when scraped; set by the composition root (server/). */
 export interface MetricSources {

@@ -1,7 +1,10 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseEnv } from '../../config/env.js';
 import { createSql } from '../../db/client.js';
@@ -30,12 +33,14 @@ describe('metrics', { timeout: 180_000 }, () => {
   let herald: HeraldProcess | undefined;
   let apiUrl: string;
   let metricsUrl: string;
+  let metricsPort: number;
   let tenant: Tenant;
 
   beforeAll(async () => {
     await registerTestNamespace(namespace);
     dataDir = await mkdtemp(join(tmpdir(), 'herald-metrics-'));
-    const [port, simulatorPort, metricsPort] = (await freePorts(3)) as [number, number, number];
+    const [port, simulatorPort, scrapePort] = (await freePorts(3)) as [number, number, number];
+    metricsPort = scrapePort;
     apiUrl = `http://127.0.0.1:${port}`;
     metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
     const values = {
@@ -145,4 +150,129 @@ describe('metrics', { timeout: 180_000 }, () => {
       { message: 'Not found: metrics are at GET /metrics.' },
     ]);
   });
+  it('is scraped by a real Prometheus that evaluates every alert rule and answers every dashboard query', async () => {
+    const prometheus = await startPrometheus(metricsPort);
+    try {
+      const query = (expr: string) => prometheus.get('/api/v1/query', { query: expr });
+      await waitUntil(
+        'Prometheus to have scraped the send',
+        async () => {
+          const { data } = await query('sum(herald_sends_total{outcome="accepted"})');
+          return Number(data.result[0]?.value[1]) === 2 ? true : undefined;
+        },
+        { timeoutMs: 30_000 },
+      );
+      const rules = await waitUntil(
+        'every rule evaluated',
+        async () => {
+          const { data } = await prometheus.get('/api/v1/rules');
+          const all = data.groups.flatMap((group: { rules: PrometheusRule[] }) => group.rules);
+          return all.every((rule: PrometheusRule) => !rule.lastEvaluation.startsWith('0001'))
+            ? (all as PrometheusRule[])
+            : undefined;
+        },
+        { timeoutMs: 30_000 },
+      );
+      expect(rules.map((rule) => [rule.name, rule.health, rule.lastError ?? ''])).toEqual(
+        rules.map((rule) => [rule.name, 'ok', '']),
+      );
+      expect(rules).toHaveLength(10);
+
+      // Every series a rule or a dashboard panel reads exists: a renamed metric fails here.
+      const exposed = new Set<string>((await prometheus.get('/api/v1/label/__name__/values')).data);
+      const expressions = [...rules.map((rule) => rule.query), ...dashboardExpressions()];
+      const named = new Set(
+        expressions.flatMap((expr) => expr.match(/\b(herald|temporal|process|nodejs)_\w+/g) ?? []),
+      );
+      expect([...named].filter((name) => !exposed.has(name))).toEqual([]);
+      for (const expr of dashboardExpressions()) expect((await query(expr)).status).toBe('success');
+
+      // Sends by outcome as a dashboard reads them: a rate needs two scrapes of the counter.
+      const accepted = await waitUntil(
+        'a rate of accepted sends',
+        async () => {
+          const { data } = await query('sum by (outcome) (increase(herald_sends_total[5m]))');
+          return data.result.find(
+            (row: { metric: { outcome: string } }) => row.metric.outcome === 'accepted',
+          );
+        },
+        { timeoutMs: 15_000 },
+      );
+      expect(accepted.metric).toEqual({ outcome: 'accepted' });
+      const delay = await query('sum(herald_receipt_delay_seconds_count)');
+      expect(Number(delay.data.result[0]?.value[1])).toBe(2);
+    } finally {
+      await prometheus.stop();
+    }
+  });
 });
+
+interface PrometheusRule {
+  name: string;
+  query: string;
+  health: string;
+  lastError?: string;
+  lastEvaluation: string;
+}
+
+/** The Grafana dashboard's queries, with Grafana's rate interval made a plain one. */
+function dashboardExpressions(): string[] {
+  const dashboard = JSON.parse(
+    readFileSync(new URL('../../deploy/grafana/herald-dashboard.json', import.meta.url), 'utf8'),
+  ) as { panels: { targets: { expr: string }[] }[] };
+  return dashboard.panels.flatMap((panel) =>
+    panel.targets.map((target) => target.expr.replaceAll('$__rate_interval', '1m')),
+  );
+}
+
+/** Debian's Prometheus scraping one Herald process every second, with Herald's alert rules. */
+async function startPrometheus(metricsPort: number) {
+  const dir = await mkdtemp(join(tmpdir(), 'herald-prometheus-'));
+  const [port] = (await freePorts(1)) as [number];
+  const rules = fileURLToPath(new URL('../../deploy/prometheus/alerts.yml', import.meta.url));
+  await writeFile(
+    join(dir, 'prometheus.yml'),
+    JSON.stringify({
+      global: { scrape_interval: '1s', evaluation_interval: '1s' },
+      rule_files: [rules],
+      scrape_configs: [
+        { job_name: 'herald', static_configs: [{ targets: [`127.0.0.1:${metricsPort}`] }] },
+      ],
+    }),
+  );
+  const child = spawn(
+    'prometheus',
+    [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+    ],
+    { stdio: 'ignore' },
+  );
+  const base = `http://127.0.0.1:${port}`;
+  const get = async (path: string, params: Record<string, string> = {}) => {
+    const response = await fetch(`${base}${path}?${new URLSearchParams(params)}`);
+    // biome-ignore lint/suspicious/noExplicitAny: Prometheus's API answers, read field by field
+    return (await response.json()) as any;
+  };
+  await waitUntil(
+    'Prometheus to be ready',
+    async () =>
+      (await fetch(`${base}/-/ready`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+        ? true
+        : undefined,
+    { timeoutMs: 30_000 },
+  );
+  return {
+    get,
+    async stop() {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
