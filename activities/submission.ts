@@ -1,4 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { SpanStatusCode } from '@opentelemetry/api';
+import { Context } from '@temporalio/activity';
+import type { Logger } from '@temporalio/common';
 import type { Sql } from '../db/client.js';
 import { findProviders } from '../db/providers.js';
 import { OWN_PROVIDER_SLUG } from '../domain/provider-definition.js';
@@ -7,12 +10,9 @@ import {
   type ProviderRegistryConfig,
 } from '../providers/registry.js';
 import type { OutboundSms, SmsProvider, SubmitOutcome } from '../providers/types.js';
-import {
-  providerCallDuration,
-  secondsSince,
-  sends,
-  throughputWait,
-} from '../telemetry/metrics.js';
+import { withoutPhoneNumbers } from '../telemetry/log-lines.js';
+import { providerCallDuration, secondsSince, sends, throughputWait } from '../telemetry/metrics.js';
+import { inSpan } from '../telemetry/tracing.js';
 import type { SubmissionFence } from './lease.js';
 import type { Pacer } from './throughput.js';
 
@@ -29,6 +29,36 @@ export async function resolveProviders(
   const stored = slugs.filter((slug) => slug !== OWN_PROVIDER_SLUG);
   const records = stored.length > 0 ? await findProviders(sql, workspaceId, stored) : [];
   return adaptersOf(records, config, workspaceId, slugs);
+}
+
+/**
+ * One call to the provider, as a `provider.submit` span (its provider and outcome: never the
+ * number or the body); a submission that did not go through is logged as a warning, with the
+ * activity's context (workflowId, runId, activityType, attempt) that Temporal's logger adds.
+ */
+async function submitTraced(provider: SmsProvider, message: OutboundSms): Promise<SubmitOutcome> {
+  return inSpan('provider.submit', { 'herald.provider': provider.slug }, async (span) => {
+    const outcome = await provider.submit(message);
+    span.setAttribute('herald.submission.outcome', outcome.kind);
+    if (outcome.kind === 'failed' || outcome.kind === 'unknown') {
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      activityLog()?.warn('Provider submission did not go through', {
+        provider: provider.slug,
+        outcome: outcome.kind,
+        reason: withoutPhoneNumbers(outcome.reason),
+      });
+    }
+    return outcome;
+  });
+}
+
+/** The running activity's logger; none outside an activity (a unit test calling directly). */
+function activityLog(): Logger | undefined {
+  try {
+    return Context.current().log;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Waits between resubmissions after a retryable failure; then the failure stands. */
@@ -69,7 +99,7 @@ export async function submitWithRetries(
     before = undefined;
     await guards.fence.ensure();
     const called = performance.now();
-    const answer = await provider.submit(message);
+    const answer = await submitTraced(provider, message);
     providerCallDuration.observe({ provider: label, outcome: answer.kind }, secondsSince(called));
     return answer;
   };

@@ -162,6 +162,19 @@ export const envSchema = z.object({
     .min(1, 'must be a whole number from 1 to 100000')
     .max(100_000, 'must be a whole number from 1 to 100000')
     .default(512),
+  /**
+   * OpenTelemetry tracing, OTel's own variables: traces are exported (OTLP over HTTP) only when
+   * one of the two endpoints is set. The traces endpoint is used as given; the general one gets
+   * `/v1/traces` appended, as the OTel specification says.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+    .optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+    .optional(),
+  /** The service name on every span; unset: herald-api, herald-worker, or herald (`herald start`). */
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.string().default('development'),
 });
@@ -221,6 +234,19 @@ export function receiptWindowsOf(env: Env) {
     lookupAfterSeconds: env.RECEIPT_LOOKUP_AFTER_MINUTES * 60,
     giveUpAfterSeconds: env.RECEIPT_GIVE_UP_AFTER_HOURS * 3600,
   };
+}
+
+/** Where traces go, or null when tracing is off (neither OTLP endpoint set). */
+export function tracingOf(
+  env: Env,
+  defaultServiceName: string,
+): { tracesUrl: string; serviceName: string } | null {
+  const general = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const tracesUrl =
+    env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+    (general === undefined ? undefined : `${general.replace(/\/+$/, '')}/v1/traces`);
+  if (tracesUrl === undefined) return null;
+  return { tracesUrl, serviceName: env.OTEL_SERVICE_NAME ?? defaultServiceName };
 }
 
 /** The dev server `herald start` runs when TEMPORAL_ADDRESS is unset listens on loopback only. */

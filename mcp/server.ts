@@ -3,6 +3,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { isDatabaseUnavailable } from '../db/client.js';
 import { ERROR_CATALOGUE, HeraldError } from '../domain/errors.js';
+import { inSpan } from '../telemetry/tracing.js';
 import { accessProblem } from './access.js';
 import { tools } from './tools/index.js';
 import { type ToolContext, ToolRefusal } from './tools/tool.js';
@@ -54,19 +55,22 @@ export function createMcpServer(context: ToolContext, log: FastifyBaseLogger): M
         outputSchema: tool.outputSchema,
         annotations: { title: tool.title, ...READ_ONLY },
       },
-      async (input: Record<string, unknown>): Promise<CallToolResult> => {
-        const problem = await accessProblem(context.sql, context.caller, tool.permissions);
-        if (problem) return toolErrorResult(new ToolRefusal('forbidden', problem), log);
-        try {
-          const result = await tool.run(context, input as never);
-          return {
-            structuredContent: result,
-            content: [{ type: 'text', text: JSON.stringify(result) }],
-          };
-        } catch (error) {
-          return toolErrorResult(error, log);
-        }
-      },
+      // A span per tool call (README, "Tracing"), child of the /mcp request's: its name only.
+      (input: Record<string, unknown>): Promise<CallToolResult> =>
+        inSpan(`mcp.tool ${tool.name}`, { 'mcp.tool.name': tool.name }, async (span) => {
+          const problem = await accessProblem(context.sql, context.caller, tool.permissions);
+          if (problem) return toolErrorResult(new ToolRefusal('forbidden', problem), log);
+          try {
+            const result = await tool.run(context, input as never);
+            return {
+              structuredContent: result,
+              content: [{ type: 'text', text: JSON.stringify(result) }],
+            };
+          } catch (error) {
+            span.setAttribute('mcp.tool.error', true);
+            return toolErrorResult(error, log);
+          }
+        }),
     );
   }
   return server;

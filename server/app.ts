@@ -7,12 +7,12 @@ import {
 } from '../api/connection-guard.js';
 import type { ApiDeps } from '../api/deps.js';
 import { registerErrorHandling } from '../api/error-handler.js';
+import { recordHttpMetrics } from '../api/http-metrics.js';
 import {
   answerUndeclaredMethods,
   httpProtocolOptions,
   jsonBodiesOnly,
 } from '../api/http-protocol.js';
-import { recordHttpMetrics } from '../api/http-metrics.js';
 import { guardInput } from '../api/input-guard.js';
 import { apiKeyAuth } from '../api/plugins/auth.js';
 import { openApi } from '../api/plugins/openapi.js';
@@ -29,6 +29,7 @@ import { addSecurityHeaders } from '../api/security-headers.js';
 import { consoleRoutes } from '../console/plugin.js';
 import { mcpRoutes } from '../mcp/routes.js';
 import { redactSecrets } from '../security/log-redaction.js';
+import { tracedChildLogger, traceRequests } from './http-tracing.js';
 import { withProviderTypes } from './provider-types.js';
 
 /**
@@ -60,12 +61,15 @@ export function buildApp(
     // The client's x-request-id is read, and checked, by requestIdOf.
     requestIdHeader: false,
     genReqId: requestIdOf,
+    // The request's span starts with its logger: every line it logs carries the trace id.
+    childLoggerFactory: tracedChildLogger,
     bodyLimit: 1024 * 1024,
     trustProxy: deps.env.TRUSTED_PROXIES.length > 0 ? deps.env.TRUSTED_PROXIES : false,
     ...httpTimeoutOptions(deps.env),
     ...httpProtocolOptions,
   });
   limitConnections(app.server, connectionLimitsOf(deps.env));
+  traceRequests(app);
   if (deps.env.METRICS_PORT !== undefined) recordHttpMetrics(app);
   enforceRequestDeadline(app, options.requestDeadlineMs);
   answerUndeclaredMethods(app);

@@ -1,6 +1,5 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { format } from 'node:util';
 import { Client } from '@temporalio/client';
 import {
   bundleWorkflowCode,
@@ -13,9 +12,11 @@ import {
 import { type ActivityDeps, createActivities } from '../activities/index.js';
 import { createSmppSessions } from '../activities/smpp-binds.js';
 import { redactSecrets } from '../security/log-redaction.js';
+import { jsonLogLine } from '../telemetry/log-lines.js';
 import { OTP_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from '../workflows/definitions.js';
 import { startPausedCampaignSweeper } from './paused-campaigns.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
+import { tracingWorkerOptions, tracingWorkflowModules } from './worker-tracing.js';
 
 // The TypeScript sources under tsx; the compiled tree (npm run build) in the production image.
 const workflowsPath = fileURLToPath(
@@ -39,7 +40,7 @@ export function installTemporalRuntime(options: { sdkMetricsAddress?: string } =
   Runtime.install({
     shutdownSignals: [],
     // WARN keeps the workflow bundler's build report out of the service log.
-    logger: new DefaultLogger('WARN', writeRedacted),
+    logger: new DefaultLogger('WARN', writeJsonRedacted),
     ...(options.sdkMetricsAddress && {
       telemetryOptions: {
         metrics: {
@@ -52,13 +53,11 @@ export function installTemporalRuntime(options: { sdkMetricsAddress?: string } =
 }
 
 /**
- * A line as Temporal's default logger writes it (stderr), with secrets redacted: an activity's
- * failure may quote a URL (a webhook endpoint's query, an opt-out link in a message).
+ * One JSON line a log entry, as the api writes (telemetry/log-lines.ts), to stderr, with secrets
+ * redacted: an activity's failure may quote a URL (a webhook endpoint's query, an opt-out link).
  */
-function writeRedacted({ level, message, meta, timestampNanos }: LogEntry): void {
-  const time = new Date(Number(timestampNanos / 1_000_000n)).toISOString();
-  const line = `${time} [${level}] ${message}${meta === undefined ? '' : ` ${format(meta)}`}`;
-  process.stderr.write(`${redactSecrets(line)}\n`);
+function writeJsonRedacted(entry: LogEntry): void {
+  process.stderr.write(redactSecrets(jsonLogLine(entry)));
 }
 
 export interface RunningWorker {
@@ -86,6 +85,7 @@ export async function startHeraldWorker(
   const connection = await NativeConnection.connect({ address: options.address });
   const workflowBundle = await bundleWorkflowCode({
     workflowsPath,
+    workflowInterceptorModules: tracingWorkflowModules(),
     logger: Runtime.instance().logger,
   });
   // SMPP binds live as long as the worker: its activities submit through them, and they are
@@ -105,6 +105,7 @@ export async function startHeraldWorker(
     taskQueue: TASK_QUEUE,
     workflowBundle,
     activities,
+    ...tracingWorkerOptions(),
     maxConcurrentActivityTaskExecutions: options.mainActivitySlots ?? MAIN_ACTIVITY_SLOTS,
   });
   // OTP requests and webhook deliveries: slots of their own, never behind campaign chunks.
@@ -116,6 +117,7 @@ export async function startHeraldWorker(
         taskQueue,
         workflowBundle,
         activities,
+        ...tracingWorkerOptions(),
       }),
     ),
   );

@@ -1,4 +1,4 @@
-import { type Env, parseEnv } from '../../config/env.js';
+import { type Env, parseEnv, tracingOf } from '../../config/env.js';
 import { resolveSecret } from '../../config/secret.js';
 import { createSql, isDatabaseUnavailable, recoverFromClosedSocketWrite } from '../../db/client.js';
 import { migrate } from '../../db/migrate.js';
@@ -9,6 +9,7 @@ import {
   startSimulatorRole,
   startWorkerRole,
 } from '../../server/roles.js';
+import { startTracing } from '../../telemetry/tracing.js';
 import { connectTemporalClient } from '../../temporal/client.js';
 import { withDatabaseUrl } from '../context.js';
 import { startEmbeddedPostgres } from '../embedded/postgres.js';
@@ -41,6 +42,9 @@ async function serve(roles: Role[], embed: boolean): Promise<void> {
   const lifecycle = new Lifecycle(log);
   lifecycle.handleSignals();
   handleUncaughtErrors(lifecycle);
+  // First in, last out: the spans of the parts' own shutdown are exported too.
+  const tracing = startTracing(tracingOf(env, defaultServiceName(roles)));
+  if (tracing) lifecycle.add('tracing', tracing.shutdown);
   try {
     const lines = await startParts(env, secret, roles, lifecycle);
     if (lifecycle.isStopping) return;
@@ -55,6 +59,12 @@ async function serve(roles: Role[], embed: boolean): Promise<void> {
     await lifecycle.shutdown();
     throw error;
   }
+}
+
+/** OTEL_SERVICE_NAME's default: herald-api, herald-worker, or herald for several roles. */
+function defaultServiceName(roles: Role[]): string {
+  const served = roles.filter((role) => role !== 'simulator');
+  return served.length === 1 ? `herald-${served[0]}` : 'herald';
 }
 
 /** How long an ordered stop after an unexpected error may take before the process just exits. */
