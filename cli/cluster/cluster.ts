@@ -191,8 +191,13 @@ async function servicePorts(frontendPort: number): Promise<Record<TemporalServic
   for (const service of TEMPORAL_SERVICES) {
     ports[service] =
       service === 'frontend'
-        ? { grpc: frontendPort, membership: await membership(), http: await any() }
-        : { grpc: await any(), membership: await membership() };
+        ? {
+            grpc: frontendPort,
+            membership: await membership(),
+            metrics: await any(),
+            http: await any(),
+          }
+        : { grpc: await any(), membership: await membership(), metrics: await any() };
   }
   return ports;
 }

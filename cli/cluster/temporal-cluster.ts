@@ -48,6 +48,8 @@ export class TemporalCluster {
   private constructor(
     readonly address: string,
     readonly services: Map<TemporalService, ClusterChild>,
+    /** Each service's Prometheus metrics. */
+    readonly metricsUrls: Record<TemporalService, string>,
   ) {}
 
   static async start(options: TemporalClusterOptions): Promise<TemporalCluster> {
@@ -64,12 +66,16 @@ export class TemporalCluster {
     }
     await mkdir(options.dataDir, { recursive: true });
     await mkdir(options.logDir, { recursive: true });
-    const configFile = join(options.dataDir, 'temporal-server.yaml');
-    const config = temporalServerConfig({ database, ports: options.ports, logLevel: 'warn' });
-    await writeFile(configFile, JSON.stringify(config, null, 2), { mode: 0o600 });
-
     const services = new Map<TemporalService, ClusterChild>();
     for (const service of TEMPORAL_SERVICES) {
+      const configFile = join(options.dataDir, `temporal-${service}.yaml`);
+      const config = temporalServerConfig({
+        service,
+        database,
+        ports: options.ports,
+        logLevel: 'warn',
+      });
+      await writeFile(configFile, JSON.stringify(config, null, 2), { mode: 0o600 });
       const child = new ClusterChild(
         `temporal-${service}`,
         options.binaries.server,
@@ -90,7 +96,17 @@ export class TemporalCluster {
         await child.until('to listen', async () => !(await isPortFree(port)), SERVICE_START_MS);
       }
     }
-    const cluster = new TemporalCluster(`127.0.0.1:${options.ports.frontend.grpc}`, services);
+    const metricsUrls = Object.fromEntries(
+      TEMPORAL_SERVICES.map((service) => [
+        service,
+        `http://127.0.0.1:${options.ports[service].metrics}/metrics`,
+      ]),
+    ) as Record<TemporalService, string>;
+    const cluster = new TemporalCluster(
+      `127.0.0.1:${options.ports.frontend.grpc}`,
+      services,
+      metricsUrls,
+    );
     await cluster.untilServing(options.namespace, { create: true });
     return cluster;
   }

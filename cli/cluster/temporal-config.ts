@@ -2,10 +2,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * The one configuration file every `temporal-server --service=<name>` process of the cluster
- * reads (written as JSON, which YAML parsers accept): persistence and visibility on Postgres,
- * each service on its own loopback ports, pprof and metrics off (four processes on one machine
- * would fight over the same ports), and the dynamic config docker-compose.yml mounts.
+ * The configuration file of one `temporal-server --service=<name>` process of the cluster
+ * (written as JSON, which YAML parsers accept): persistence and visibility on Postgres, each
+ * service on its own loopback ports, its Prometheus metrics included (`/metrics` on its
+ * `metrics` port: the files differ only there), pprof off, and the dynamic config
+ * docker-compose.yml mounts.
  */
 
 export const TEMPORAL_SERVICES = ['history', 'matching', 'frontend', 'worker'] as const;
@@ -20,6 +21,8 @@ export const DYNAMIC_CONFIG_FILE = join(PROJECT_ROOT, 'deploy', 'temporal', 'dyn
 export interface ServicePorts {
   grpc: number;
   membership: number;
+  /** Where the service serves its Prometheus metrics (`/metrics`). */
+  metrics: number;
   /** The frontend's HTTP API only. */
   http?: number;
 }
@@ -34,6 +37,7 @@ export interface TemporalDatabase {
 }
 
 export function temporalServerConfig(options: {
+  service: TemporalService;
   database: TemporalDatabase;
   ports: Record<TemporalService, ServicePorts>;
   logLevel: string;
@@ -74,6 +78,13 @@ export function temporalServerConfig(options: {
     global: {
       membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' },
       pprof: { port: 0 },
+      metrics: {
+        prometheus: {
+          framework: 'opentelemetry',
+          timerType: 'histogram',
+          listenAddress: `127.0.0.1:${ports[options.service].metrics}`,
+        },
+      },
     },
     services: Object.fromEntries(TEMPORAL_SERVICES.map((service) => [service, rpc(service)])),
     clusterMetadata: {

@@ -72,6 +72,9 @@ export async function cluster(): Promise<void> {
         `  Simulator    ${running.simulatorUrl}  (inbox: ${running.simulatorUrl}/v1/inbox)`,
         `  Temporal     ${running.temporal.address} (namespace ${env.TEMPORAL_NAMESPACE}; server ${TEMPORAL_SERVER_VERSION}, ${NUM_HISTORY_SHARDS} history shards)`,
         `  Temporal UI  ${uiUrl ?? 'not running (see above)'}`,
+        `  Metrics      Temporal ${Object.entries(running.temporal.metricsUrls)
+          .map(([service, url]) => `${service} ${url}`)
+          .join(', ')}`,
         env.DATABASE_URL
           ? '  Postgres     DATABASE_URL (databases temporal and temporal_visibility beside it)'
           : `  Postgres     embedded in ${join(dataDir, 'postgres')}`,

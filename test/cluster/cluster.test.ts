@@ -91,6 +91,15 @@ describe('the cluster', () => {
     );
   });
 
+  it("serves each Temporal service's Prometheus metrics", async () => {
+    const { metricsUrls } = under.cluster.temporal;
+    for (const [service, url] of Object.entries(metricsUrls)) {
+      const response = await fetch(url);
+      expect([service, response.status]).toEqual([service, 200]);
+      expect(await response.text()).toMatch(new RegExp(`service_name="${service}"`));
+    }
+  });
+
   it('answers /health 200 on both apis, with four Temporal services running', async () => {
     for (const url of under.apiUrls) {
       const health = await call(url, 'GET', '/health');
