@@ -14,10 +14,13 @@ import {
 import type { StoredProvider } from '../domain/provider-definition.js';
 import type { SmppClientOptions, SmppLog } from '../providers/smpp/client.js';
 import { SmppSessions, type SmppSink } from '../providers/smpp/sessions.js';
+import { erasedRecipientForms } from '../security/recipient-hash.js';
 import { observeReceipt } from '../telemetry/metrics.js';
 
 export function smppSinkOf(
   sql: Sql,
+  /** HERALD_SECRET: a START reply lifts an erased number's opt-out, kept as its keyed hash. */
+  secret: string,
   /** The providers to keep a bind for; by default every active SMPP provider. */
   activeProviders: () => Promise<StoredProvider[]> = () => findActiveSmppProviders(sql),
 ): SmppSink {
@@ -28,7 +31,10 @@ export function smppSinkOf(
       if (recorded) observeReceipt(receipt.status, recorded);
     },
     reply: async (reply) => {
-      await applyInboundReply(sql, reply);
+      await applyInboundReply(sql, {
+        ...reply,
+        erasedForms: (number) => erasedRecipientForms(secret, number),
+      });
     },
     messageParts: (parts) => recordMessageParts(sql, parts),
     cleanUp: () => deleteStaleSmppRecords(sql, { pendingDays: 7, partDays: 30 }),
@@ -44,7 +50,7 @@ export function createSmppSessions(options: {
   client?: Partial<SmppClientOptions>;
 }): SmppSessions {
   return new SmppSessions({
-    sink: smppSinkOf(options.sql, options.providers),
+    sink: smppSinkOf(options.sql, options.secret, options.providers),
     secret: options.secret,
     log: options.log,
     client: options.client,

@@ -12,6 +12,7 @@ import {
   type ReceiptRequest,
   type WebhookParser,
 } from '../domain/provider-definition.js';
+import { erasedRecipientForms } from '../security/recipient-hash.js';
 import { observeReceipt } from '../telemetry/metrics.js';
 import type { CommandDeps } from './deps.js';
 import { webhookParserOf } from './providers.js';
@@ -153,6 +154,7 @@ export async function recordReply(
     workspaceId: workspace.id,
     from: parsed.message.from,
     body: parsed.message.body,
+    erasedForms: (number) => erasedRecipientForms(deps.secret, number),
   });
   return { kind: 'recorded' };
 }

@@ -14,8 +14,16 @@ export async function optOut(
     on conflict (workspace_id, recipient) do nothing`;
 }
 
-export async function optIn(sql: Sql, workspaceId: number, recipient: string): Promise<void> {
-  await sql`delete from opt_outs where workspace_id = ${workspaceId} and recipient = ${recipient}`;
+/** Opts the number back in: its own opt-out and, once it was erased, its keyed-hash forms. */
+export async function optIn(
+  sql: Sql,
+  workspaceId: number,
+  recipient: string,
+  erasedForms: readonly string[] = [],
+): Promise<void> {
+  await sql`
+    delete from opt_outs
+    where workspace_id = ${workspaceId} and recipient = any(${[recipient, ...erasedForms]})`;
 }
 
 export async function isOptedOut(sql: Sql, workspaceId: number, recipient: string) {
@@ -30,7 +38,13 @@ export async function isOptedOut(sql: Sql, workspaceId: number, recipient: strin
  */
 export async function applyInboundReply(
   sql: Sql,
-  input: { workspaceId: number; from: string; body: string },
+  input: {
+    workspaceId: number;
+    from: string;
+    body: string;
+    /** The number's keyed-hash forms (security/recipient-hash.ts): START lifts an erased opt-out too. */
+    erasedForms: (number: string) => readonly string[];
+  },
 ): Promise<'opted_out' | 'opted_in' | 'ignored'> {
   const keyword = replyKeyword(input.body);
   if (keyword === 'stop') {
@@ -38,7 +52,7 @@ export async function applyInboundReply(
     return 'opted_out';
   }
   if (keyword === 'start') {
-    await optIn(sql, input.workspaceId, input.from);
+    await optIn(sql, input.workspaceId, input.from, input.erasedForms(input.from));
     return 'opted_in';
   }
   return 'ignored';

@@ -3,7 +3,9 @@
  * hash of the number, never the number: a later send to it is still refused, and nothing else can
  * be learnt from it without HERALD_SECRET. HMAC-SHA256 under the `recipient-hash` purpose key.
  */
-import { keyedHash, keyedHashCandidates } from './tokens.js';
+import { createHmac } from 'node:crypto';
+import { purposeKeys } from './keys.js';
+import { keyedHash } from './tokens.js';
 
 /** Marks the hashed form; no E.164 number starts so. */
 const ERASED = 'erased:';
@@ -13,10 +15,13 @@ export function erasedRecipient(secret: string, e164: string): string {
   return `${ERASED}${keyedHash(secret, 'recipient-hash', e164).toString('base64url')}`;
 }
 
-/** Every form an erased opt-out of `e164` may be stored under: each key of the ring, newest first. */
+/**
+ * Every form an erased opt-out of `e164` may be stored under: one per key of HERALD_SECRET's ring,
+ * newest first (the purpose is newer than the first, unkeyed-by-purpose scheme: nothing to match there).
+ */
 export function erasedRecipientForms(secret: string, e164: string): string[] {
-  return keyedHashCandidates(secret, 'recipient-hash', e164).map(
-    (hash) => `${ERASED}${hash.toString('base64url')}`,
+  return purposeKeys(secret, 'recipient-hash').map(
+    (key) => `${ERASED}${createHmac('sha256', key).update(e164).digest('base64url')}`,
   );
 }
 

@@ -62,15 +62,15 @@ async function sendSms(tenant: Tenant, body: Record<string, unknown>, key = rand
   return response.json().data.message.id as number;
 }
 
-/** A STOP reply from `from`, as Twilio posts it to the workspace's inbound webhook. */
-async function replyStop(tenant: Tenant, from: string) {
+/** A reply from `from`, as Twilio posts it to the workspace's inbound webhook. */
+async function reply(tenant: Tenant, from: string, body: 'STOP' | 'START') {
   const url = `/webhooks/inbound/${tenant.slug}/tw-in`;
   const params = {
     MessageSid: `SM${'2'.repeat(32)}`,
     AccountSid: ACCOUNT_SID,
     From: from,
     To: '+15005550006',
-    Body: 'STOP',
+    Body: body,
     NumMedia: '0',
   };
   const response = await stack.app.inject({
@@ -126,7 +126,7 @@ async function seed(tenant: Tenant) {
     payload: { recipient: person, code: '000000', purpose: 'login' },
   });
   expect(wrong.statusCode).toBe(422);
-  await replyStop(tenant, person);
+  await reply(tenant, person, 'STOP');
   // An entry that quotes the number, as a note an operator typed might.
   await recordAudit(stack, {
     workspaceId: tenant.workspaceId,
@@ -307,6 +307,14 @@ describe('herald recipient erase', () => {
     );
     expect(await entries()).toBe(before);
     expect(await optOutsOf(first)).toEqual([
+      { recipient: erasedRecipient(secret, person), source: 'reply' },
+    ]);
+  });
+
+  it('lets a START reply from the erased number lift its hashed opt-out', async () => {
+    await reply(first, person, 'START');
+    expect(await optOutsOf(first)).toEqual([]);
+    expect(await optOutsOf(second)).toEqual([
       { recipient: erasedRecipient(secret, person), source: 'reply' },
     ]);
   });
