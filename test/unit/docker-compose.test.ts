@@ -79,7 +79,7 @@ function isPinned(image: string): boolean {
   const [, repository, tag] = /^(.+?)(?::([^:/]+))?$/.exec(image) ?? [];
   if (!repository || !tag || tag === 'latest') return false;
   const parts = repository === 'postgres' ? 2 : 3;
-  return new RegExp(`^\\d+(\\.\\d+){${parts - 1}}(-[\\w.-]+)?$`).test(tag);
+  return new RegExp(`^v?\\d+(\\.\\d+){${parts - 1}}(-[\\w.-]+)?$`).test(tag);
 }
 
 /** Hours in a Go-style duration such as `168h`, `7d` or `72h30m`. */
@@ -157,6 +157,30 @@ describe('docker-compose.yml production topology', () => {
     expect(envSchema.shape.WORKER_HEALTH_PORT.parse(workerEnv.WORKER_HEALTH_PORT)).toBe(3001);
     expect(healthcheckCommand('herald-worker')).toMatch(
       /^node -e .*'http:\/\/127\.0\.0\.1:3001\/readyz'/,
+    );
+  });
+
+  it('has the prometheus service scrape every metrics port compose opens, with the alert rules', () => {
+    const prometheus = parse(
+      readFileSync(new URL('deploy/prometheus/prometheus.yml', root), 'utf8'),
+    ) as {
+      rule_files: string[];
+      scrape_configs: { job_name: string; static_configs: { targets: string[] }[] }[];
+    };
+    const targets = prometheus.scrape_configs.flatMap((job) =>
+      job.static_configs.flatMap((config) => config.targets),
+    );
+    const metricsPort = (service: string) =>
+      envSchema.shape.METRICS_PORT.parse(environmentOf(service).METRICS_PORT);
+    const temporalEndpoint = String(compose.services.temporal?.environment?.PROMETHEUS_ENDPOINT);
+    expect(targets).toEqual([
+      `herald-api:${metricsPort('herald-api')}`,
+      `herald-worker:${metricsPort('herald-worker')}`,
+      `temporal:${temporalEndpoint.split(':')[1]}`,
+    ]);
+    expect(prometheus.rule_files).toEqual(['alerts.yml']);
+    expect(compose.services.prometheus?.volumes).toContain(
+      './deploy/prometheus:/etc/prometheus:ro',
     );
   });
 
