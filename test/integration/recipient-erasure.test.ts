@@ -22,11 +22,12 @@ import { erasedRecipient } from '../../security/recipient-hash.js';
 import { ConsoleBrowser, visibleText } from '../support/console.js';
 import { heraldEnv, runHeraldJson } from '../support/processes.js';
 import { columnsHolding, everyReport } from '../support/reports.js';
-import { numbers, waitForCompletion } from '../support/send.js';
+import { dispatchPrepared, inbox, numbers, waitForCompletion } from '../support/send.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
 import { signTwilio } from '../support/twilio-peer.js';
 
 const secret = inject('secret');
+const simulatorUrl = inject('simulatorUrl');
 const ACCOUNT_SID = `AC${'7e'.repeat(16)}`;
 const AUTH_TOKEN = 'tw-erasure-token-29';
 
@@ -317,6 +318,38 @@ describe('herald recipient erase', () => {
     expect(await optOutsOf(second)).toEqual([
       { recipient: erasedRecipient(secret, person), source: 'reply' },
     ]);
+  });
+
+  it('fails, never sends, a queued message of a campaign in flight whose number was erased', async () => {
+    const [erasedBeforeDispatch, kept] = numbers(2) as [string, string];
+    const id = await dispatchPrepared(
+      stack,
+      first.workspaceId,
+      {
+        body: 'Your code is ready',
+        providerSlug: 'own',
+        recipients: [erasedBeforeDispatch, kept],
+        purpose: 'transactional',
+      },
+      () => erase({ number: erasedBeforeDispatch, workspace: first.slug }),
+    );
+    expect(await waitForCompletion(stack, first.token, id)).toMatchObject({
+      sent_count: 1,
+      failed_count: 1,
+    });
+    expect(
+      await stack.sql`
+        select recipient, status, error from campaign_messages where campaign_id = ${id} order by seq`,
+    ).toEqual([
+      {
+        recipient: maskedNumber(erasedBeforeDispatch),
+        status: 'failed',
+        error: 'the recipient was erased after the send',
+      },
+      { recipient: kept, status: 'sent', error: null },
+    ]);
+    expect(await inbox(simulatorUrl, erasedBeforeDispatch)).toEqual([]);
+    expect(await inbox(simulatorUrl, kept)).toHaveLength(1);
   });
 
   it('refuses a number not in E.164 form and an unknown workspace', async () => {
