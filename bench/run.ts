@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: every benchmark on both Temporal shapes (the dev server and the cluster of
  * `npm run cluster`), each with its floors measured in the same run on the same server, the SMS
- * benchmark with one worker and with two, then the webhook-trigger benchmark (Postgres only).
+ * benchmark with one worker and with two, then the webhook-trigger benchmark (Postgres only)
+ * and the metrics benchmark (their cost on and off, on the dev shape).
  * Prints one JSON document with the figures side by side
  * and each aim met or missed, and writes it, with a Markdown table, to bench/results/.
  * BENCH_SHAPES=dev (or cluster) runs one shape.
@@ -63,6 +64,9 @@ for (const shape of shapes) {
 // Postgres only (the webhook outbox triggers): the same on either shape, so run once.
 log('webhook triggers');
 const webhookTriggers = await runBenchmark('bench/webhook-triggers.ts', {});
+// What metrics cost: the sustained SMS load with and without them, on the dev shape.
+log('metrics on and off');
+const metrics = await runBenchmark('bench/metrics.ts', {});
 
 const rows = figureRows(runs);
 const document = {
@@ -72,6 +76,7 @@ const document = {
   side_by_side: rows,
   runs,
   webhook_triggers: webhookTriggers,
+  metrics,
 };
 const results = new URL('./results/', import.meta.url);
 await mkdir(results, { recursive: true });

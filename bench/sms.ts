@@ -6,11 +6,21 @@
 import { cpus } from 'node:os';
 import { requestJson } from '../providers/json-http.js';
 import { measureTemporalFloor } from './floor/measure.js';
+import {
+  CAMPAIGN_SIZE,
+  clearInbox,
+  drained,
+  MESSAGE,
+  recipients,
+  send,
+  sendCampaigns,
+  simulatorBehaviour,
+} from './support/campaigns.js';
 import { cpuByPart, cpuPerRequest } from './support/cpu.js';
 import { measureLatency, median, round, runConcurrently } from './support/measure.js';
+import { scrapedByPrometheus } from './support/prometheus.js';
 import { type BenchStack, log, startBenchStack } from './support/stack.js';
 
-const CAMPAIGN_SIZE = 1000;
 const SUSTAINED_CAMPAIGNS = 20;
 const DRAIN_RUNS = 5;
 /** Herald keeps 4 chunks × 50 submissions in flight per campaign; the baseline gets the same. */
@@ -21,41 +31,6 @@ const LATENCY_PLAN = [
   { recipients: CAMPAIGN_SIZE, concurrency: 1, requests: 20 },
   { recipients: CAMPAIGN_SIZE, concurrency: 32, requests: 64 },
 ];
-
-const recipients = Array.from(
-  { length: CAMPAIGN_SIZE },
-  (_, i) => `+6141${String(i).padStart(7, '0')}`,
-);
-const MESSAGE = 'Your order has shipped and arrives tomorrow.';
-
-async function send(stack: BenchStack, count: number): Promise<{ id: number }> {
-  const answer = await requestJson(new URL('/api/v1/messages', stack.apiUrl), {
-    method: 'POST',
-    headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ recipients: recipients.slice(0, count), message: MESSAGE }),
-    timeoutMs: 60_000,
-  });
-  const body = answer.body as { data?: { message: { id: number; status: string } } };
-  if (answer.status !== 202 || body.data?.message.status !== 'queued')
-    throw new Error(`POST /api/v1/messages answered ${answer.status}: ${JSON.stringify(body)}`);
-  return { id: body.data.message.id };
-}
-
-/** Waits until every campaign is completed and returns the latest completion time. */
-async function drained(stack: BenchStack, ids?: number[]): Promise<Date> {
-  for (;;) {
-    const [row] = await stack.sql<{ pending: number; lastCompletedAt: Date | null }[]>`
-      select count(*) filter (where status <> 'completed')::int as pending,
-             max(completed_at) as last_completed_at
-      from campaigns ${ids ? stack.sql`where id = any(${ids})` : stack.sql``}`;
-    if (row && row.pending === 0 && row.lastCompletedAt) return row.lastCompletedAt;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-async function clearInbox(stack: BenchStack): Promise<void> {
-  await fetch(`${stack.simulatorUrl}/v1/inbox`, { method: 'DELETE' });
-}
 
 async function acceptLatency(stack: BenchStack) {
   const results = [];
@@ -71,24 +46,6 @@ async function acceptLatency(stack: BenchStack) {
     await clearInbox(stack);
   }
   return results;
-}
-
-/** Seconds from the request to the campaigns' completion, and the rate that makes. */
-async function herald(stack: BenchStack, campaigns: number) {
-  const cpuBefore = cpuByPart(stack.dataDir);
-  const started = Date.now();
-  const ids = await Promise.all(
-    Array.from({ length: campaigns }, async () => (await send(stack, CAMPAIGN_SIZE)).id),
-  );
-  const seconds = ((await drained(stack, ids)).getTime() - started) / 1000;
-  const cpu = cpuPerRequest(cpuBefore, cpuByPart(stack.dataDir), campaigns * CAMPAIGN_SIZE);
-  await clearInbox(stack);
-  return {
-    messages: campaigns * CAMPAIGN_SIZE,
-    seconds: round(seconds, 3),
-    messages_per_s: round((campaigns * CAMPAIGN_SIZE) / seconds),
-    cpu_ms_per_message: cpu,
-  };
 }
 
 /** The same messages posted straight to the simulator, as fast as the baseline client can. */
@@ -121,16 +78,14 @@ async function baseline(stack: BenchStack, messages: number) {
 }
 
 async function main() {
-  const stack = await startBenchStack();
+  // Every process serves /metrics, scraped each second by a real Prometheus when one is installed.
+  const stack = await startBenchStack({ metrics: true });
+  const prometheus = await scrapedByPrometheus(stack);
   try {
     // Zero latency, no receipts: the figures are Herald's own cost per message.
-    await fetch(`${stack.simulatorUrl}/v1/behaviour`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ latency_ms: 0, receipt: { outcome: 'none' } }),
-    });
+    await simulatorBehaviour(stack, 'none');
     log('warming up');
-    await herald(stack, 1);
+    await sendCampaigns(stack, 1);
     await baseline(stack, CAMPAIGN_SIZE);
 
     const accept = await acceptLatency(stack);
@@ -138,11 +93,16 @@ async function main() {
     const baselineRuns = [];
     for (let run = 0; run < DRAIN_RUNS; run++) {
       log(`drain run ${run + 1} of ${DRAIN_RUNS}`);
-      drainRuns.push(await herald(stack, 1));
+      drainRuns.push(await sendCampaigns(stack, 1));
       baselineRuns.push(await baseline(stack, CAMPAIGN_SIZE));
     }
     log(`${SUSTAINED_CAMPAIGNS} concurrent campaigns`);
-    const sustained = await herald(stack, SUSTAINED_CAMPAIGNS);
+    const sustainedStarted = Date.now();
+    const sustained = await sendCampaigns(stack, SUSTAINED_CAMPAIGNS);
+    const metrics = await prometheus?.report(stack, {
+      from: sustainedStarted,
+      seconds: sustained.seconds,
+    });
     const sustainedBaseline = await baseline(stack, SUSTAINED_CAMPAIGNS * CAMPAIGN_SIZE);
     log("Temporal's floor on the same server");
     const temporalFloor = await measureTemporalFloor(
@@ -188,6 +148,7 @@ async function main() {
         sustained: sustainedBaseline,
       },
       temporal_floor: temporalFloor,
+      prometheus: metrics ?? 'not installed: no Prometheus scraped this run',
       aims: {
         one_recipient_c32_at_least_0_6x_workflow_start_floor: single32OverFloor >= 0.6,
         thousand_recipients_c32_p99_at_most_500_ms: (bulk32?.p99_ms ?? Infinity) <= 500,
@@ -197,6 +158,7 @@ async function main() {
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
+    await prometheus?.stop();
     await stack.close();
   }
 }

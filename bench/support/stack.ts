@@ -41,6 +41,8 @@ export interface BenchStack {
   setup: string;
   /** Where Postgres and Temporal keep their data for the run. */
   dataDir: string;
+  /** host:port of each Herald process's /metrics (with `metrics: true`). */
+  metricsTargets: string[];
   close(): Promise<void>;
 }
 
@@ -108,6 +110,8 @@ export interface BenchStackOptions {
   shape?: BenchShape;
   /** `herald worker` processes. Default: `BENCH_WORKERS`, else 1. */
   workers?: number;
+  /** Every api and worker serves /metrics on a METRICS_PORT of its own. */
+  metrics?: boolean;
 }
 
 /** What the Herald roles run on: Postgres and Temporal, and how to stop them. */
@@ -196,11 +200,20 @@ export async function startBenchStack(options: BenchStackOptions = {}): Promise<
     OWN_PROVIDER_URL: simulatorUrl,
     ...options.env,
   };
-  const roles = [
+  const metricsTargets: string[] = [];
+  const metricsEnv = async (role: string) => {
+    if (!options.metrics || role === 'simulator') return {};
+    const port = await freePort();
+    metricsTargets.push(`127.0.0.1:${port}`);
+    return { METRICS_PORT: String(port) };
+  };
+  const roles: ChildProcess[] = [];
+  for (const role of [
     ...(shape === 'dev' ? ['simulator'] : []),
     ...Array.from({ length: workers }, () => 'worker'),
     'api',
-  ].map((role) => spawnRole(role, env));
+  ])
+    roles.push(spawnRole(role, { ...env, ...(await metricsEnv(role)) }));
   let secondApiUrl: string | undefined;
   if (options.secondApiEnv) {
     const port = await freePort();
@@ -240,6 +253,7 @@ export async function startBenchStack(options: BenchStackOptions = {}): Promise<
     workers,
     temporalAddress: underneath.temporalAddress,
     dataDir,
+    metricsTargets,
     setup: `herald api, ${workers} herald worker${workers === 1 ? '' : 's'} and the simulator as separate processes; embedded Postgres; ${
       shape === 'cluster'
         ? `a Temporal cluster (${TEMPORAL_SERVICES.join(', ')} as ${TEMPORAL_SERVICES.length} processes on Postgres, ${NUM_HISTORY_SHARDS} history shards)`

@@ -1,10 +1,8 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseEnv } from '../../config/env.js';
 import { createSql } from '../../db/client.js';
@@ -17,6 +15,7 @@ import {
   untilRunning,
   waitUntil,
 } from '../support/processes.js';
+import { startPrometheus } from '../support/prometheus.js';
 import { createTenant, registerTestNamespace, type Tenant } from '../support/stack.js';
 
 /**
@@ -151,7 +150,7 @@ describe('metrics', { timeout: 180_000 }, () => {
     ]);
   });
   it('is scraped by a real Prometheus that evaluates every alert rule and answers every dashboard query', async () => {
-    const prometheus = await startPrometheus(metricsPort);
+    const prometheus = await startPrometheus([`127.0.0.1:${metricsPort}`]);
     try {
       const query = (expr: string) => prometheus.get('/api/v1/query', { query: expr });
       await waitUntil(
@@ -223,56 +222,4 @@ function dashboardExpressions(): string[] {
   return dashboard.panels.flatMap((panel) =>
     panel.targets.map((target) => target.expr.replaceAll('$__rate_interval', '1m')),
   );
-}
-
-/** Debian's Prometheus scraping one Herald process every second, with Herald's alert rules. */
-async function startPrometheus(metricsPort: number) {
-  const dir = await mkdtemp(join(tmpdir(), 'herald-prometheus-'));
-  const [port] = (await freePorts(1)) as [number];
-  const rules = fileURLToPath(new URL('../../deploy/prometheus/alerts.yml', import.meta.url));
-  await writeFile(
-    join(dir, 'prometheus.yml'),
-    JSON.stringify({
-      global: { scrape_interval: '1s', evaluation_interval: '1s' },
-      rule_files: [rules],
-      scrape_configs: [
-        { job_name: 'herald', static_configs: [{ targets: [`127.0.0.1:${metricsPort}`] }] },
-      ],
-    }),
-  );
-  const child = spawn(
-    'prometheus',
-    [
-      `--config.file=${join(dir, 'prometheus.yml')}`,
-      `--storage.tsdb.path=${join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-    ],
-    { stdio: 'ignore' },
-  );
-  const base = `http://127.0.0.1:${port}`;
-  const get = async (path: string, params: Record<string, string> = {}) => {
-    const response = await fetch(`${base}${path}?${new URLSearchParams(params)}`);
-    // biome-ignore lint/suspicious/noExplicitAny: Prometheus's API answers, read field by field
-    return (await response.json()) as any;
-  };
-  await waitUntil(
-    'Prometheus to be ready',
-    async () =>
-      (await fetch(`${base}/-/ready`).then(
-        (r) => r.ok,
-        () => false,
-      ))
-        ? true
-        : undefined,
-    { timeoutMs: 30_000 },
-  );
-  return {
-    get,
-    async stop() {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
 }
