@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { rememberSent } from './secrets.js';
 import type { ChaosStack } from './stack.js';
 import { sleep } from './timing.js';
 
@@ -20,6 +21,7 @@ export async function call(
   options: { token?: string; body?: unknown; key?: string; timeoutMs?: number } = {},
 ): Promise<Answer> {
   const started = performance.now();
+  rememberSent(options.body);
   const headers: Record<string, string> = {};
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (options.body !== undefined) headers['content-type'] = 'application/json';

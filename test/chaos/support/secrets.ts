@@ -26,6 +26,27 @@ interface Secret {
 
 const remembered = new Map<string, Secret>();
 
+/*
+ * Issue 26 item 3: nor any phone number or message body the run sent. Numbers are many (a
+ * campaign has 1,000), so a log's digit runs are looked up among them rather than each searched
+ * for; bodies are searched as they are, if long enough not to occur by chance.
+ */
+const sentNumbers = new Set<string>();
+const sentBodies = new Set<string>();
+const MIN_BODY_LENGTH = 16;
+
+/** What a REST request of the run sends (api.ts `call`): recipients, and the message text. */
+export function rememberSent(body: unknown): void {
+  if (typeof body !== 'object' || body === null) return;
+  const { recipients, recipient, message } = body as Record<string, unknown>;
+  for (const number of [recipients, recipient].flat())
+    if (typeof number === 'string') sentNumbers.add(number.replace(/^\+/, ''));
+  if (typeof message === 'string' && message.length >= MIN_BODY_LENGTH) sentBodies.add(message);
+}
+
+/** The provider stand-in's own log holds the messages it received, as a real SMSC's would. */
+const isProviderLog = (log: LogText) => log.name.startsWith('simulator');
+
 export function rememberSecret(
   kind: SecretKind,
   value: string,
@@ -96,8 +117,11 @@ export function auditLogs(logs: LogText[]): LogAudit {
     audit.leaks[kind] = (audit.leaks[kind] ?? 0) + 1;
     if (audit.examples.length < 5) audit.examples.push(excerpt);
   };
+  audit.secrets['phone number'] = sentNumbers.size;
+  audit.secrets['message body'] = sentBodies.size;
   for (const log of logs) {
     audit.logs[log.name] = Buffer.byteLength(log.text);
+    if (!isProviderLog(log)) findSentInLog(log, found);
     for (const leak of findSecretsInText(log.text, literals, log.name))
       found(leak.kind, `${leak.file}:${leak.line}: ${leak.excerpt}`);
     for (const { kind, pattern } of fields) {
@@ -115,10 +139,25 @@ export function auditLogs(logs: LogText[]): LogAudit {
   return audit;
 }
 
+/** Reports each line of `log` that holds a number or a body the run sent. */
+function findSentInLog(log: LogText, found: (kind: string, excerpt: string) => void): void {
+  const mask = (line: string) => line.replace(/\+?\d{8,15}/g, '<number>').slice(0, 300);
+  log.text.split('\n').forEach((line, index) => {
+    const where = `${log.name}:${index + 1}`;
+    for (const digits of line.match(/(?<!\d)\d{8,15}(?!\d)/g) ?? [])
+      if (sentNumbers.has(digits)) found('phone number', `${where}: ${mask(line)}`);
+    for (const body of sentBodies)
+      if (line.includes(body))
+        found('message body', `${where}: ${mask(line.replace(body, '<body>'))}`);
+  });
+}
+
 /** The audits of the stacks closed since the last call; the remembered secrets are forgotten. */
 export function takeLogAudits(): LogAudit[] {
   const taken = audits.splice(0);
   remembered.clear();
+  sentNumbers.clear();
+  sentBodies.clear();
   return taken;
 }
 
@@ -139,6 +178,6 @@ export function logSecretsCheck(taken: LogAudit[]): Check {
     'secrets in logs',
     { leaks, secrets, log_bytes: bytes, examples },
     taken.length > 0 && Object.keys(leaks).length === 0,
-    'no API key, token, password or OTP code in any log of the stack',
+    'no API key, token, password, OTP code, phone number or message body sent in any log of the stack',
   );
 }
