@@ -10,6 +10,7 @@ interface Service {
   environment?: Record<string, unknown> | string[];
   healthcheck?: { test?: string | string[]; disable?: boolean };
   depends_on?: string[] | Record<string, { condition?: string }>;
+  volumes?: string[];
 }
 
 const root = new URL('../../', import.meta.url);
@@ -172,7 +173,7 @@ describe('docker-compose.yml production topology', () => {
     );
     const metricsPort = (service: string) =>
       envSchema.shape.METRICS_PORT.parse(environmentOf(service).METRICS_PORT);
-    const temporalEndpoint = String(compose.services.temporal?.environment?.PROMETHEUS_ENDPOINT);
+    const temporalEndpoint = environmentOf('temporal').PROMETHEUS_ENDPOINT ?? '';
     expect(targets).toEqual([
       `herald-api:${metricsPort('herald-api')}`,
       `herald-worker:${metricsPort('herald-worker')}`,
