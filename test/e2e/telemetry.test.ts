@@ -265,6 +265,20 @@ describe('traces in Jaeger and JSON logs, api and worker apart', { timeout: 240_
       code,
     });
     expect(verified.status).toBe(200);
+    // The OTP's send is one trace too, request to provider call, without its code.
+    const otpOperation = encodeURIComponent('POST /api/v1/otp/send');
+    const otpTrace = await traceWhere(
+      `service=herald-api&operation=${otpOperation}&limit=20`,
+      (t) => t.spans.some((span) => span.operationName === 'provider.submit'),
+    );
+    expect(otpTrace.spans.map((span) => span.operationName)).toEqual(
+      expect.arrayContaining([
+        'POST /api/v1/otp/send',
+        'RunActivity:submitOtp',
+        'provider.submit',
+      ]),
+    );
+    expect(JSON.stringify(otpTrace)).not.toMatch(new RegExp(`(?<!\\d)${code}(?!\\d)`));
 
     // The provider refuses one message (503 unavailable): the worker says so, from its activity.
     await setBehaviour(simulator.url, { prefix: refusedRecipient, outcome: 'fail' });
