@@ -32,6 +32,14 @@ const workflowsPath = fileURLToPath(
  */
 const MAIN_ACTIVITY_SLOTS = 4;
 
+/**
+ * How long activities in flight may run on once shutdown begins (SIGTERM, Ctrl-C) before they are
+ * cancelled: a chunk cut off mid-submission leaves messages whose outcome only a provider that
+ * looks messages up can settle (Twilio cannot: they would fail as unknown). Below compose's
+ * stop_grace_period (30 s) and the chart's terminationGracePeriodSeconds (60 s).
+ */
+const SHUTDOWN_GRACE_TIME = '20s';
+
 let runtimeInstalled = false;
 
 /** Herald shuts its worker and api down itself, in order: the Runtime must not take the signals. */
@@ -107,6 +115,7 @@ export async function startHeraldWorker(
     activities,
     ...tracingWorkerOptions(),
     maxConcurrentActivityTaskExecutions: options.mainActivitySlots ?? MAIN_ACTIVITY_SLOTS,
+    shutdownGraceTime: SHUTDOWN_GRACE_TIME,
   });
   // OTP requests and webhook deliveries: slots of their own, never behind campaign chunks.
   const [otpWorker, webhookWorker] = await Promise.all(
@@ -118,6 +127,7 @@ export async function startHeraldWorker(
         workflowBundle,
         activities,
         ...tracingWorkerOptions(),
+        shutdownGraceTime: SHUTDOWN_GRACE_TIME,
       }),
     ),
   );
