@@ -143,14 +143,14 @@ async function settle(
 }
 
 /** A provider's delivery receipt; false when it was ignored (older than the one kept). */
-function receipt(
+async function receipt(
   batchId: number,
   seq: number,
   status: 'delivered' | 'undelivered',
   at: Date,
   provider = 'own',
 ) {
-  return recordDelivery(stack.sql, {
+  const { kept } = await recordDelivery(stack.sql, {
     campaignId: batchId,
     seq,
     provider,
@@ -159,6 +159,7 @@ function receipt(
     errorCode: status === 'undelivered' ? '30003' : null,
     at,
   });
+  return kept;
 }
 
 async function timesOf(batchId: number) {
