@@ -12,6 +12,11 @@
 # Builds take minutes on a small machine; they run at low priority.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# One build at a time: .ci/run starts this in the background, and the test command's pretest
+# then waits here for it rather than building a second copy.
+mkdir -p .tools
+exec 9>.tools/helm.lock
+flock 9
 
 HELM_VERSION=v3.22.0
 KUBECONFORM_VERSION=v0.8.0

@@ -4,6 +4,11 @@
 # Needs Go (PATH, or /usr/local/go/bin/go); GOTOOLCHAIN lets an older Go fetch the one Jaeger wants.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# One build at a time: .ci/run starts this in the background, and the test command's pretest
+# then waits here for it rather than building a second copy.
+mkdir -p .tools
+exec 9>.tools/jaeger.lock
+flock 9
 
 jaeger_version=v1.76.0
 target=.tools/jaeger/jaeger
