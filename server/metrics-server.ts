@@ -29,10 +29,11 @@ export async function startMetricsServer(options: {
   temporalSdkMetricsUrl?: () => string | undefined;
 }): Promise<MetricsServer> {
   collectDefaultMetrics({ register: registry });
-  const backlog = oncePerScrape(() => campaignBacklog(options.sql));
+  // Postgres away must not take the other metrics down with it: a failed read is left out.
+  const backlog = oncePerScrape(() => campaignBacklog(options.sql).catch(() => undefined));
   setMetricSources({
     backlog: backlog.read,
-    connections: () => heraldConnectionsByState(options.sql),
+    connections: () => heraldConnectionsByState(options.sql).catch(() => undefined),
     poolMax: options.poolMax,
   });
   const server: Server = createServer((request, response) => {

@@ -103,12 +103,16 @@ for (const status of ['delivered', 'undelivered', 'unknown']) {
 }
 throughputWait.zero({ provider: 'own' });
 
-/** What the process's gauges read when scraped; set by the composition root (server/). */
+/**
+ * What the process's gauges read when scraped; set by the composition root (server/). A read
+ * that fails (Postgres away) gives undefined: those gauges keep their last value, and the rest
+ * of the scrape still answers.
+ */
 export interface MetricSources {
   /** Queued campaign messages and the age of the oldest, across every workspace. */
-  backlog: () => Promise<{ messages: number; oldestSeconds: number }>;
+  backlog: () => Promise<{ messages: number; oldestSeconds: number } | undefined>;
   /** Herald's connections to its database, by state, as Postgres counts them. */
-  connections: () => Promise<{ state: string; connections: number }[]>;
+  connections: () => Promise<{ state: string; connections: number }[] | undefined>;
   /** This process's Postgres pool size. */
   poolMax: number;
 }
