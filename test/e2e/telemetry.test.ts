@@ -272,11 +272,7 @@ describe('traces in Jaeger and JSON logs, api and worker apart', { timeout: 240_
       (t) => t.spans.some((span) => span.operationName === 'provider.submit'),
     );
     expect(otpTrace.spans.map((span) => span.operationName)).toEqual(
-      expect.arrayContaining([
-        'POST /api/v1/otp/send',
-        'RunActivity:submitOtp',
-        'provider.submit',
-      ]),
+      expect.arrayContaining(['POST /api/v1/otp/send', 'RunActivity:submitOtp', 'provider.submit']),
     );
     expect(JSON.stringify(otpTrace)).not.toMatch(new RegExp(`(?<!\\d)${code}(?!\\d)`));
 
