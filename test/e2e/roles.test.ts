@@ -175,6 +175,7 @@ describe('herald api and herald worker as separate processes', { timeout: 120_00
       idleSendSlotsDeleted: expect.any(Number),
       staleSubmissionLeasesDeleted: expect.any(Number),
       expiredOAuthRecordsPurged: expect.any(Number),
+      personalDataDropped: expect.any(Number),
     });
     expect(result.abandonedOAuthClientsDeleted).toBeGreaterThanOrEqual(1);
     const remaining = await sql<{ id: string }[]>`
