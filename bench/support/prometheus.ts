@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { type RunningPrometheus, startPrometheus } from '../../test/support/prometheus.js';
-import { sendCampaigns, simulatorBehaviour } from './campaigns.js';
+import { CAMPAIGN_SIZE, clearInbox, drained, send, simulatorBehaviour } from './campaigns.js';
 import { round } from './measure.js';
 import { type BenchStack, log } from './stack.js';
 
@@ -41,8 +41,11 @@ export async function scrapedByPrometheus(stack: BenchStack) {
       log('receipt-delay phase: one campaign, receipts 1.5 s after each submission');
       const before = await deliveredCount(stack);
       await simulatorBehaviour(stack, RECEIPT_DELAY_MS);
-      const { messages } = await sendCampaigns(stack, 1);
-      await receiptsScraped(prometheus, stack, before + messages);
+      // The inbox is cleared only once the receipts are in: clearing it cancels those scheduled.
+      const { id } = await send(stack, CAMPAIGN_SIZE);
+      await drained(stack, [id]);
+      await receiptsScraped(prometheus, stack, before + CAMPAIGN_SIZE);
+      await clearInbox(stack);
       await simulatorBehaviour(stack, 'none');
       const delayQueries = {
         p50_s:
@@ -85,7 +88,7 @@ export async function scrapedByPrometheus(stack: BenchStack) {
           queries: delayQueries,
           cumulative_buckets: Object.fromEntries(
             buckets
-              .sort((a, b) => Number(a.metric.le) - Number(b.metric.le))
+              .sort((a, b) => bucketBound(a.metric.le) - bucketBound(b.metric.le))
               .map((row) => [row.metric.le, Number(row.value[1])]),
           ),
         },
@@ -97,6 +100,11 @@ export async function scrapedByPrometheus(stack: BenchStack) {
       };
     },
   };
+}
+
+/** A histogram bucket's upper bound, `+Inf` last. */
+function bucketBound(le: string | undefined): number {
+  return le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le);
 }
 
 async function deliveredCount(stack: BenchStack): Promise<number> {
