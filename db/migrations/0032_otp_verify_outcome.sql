@@ -1,7 +1,7 @@
 -- A verification's outcome for the metrics (herald_otp_outcomes_total): as 0030's
 -- herald_verify_otp, step for step, but telling a wrong code ('failed') from one refused because
 -- the recipient's failures reached the limit ('exhausted'). 0030's function stays for replicas of
--- the previous release during a rolling upgrade.
+-- the previous release during a rolling upgrade, now a wrapper of this one: one body of the steps.
 create function herald_verify_otp_outcome(
   p_workspace_id bigint,
   p_user_id bigint,
@@ -52,4 +52,20 @@ begin
   -- No request found leaves recent_failures null: a wrong code, not an exhausted one.
   return case when candidate.recent_failures >= p_max_failures then 'exhausted' else 'failed' end;
 end;
+$$;
+
+create or replace function herald_verify_otp(
+  p_workspace_id bigint,
+  p_user_id bigint,
+  p_recipient text,
+  p_request_id uuid,
+  p_purpose text,
+  p_code_hashes bytea[],
+  p_window_minutes int,
+  p_max_failures int
+) returns boolean
+language sql
+as $$
+  select herald_verify_otp_outcome(p_workspace_id, p_user_id, p_recipient, p_request_id,
+    p_purpose, p_code_hashes, p_window_minutes, p_max_failures) = 'verified';
 $$;
