@@ -66,16 +66,19 @@ async function providerChain(deps: CampaignActivityDeps, campaign: CampaignForSu
 }
 
 /**
- * Each recipient's text: a marketing message's `{opt_out_url}` becomes that recipient's link,
- * made once per workspace and recipient and reused by later messages.
+ * Each recipient's text: its own when the campaign is personalised (stored when it was saved),
+ * else the campaign's body; then a marketing message's `{opt_out_url}` becomes that recipient's
+ * link, made once per workspace and recipient and reused by later messages.
  */
 async function bodiesFor(
   deps: CampaignActivityDeps,
   campaign: CampaignForSubmission,
   messages: PendingMessage[],
 ): Promise<Map<number, string>> {
+  const textOf = (message: PendingMessage) => message.body ?? campaign.body;
+  // A personalised text keeps the template's placeholder: its variables cannot hold one.
   if (campaign.purpose !== 'marketing' || !campaign.body.includes(OPT_OUT_PLACEHOLDER))
-    return new Map(messages.map((message) => [message.seq, campaign.body]));
+    return new Map(messages.map((message) => [message.seq, textOf(message)]));
   const tokens = await ensureOptOutLinks(
     deps.sql,
     campaign.workspaceId,
@@ -86,7 +89,7 @@ async function bodiesFor(
   return new Map(
     messages.map((message) => [
       message.seq,
-      renderOptOutLink(campaign.body, deps.publicUrl, tokens.get(message.recipient)),
+      renderOptOutLink(textOf(message), deps.publicUrl, tokens.get(message.recipient)),
     ]),
   );
 }

@@ -2,11 +2,11 @@ import type { ApiKeyPrincipal } from '../db/api-keys.js';
 import { findCampaignViewAndDispatchInfo, type SavedCampaign } from '../db/campaigns.js';
 import { isDatabaseUnavailable } from '../db/client.js';
 import { HeraldError } from '../domain/errors.js';
-import { campaignSegments } from '../domain/segments.js';
 import type { SendRequest } from '../domain/send-request.js';
 import { erasedOptOutForms } from '../security/recipient-hash.js';
 import { campaignWorkflowId } from '../workflows/definitions.js';
 import { type AnswerDeadline, type DeadlineAnswer, NO_DEADLINE } from './answer-deadline.js';
+import { campaignTexts } from './campaign-texts.js';
 import type { CommandDeps } from './deps.js';
 import { DISPATCH_CONFIRM_MS, dispatchCampaign } from './dispatch-campaign.js';
 import { insertCampaignWithinCap } from './fraud-guard.js';
@@ -95,7 +95,7 @@ async function saveCampaign(
         recipients: request.recipients,
         erasedOptOuts: erasedOptOutForms(deps.secret, request.messagePurpose, request.recipients),
         validityHours: deps.env.MESSAGE_VALIDITY_HOURS,
-        segments: campaignSegments(request.message, deps.publicUrl),
+        ...campaignTexts(request, deps.publicUrl),
         workflowIdOf: (id) => campaignWorkflowId(principal.workspaceId, key, id),
       },
       async (tx, campaign) => {

@@ -25,6 +25,8 @@ export interface PendingMessage {
   optedOut: boolean;
   /** Its number was erased since the send (`herald recipient erase`): only a masked form is left. */
   erased: boolean;
+  /** Its own text in a personalised campaign (0035); null: the campaign's body. */
+  body: string | null;
 }
 
 export async function findCampaignForSubmission(sql: Sql, campaignId: number) {
@@ -54,7 +56,7 @@ export async function findPendingMessages(
       c.purpose = 'marketing' and exists (
         select 1 from opt_outs o where o.workspace_id = c.workspace_id and o.recipient = m.recipient
       ) as opted_out,
-      m.recipient not like '+%' as erased
+      m.recipient not like '+%' as erased, m.body
     from campaign_messages m join campaigns c on c.id = m.campaign_id
     where m.campaign_id = ${campaignId} and m.seq between ${fromSeq} and ${toSeq}
       and m.status = 'queued'

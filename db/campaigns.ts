@@ -82,6 +82,11 @@ export interface NewCampaign {
   /** Segments per message as sent (domain/segments.ts campaignSegments). */
   segments?: number;
   /**
+   * A personalised campaign: each recipient's own text (`body` keeps the template) and its
+   * segments, stored on its message row (0035). Unset: every recipient gets `body`.
+   */
+  personalized?: ReadonlyMap<string, PersonalizedText>;
+  /**
    * The workflow that runs (or will run) the campaign, recorded when it is saved: a campaign is
    * never without the name its dispatch, a retry or `campaign resume` continues under. Left out
    * only by tests and benchmarks that never dispatch.
@@ -113,6 +118,45 @@ export interface SavedCampaign {
   id: number;
   view: CampaignView;
   dispatch: CampaignDispatchInfo;
+}
+
+export interface PersonalizedText {
+  body: string;
+  segments: number;
+}
+
+/** The personalised texts of `recipients`, in their order, as two columns. */
+function personalizedColumns(
+  personalized: ReadonlyMap<string, PersonalizedText>,
+  recipients: readonly string[],
+): { bodies: string[]; segments: number[] } {
+  const texts = recipients.map((recipient) => {
+    const text = personalized.get(recipient);
+    if (!text) throw new Error('a personalised campaign has a text for every recipient');
+    return text;
+  });
+  return { bodies: texts.map((text) => text.body), segments: texts.map((text) => text.segments) };
+}
+
+/** The segments a campaign's messages take: each personalised text counted on its own. */
+function totalSegments(input: NewCampaign, recipients: readonly string[]): number {
+  const { personalized } = input;
+  if (!personalized) return (input.segments ?? 1) * recipients.length;
+  return personalizedColumns(personalized, recipients).segments.reduce((sum, n) => sum + n, 0);
+}
+
+/** The message rows of a campaign: recipients, and each one's own text when personalised. */
+function messageRows(tx: TransactionSql, id: number, input: NewCampaign, recipients: string[]) {
+  if (!input.personalized)
+    return tx`
+      insert into campaign_messages (campaign_id, seq, recipient)
+      select ${id}, ordinality, recipient from unnest(${recipients}::text[]) with ordinality as r(recipient, ordinality)`;
+  const { bodies, segments } = personalizedColumns(input.personalized, recipients);
+  return tx`
+    insert into campaign_messages (campaign_id, seq, recipient, body, segments)
+    select ${id}, ordinality, recipient, body, segments
+    from unnest(${recipients}::text[], ${bodies}::text[], ${segments}::int[])
+      with ordinality as r(recipient, body, segments, ordinality)`;
 }
 
 /**
@@ -160,15 +204,14 @@ export async function insertCampaign(
                  update campaigns set workflow_id = ${workflowId} where id = ${id})`
           : tx``
       }
-      insert into campaign_messages (campaign_id, seq, recipient)
-      select ${id}, ordinality, recipient from unnest(${recipients}::text[]) with ordinality as r(recipient, ordinality)`;
+      ${messageRows(tx, id, input, recipients)}`;
     const cap = input.dailyCap;
     if (
       cap &&
       recipients.length > 0 &&
       !(await reserveDailySegments(tx, {
         workspaceId: input.workspaceId,
-        segments: (input.segments ?? 1) * recipients.length,
+        segments: totalSegments(input, recipients),
         cap: cap.segments,
         nearPercent: cap.nearPercent,
       }))

@@ -223,7 +223,8 @@ export async function reserveDailySegments(
 
 /**
  * Starts counting the day's use when a cap is set, from what was accepted today: OTP requests that
- * did not fail and campaigns' messages. A count already running is kept.
+ * did not fail and campaigns' messages (a personalised message's own segments, 0035). A count
+ * already running is kept.
  */
 export async function startDailyUsage(sql: AnySql, workspaceId: number): Promise<void> {
   await sql`
@@ -232,8 +233,8 @@ export async function startDailyUsage(sql: AnySql, workspaceId: number): Promise
       (select coalesce(sum(segments), 0) from otp_requests
         where workspace_id = ${workspaceId} and status <> 'failed'
           and created_at >= today::timestamp at time zone 'UTC')
-      + (select coalesce(sum(coalesce(c.segments, 1) * (c.requested_recipients - c.excluded_recipients)), 0)
-        from campaigns c
+      + (select coalesce(sum(coalesce(m.segments, c.segments, 1)), 0)
+        from campaigns c join campaign_messages m on m.campaign_id = c.id
         where c.workspace_id = ${workspaceId} and c.created_at >= today::timestamp at time zone 'UTC')
     from (select (now() at time zone 'UTC')::date as today) d
     on conflict do nothing`;

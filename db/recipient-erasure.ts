@@ -4,7 +4,8 @@
  * (herald_masked_number, 0029), failed verifications and opt-out links go, an opt-out (a STOP
  * reply, a link, an operator's) is kept as the number's keyed hash so it still holds, and the
  * texts that may quote the number (webhook payloads, stored responses, audit entries, errors,
- * bodies) have it masked. No counter or report table reads a recipient, so every figure stays.
+ * bodies) have it masked. A personalised message's own text (0035) is emptied for the number's
+ * messages, as retention empties it, and masked where another message's text quotes it. No counter or report table reads a recipient, so every figure stays.
  */
 import type { Sql, TransactionSql } from './client.js';
 
@@ -17,7 +18,7 @@ export interface ErasedRows {
   webhookEvents: number;
   idempotencyRecords: number;
   auditEntries: number;
-  /** Campaign bodies and OTP texts that quoted the number. */
+  /** Campaign bodies, personalised message texts and OTP texts that quoted the number. */
   texts: number;
 }
 
@@ -65,7 +66,8 @@ async function eraseIn(tx: TransactionSql, { number, workspaceId, erasedForm }: 
   const campaignMessages = await tx`
     update campaign_messages m
     set recipient = herald_masked_number(m.recipient),
-        error = herald_scrub_number(m.error, m.recipient)
+        error = herald_scrub_number(m.error, m.recipient),
+        body = case when m.body is null then null else '' end
     from campaigns c
     where c.id = m.campaign_id and m.recipient = ${number} ${of('c.workspace_id')}`;
 
@@ -107,6 +109,10 @@ async function eraseIn(tx: TransactionSql, { number, workspaceId, erasedForm }: 
   const campaignTexts = await tx`
     update campaigns set body = herald_scrub_number(body, ${number})
     where body like ${quoting} ${of('workspace_id')}`;
+  const messageTexts = await tx`
+    update campaign_messages m set body = herald_scrub_number(m.body, ${number})
+    from campaigns c
+    where c.id = m.campaign_id and m.body like ${quoting} ${of('c.workspace_id')}`;
   const otpTexts = await tx`
     update otp_requests set body_template = herald_scrub_number(body_template, ${number})
     where body_template like ${quoting} ${of('workspace_id')}`;
@@ -120,6 +126,6 @@ async function eraseIn(tx: TransactionSql, { number, workspaceId, erasedForm }: 
     webhookEvents: webhookEvents.count,
     idempotencyRecords: idempotencyRecords.count,
     auditEntries: auditEntries.count,
-    texts: campaignTexts.count + otpTexts.count,
+    texts: campaignTexts.count + messageTexts.count + otpTexts.count,
   };
 }

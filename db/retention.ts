@@ -1,7 +1,7 @@
 /**
  * Retention (RETENTION_DAYS, README "Retention and erasure"): personal data older than the window
  * goes, every counter stays. A completed campaign loses its body and its messages' recipients are
- * masked (herald_masked_number, 0029); an OTP request loses its text and its recipient likewise;
+ * masked (herald_masked_number, 0029), their personalised texts emptied as the body is (0035); an OTP request loses its text and its recipient likewise;
  * failed verifications are deleted; dispatched webhook events keep only the masked recipient.
  * Report tables and triggers read neither bodies nor recipients, so no figure moves. Each function
  * does one bounded batch and returns how many rows it took (a full batch: call again).
@@ -26,7 +26,8 @@ export async function dropCampaignPersonalData(
     messages as (
       update campaign_messages m
       set recipient = herald_masked_number(m.recipient),
-          error = herald_scrub_number(m.error, m.recipient)
+          error = herald_scrub_number(m.error, m.recipient),
+          body = case when m.body is null then null else '' end
       from due
       where m.campaign_id = due.id and m.recipient like '+%'
     ),

@@ -6,6 +6,11 @@
  */
 import { z } from 'zod';
 import {
+  checkPersonalization,
+  personalizationField,
+  personalizedTexts,
+} from './personalization-schema.js';
+import {
   NOT_AN_OBJECT as BODY_NOT_AN_OBJECT,
   FORMAT_INVALID,
   given,
@@ -112,6 +117,7 @@ export const sendRequestSchema = z
       ).describe(
         `1 to ${MAX_MESSAGE_LENGTH.toLocaleString('en')} characters (Unicode code points), not blank; ${OPT_OUT_PLACEHOLDER} only in a marketing message, at most once`,
       ),
+      personalization: personalizationField,
       message_purpose: optional(selection(MESSAGE_PURPOSES), 'Default transactional'),
       sender_id: optional(
         maxCharacters(MAX_SENDER_ID_LENGTH)(
@@ -150,6 +156,7 @@ export const sendRequestSchema = z
   .superRefine((body, context) => {
     checkRouting(body, context);
     checkOptOutLink(body, context);
+    checkPersonalization(body, context);
   }, whenAnObject)
   .meta({
     ...otherFieldsWithoutNul,
@@ -160,6 +167,14 @@ export const sendRequestSchema = z
         message: 'Sale ends Sunday. {opt_out_url}',
         message_purpose: 'marketing',
         reference: 'spring-sale',
+      },
+      {
+        recipients: ['+61412345678', '+61412345679'],
+        message: 'Hi {{first_name}}, order {{order}} ships today.',
+        personalization: {
+          '+61412345678': { first_name: 'Ada', order: 'A-1001' },
+          '+61412345679': { first_name: 'Grace', order: 'A-1002' },
+        },
       },
     ],
     // The rules of checkRouting and checkOptOutLink, as JSON Schema.
@@ -193,6 +208,8 @@ export const sendRequestSchema = z
     providerSlug: body.provider_slug ?? null,
     failoverRouteSlug: body.failover_route_slug ?? null,
     reference: body.reference ?? null,
+    /** Each recipient's text when the message is personalised; null: `message` for all. */
+    personalized: personalizedTexts(body.message, body.recipients, body.personalization),
   }));
 
 export type SendRequest = z.output<typeof sendRequestSchema>;
