@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { activityInfo, Context, heartbeat } from '@temporalio/activity';
+import { beginScheduledCampaign } from '../db/campaign-lifecycle.js';
 import {
   type CampaignForSubmission,
   completeCampaign,
@@ -14,6 +15,7 @@ import {
 import type { Sql } from '../db/client.js';
 import { ensureOptOutLinks, optOut } from '../db/opt-outs.js';
 import { findFailoverRoute } from '../db/providers.js';
+import type { CampaignStatus } from '../domain/campaign-status.js';
 import { activityFailure } from '../domain/errors.js';
 import { campaignMessageReference } from '../domain/message-reference.js';
 import { OPT_OUT_PLACEHOLDER, renderOptOutLink } from '../domain/opt-out.js';
@@ -133,20 +135,32 @@ async function lookUpOnceRecorded(
   }
 }
 
-/** Marks messages attempted on `provider`, only while `lease` holds; else it is lost. */
-async function markHeld(
+/** The message's campaign was canceled before it was claimed: it is not submitted. */
+class ClaimWithdrawn extends Error {}
+
+/**
+ * Claims messages for an attempt on `provider`, only while `lease` holds (else it is lost);
+ * returns the ones claimed: those left out belong to a canceled campaign.
+ */
+async function claim(
   lease: SubmissionLease,
   campaignId: number,
   seqs: number[],
   provider: string,
-) {
-  const marked = await markAttempts(lease.sql, {
+): Promise<Set<number>> {
+  const { leaseHeld, claimed } = await markAttempts(lease.sql, {
     campaignId,
     seqs,
     provider,
     lease: { key: lease.key, token: lease.token, marginMs: MAX_SUBMISSION_MS },
   });
-  if (marked < seqs.length) throw new LeaseLost('it ended before the submissions were marked');
+  if (!leaseHeld) throw new LeaseLost('it ended before the submissions were marked');
+  return new Set(claimed);
+}
+
+/** Claims one message, or throws ClaimWithdrawn when its campaign was canceled. */
+async function claimOne(lease: SubmissionLease, campaignId: number, seq: number, provider: string) {
+  if (!(await claim(lease, campaignId, [seq], provider)).has(seq)) throw new ClaimWithdrawn();
 }
 
 export function createCampaignActivities(deps: CampaignActivityDeps) {
@@ -180,6 +194,13 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
       providerMessageId: null,
       error,
     });
+    const canceled: SettledMessage = {
+      seq,
+      status: 'canceled',
+      provider: null,
+      providerMessageId: null,
+      error: null,
+    };
     if (message.erased && !message.attemptProvider)
       return failed(null, 'the recipient was erased after the send');
     if (message.optedOut && !message.attemptProvider)
@@ -212,8 +233,9 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
       if (index < start || !serves(provider.countries, message.recipient)) continue;
       // The attempt is marked before the message leaves Herald: with its batch for a provider that
       // can look messages up, else just before its own submission, after any throughput wait, so
-      // an interruption leaves as few messages uncertain as it can.
-      const markFirst = index > start || !provider.lookup;
+      // an interruption leaves as few messages uncertain as it can. A message an earlier attempt
+      // left uncertain is claimed again, so a cancel since then holds it back.
+      const markFirst = index > start || !provider.lookup || message.attemptProvider !== null;
       const submittedAt = performance.now();
       const outcome = await submitWithRetries(
         provider,
@@ -229,11 +251,15 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
         {
           fence: lease,
           beforeFirstSubmission: markFirst
-            ? () => markHeld(lease, campaign.id, [seq], provider.slug)
+            ? () => claimOne(lease, campaign.id, seq, provider.slug)
             : undefined,
         },
         'campaign',
-      );
+      ).catch((error: unknown) => {
+        if (error instanceof ClaimWithdrawn) return undefined;
+        throw error;
+      });
+      if (!outcome) return canceled;
       switch (outcome.kind) {
         case 'accepted':
           return sent(provider.slug, outcome.providerMessageId);
@@ -259,6 +285,14 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
   }
 
   return {
+    /** A scheduled campaign's time has come: queued now, unless it was canceled meanwhile. */
+    async beginScheduledCampaign(input: { campaignId: number }): Promise<CampaignStatus> {
+      const status = await beginScheduledCampaign(deps.sql, input.campaignId);
+      if (!status)
+        throw activityFailure('CampaignNotFound', `campaign ${input.campaignId} not found`);
+      return status;
+    },
+
     async planCampaign(input: { campaignId: number }): Promise<{ total: number }> {
       return { total: await countMessages(deps.sql, input.campaignId) };
     },
@@ -293,12 +327,17 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
         const pending = await findPendingMessages(deps.sql, campaign.id, resumeFrom, input.toSeq);
         for (let offset = 0; offset < pending.length; offset += BATCH_SIZE) {
           await otpFirst.beforeCampaignBatch();
-          const batch = pending.slice(offset, offset + BATCH_SIZE);
+          let batch = pending.slice(offset, offset + BATCH_SIZE);
           const fresh = batch
             .filter((message) => !message.attemptProvider && !message.optedOut && !message.erased)
             .map((message) => message.seq);
-          if (chain[0]?.lookup && fresh.length > 0)
-            await markHeld(lease, campaign.id, fresh, chain[0].slug);
+          if (chain[0]?.lookup && fresh.length > 0) {
+            const claimed = await claim(lease, campaign.id, fresh, chain[0].slug);
+            // The rest were canceled with their campaign: nothing of theirs is left to do.
+            batch = batch.filter(
+              (message) => !fresh.includes(message.seq) || claimed.has(message.seq),
+            );
+          }
           const bodies = await bodiesFor(deps, campaign, batch);
           const held = lease;
           // Every submission of the batch ends before the next step: none outlives the attempt.

@@ -10,7 +10,11 @@ export function presentCampaign(campaign: CampaignView) {
     queued_count: campaign.queuedCount,
     sent_count: campaign.sentCount,
     failed_count: campaign.failedCount,
+    canceled_count: campaign.canceledCount,
+    delivered_count: campaign.deliveredCount,
+    undelivered_count: campaign.undeliveredCount,
     created_at: campaign.createdAt.toISOString(),
+    scheduled_at: campaign.scheduledAt?.toISOString() ?? null,
     completed_at: campaign.completedAt?.toISOString() ?? null,
   };
 }

@@ -1,7 +1,8 @@
 import type { ApiKeyPrincipal } from '../db/api-keys.js';
 import { findCampaignViewAndDispatchInfo, type SavedCampaign } from '../db/campaigns.js';
 import { isDatabaseUnavailable } from '../db/client.js';
-import { HeraldError } from '../domain/errors.js';
+import { isSchedulable, SCHEDULE_WINDOW_ERROR } from '../domain/campaign-status.js';
+import { HeraldError, validationError } from '../domain/errors.js';
 import type { SendRequest } from '../domain/send-request.js';
 import { erasedOptOutForms } from '../security/recipient-hash.js';
 import { campaignWorkflowId } from '../workflows/definitions.js';
@@ -16,14 +17,21 @@ import { resolveRouting } from './routing.js';
 
 const ENDPOINT = 'POST /api/v1/messages';
 
-/** SPEC §4.1's answers for a saved campaign: queued once its dispatch is confirmed, else paused. */
+/**
+ * SPEC §4.1's answers for a saved campaign: queued (or scheduled, with `send_at`) once its
+ * dispatch is confirmed, else paused.
+ */
 function answerFor(saved: SavedCampaign, confirmed: boolean, key: string | null): DeadlineAnswer {
   const { view, dispatch } = saved;
-  const message = presentCampaign({ ...view, status: confirmed ? 'queued' : view.status });
+  const scheduled = view.scheduledAt !== null && view.scheduledAt.getTime() > Date.now();
+  const status =
+    confirmed && view.status === 'paused' ? (scheduled ? 'scheduled' : 'queued') : view.status;
+  const message = presentCampaign({ ...view, status });
   const total = view.totalRecipients;
+  const messages = `${total} ${total === 1 ? 'message' : 'messages'}`;
   const body = confirmed
     ? {
-        message: 'Messages queued for sending.',
+        message: scheduled ? 'Messages scheduled for sending.' : 'Messages queued for sending.',
         data: {
           message,
           queue: {
@@ -33,7 +41,9 @@ function answerFor(saved: SavedCampaign, confirmed: boolean, key: string | null)
             total_recipients: total,
             requested_recipients: dispatch.requestedRecipients,
             excluded_recipients: dispatch.excludedRecipients,
-            message: `${total} ${total === 1 ? 'message' : 'messages'} queued for sending.`,
+            message: scheduled
+              ? `${messages} scheduled for ${view.scheduledAt?.toISOString()}.`
+              : `${messages} queued for sending.`,
           },
         },
       }
@@ -78,6 +88,8 @@ async function saveCampaign(
   attach: IdempotentWork['attach'],
   deadline: AnswerDeadline,
 ): Promise<SavedCampaign> {
+  if (request.sendAt && !isSchedulable(request.sendAt, new Date()))
+    throw validationError({ send_at: [SCHEDULE_WINDOW_ERROR] });
   const routing = await resolveRouting(deps.sql, principal, request);
   let committing: number | undefined;
   let saved: SavedCampaign;
@@ -94,6 +106,7 @@ async function saveCampaign(
         ...routing,
         recipients: request.recipients,
         erasedOptOuts: erasedOptOutForms(deps.secret, request.messagePurpose, request.recipients),
+        sendAt: request.sendAt,
         validityHours: deps.env.MESSAGE_VALIDITY_HOURS,
         ...campaignTexts(request, deps.publicUrl),
         workflowIdOf: (id) => campaignWorkflowId(principal.workspaceId, key, id),

@@ -64,9 +64,11 @@ export async function findPendingMessages(
 }
 
 /**
- * Written before submissions leave Herald, so an interruption leaves them marked as outcome
- * unknown; only while `lease` is held with at least `marginMs` of it left (activities/lease.ts).
- * Returns the messages marked: fewer than asked means the lease is gone.
+ * Claims messages for a submission: written before they leave Herald, so an interruption leaves
+ * them marked as outcome unknown; only while `lease` is held with at least `marginMs` of it left
+ * (activities/lease.ts). A message of a canceled campaign is not claimed (its cancel made the
+ * unclaimed ones `canceled`, and an earlier attempt's message is not given a new one). Returns
+ * whether the lease held and the messages claimed.
  */
 export async function markAttempts(
   sql: Sql,
@@ -76,21 +78,33 @@ export async function markAttempts(
     provider: string;
     lease: { key: string; token: number; marginMs: number };
   },
-): Promise<number> {
+): Promise<{ leaseHeld: boolean; claimed: number[] }> {
   const { lease } = input;
-  const result = await sql`
-    update campaign_messages set attempt_provider = ${input.provider}, attempt_started_at = now()
-    where campaign_id = ${input.campaignId} and seq = any(${input.seqs}) and status = 'queued'
-      and exists (
+  const [row] = await sql<{ leaseHeld: boolean; claimed: number[] }[]>`
+    with lease as (
+      select exists (
         select 1 from submission_leases
         where lease_key = ${lease.key} and token = ${lease.token}
-          and expires_at > clock_timestamp() + make_interval(secs => ${lease.marginMs / 1000}))`;
-  return result.count;
+          and expires_at > clock_timestamp() + make_interval(secs => ${lease.marginMs / 1000})
+      ) as held
+    ),
+    claimed as (
+      update campaign_messages set attempt_provider = ${input.provider}, attempt_started_at = now()
+      where campaign_id = ${input.campaignId} and seq = any(${input.seqs}) and status = 'queued'
+        and (select held from lease)
+        and not exists (
+          select 1 from campaigns where id = ${input.campaignId} and status = 'canceled')
+      returning seq
+    )
+    select (select held from lease) as lease_held,
+      coalesce((select array_agg(seq order by seq) from claimed), '{}')::int[] as claimed`;
+  return row as { leaseHeld: boolean; claimed: number[] };
 }
 
 export interface SettledMessage {
   seq: number;
-  status: 'sent' | 'failed';
+  /** `canceled`: its campaign was canceled before it could be given to a provider again. */
+  status: 'sent' | 'failed' | 'canceled';
   provider: string | null;
   providerMessageId: string | null;
   error: string | null;
@@ -151,17 +165,27 @@ async function recordPendingReceipts(tx: TransactionSql, campaignId: number, seq
   );
 }
 
-/** Completes the campaign when no message is left queued; returns whether it is complete. */
+/**
+ * Completes the campaign when no message is left queued; returns whether it is done (completed,
+ * or canceled with nothing left in flight: a canceled campaign stays canceled).
+ */
 export async function completeCampaign(sql: Sql, campaignId: number): Promise<boolean> {
-  const [row] = await sql<{ completed: boolean }[]>`
-    with done as (
+  const [row] = await sql<{ done: boolean }[]>`
+    with settled as (
+      select not exists (
+        select 1 from campaign_messages where campaign_id = ${campaignId} and status = 'queued'
+      ) as yes
+    ),
+    completed as (
       update campaigns set status = 'completed', completed_at = coalesce(completed_at, now())
-      where id = ${campaignId}
-        and not exists (select 1 from campaign_messages where campaign_id = ${campaignId} and status = 'queued')
+      where id = ${campaignId} and status <> 'canceled' and (select yes from settled)
       returning id
     )
-    select exists (select 1 from done) as completed`;
-  return row?.completed ?? false;
+    select exists (select 1 from completed)
+      or ((select yes from settled)
+          and exists (select 1 from campaigns where id = ${campaignId} and status = 'canceled'))
+      as done`;
+  return row?.done ?? false;
 }
 
 export interface DeliveryUpdate {

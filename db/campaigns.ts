@@ -1,17 +1,35 @@
+import type { CampaignStatus } from '../domain/campaign-status.js';
 import type { Sql, TransactionSql } from './client.js';
 import { reserveDailySegments } from './fraud-guard.js';
 
 export interface CampaignView {
   id: number;
   reference: string | null;
-  status: 'queued' | 'paused' | 'completed';
+  status: CampaignStatus;
   totalRecipients: number;
   queuedCount: number;
   sentCount: number;
   failedCount: number;
+  canceledCount: number;
+  /** Sent messages whose receipt said delivered, or undelivered. */
+  deliveredCount: number;
+  undeliveredCount: number;
   createdAt: Date;
+  /** When a scheduled campaign is (or was) sent; null for one sent at once. */
+  scheduledAt: Date | null;
   completedAt: Date | null;
 }
+
+/** A campaign's counters, from its message rows `m`. */
+const messageCounts = (sql: Sql) => sql`
+  (count(*) filter (where m.status = 'queued'))::int as queued_count,
+  (count(*) filter (where m.status = 'sent'))::int as sent_count,
+  (count(*) filter (where m.status = 'failed'))::int as failed_count,
+  (count(*) filter (where m.status = 'canceled'))::int as canceled_count,
+  (count(*) filter (where m.status = 'sent' and m.delivery_status = 'delivered'))::int
+    as delivered_count,
+  (count(*) filter (where m.status = 'sent' and m.delivery_status = 'undelivered'))::int
+    as undelivered_count`;
 
 /** A campaign of this workspace with counters derived from its message rows. */
 export async function findCampaignView(
@@ -34,18 +52,17 @@ export async function findCampaignViewAndDispatchInfo(
   const [row] = await sql<
     (CampaignView & Omit<CampaignDispatchInfo, 'id' | 'reference' | 'messages'>)[]
   >`
-    select c.id, c.reference, c.status, c.created_at, c.completed_at,
+    select c.id, c.reference, c.status, c.created_at, c.scheduled_at, c.completed_at,
            c.batch_id, c.requested_recipients, c.excluded_recipients, c.purpose, c.workflow_id,
            count(m.seq)::int as total_recipients,
-           (count(*) filter (where m.status = 'queued'))::int as queued_count,
-           (count(*) filter (where m.status = 'sent'))::int as sent_count,
-           (count(*) filter (where m.status = 'failed'))::int as failed_count
+           ${messageCounts(sql)}
     from campaigns c
     left join campaign_messages m on m.campaign_id = c.id
     where c.id = ${campaignId} and c.workspace_id = ${workspaceId}
     group by c.id`;
   if (!row) return undefined;
   const { batchId, requestedRecipients, excludedRecipients, purpose, workflowId, ...view } = row;
+  const { scheduledAt } = view;
   return {
     view,
     dispatch: {
@@ -57,6 +74,7 @@ export async function findCampaignViewAndDispatchInfo(
       messages: view.totalRecipients,
       purpose,
       workflowId,
+      scheduledAt,
     },
   };
 }
@@ -77,7 +95,12 @@ export interface NewCampaign {
   providerSlug: string | null;
   failoverRouteSlug: string | null;
   recipients: string[];
-  /** Messages not submitted within this many hours are failed (MESSAGE_VALIDITY_HOURS; 24). */
+  /** When to send it; unset: at once. */
+  sendAt?: Date | null;
+  /**
+   * Messages not submitted within this many hours (of `sendAt` when given) are failed
+   * (MESSAGE_VALIDITY_HOURS; 24).
+   */
   validityHours?: number;
   /** Segments per message as sent (domain/segments.ts campaignSegments). */
   segments?: number;
@@ -187,12 +210,16 @@ export async function insertCampaign(
     const [campaign] = await tx<{ id: number; createdAt: Date; batchId: string }[]>`
       insert into campaigns (workspace_id, api_key_id, source, name, reference, purpose, body,
                              sender_id, routing_type, provider_slug, failover_route_slug, status,
-                             requested_recipients, excluded_recipients, valid_until, segments)
+                             requested_recipients, excluded_recipients, scheduled_at, valid_until,
+                             segments)
       values (${input.workspaceId}, ${input.apiKeyId}, ${input.source ?? 'api'},
               ${input.name ?? null}, ${input.reference}, ${input.purpose},
               ${input.body}, ${input.senderId}, ${input.routingType}, ${input.providerSlug},
               ${input.failoverRouteSlug}, 'paused', ${input.recipients.length}, ${optedOut.size},
-              now() + make_interval(hours => ${input.validityHours ?? 24}), ${input.segments ?? null})
+              ${input.sendAt ?? null},
+              coalesce(${input.sendAt ?? null}::timestamptz, now())
+                + make_interval(hours => ${input.validityHours ?? 24}),
+              ${input.segments ?? null})
       returning id, created_at, batch_id`;
     const { id, createdAt, batchId } = campaign as { id: number; createdAt: Date; batchId: string };
     const workflowId = input.workflowIdOf?.(id) ?? null;
@@ -228,7 +255,11 @@ export async function insertCampaign(
         queuedCount: recipients.length,
         sentCount: 0,
         failedCount: 0,
+        canceledCount: 0,
+        deliveredCount: 0,
+        undeliveredCount: 0,
         createdAt,
+        scheduledAt: input.sendAt ?? null,
         completedAt: null,
       },
       dispatch: {
@@ -240,6 +271,7 @@ export async function insertCampaign(
         reference: input.reference,
         purpose: input.purpose,
         workflowId,
+        scheduledAt: input.sendAt ?? null,
       },
     };
   });
@@ -252,7 +284,10 @@ export async function recordDispatch(
 ): Promise<void> {
   await sql`
     update campaigns set workflow_id = ${workflowId},
-      status = case when status = 'paused' then 'queued' else status end
+      status = case
+        when status <> 'paused' then status
+        when scheduled_at > now() then 'scheduled'
+        else 'queued' end
     where id = ${campaignId}`;
 }
 
@@ -283,6 +318,8 @@ export interface CampaignDispatchInfo {
   purpose: string;
   /** Recorded when the campaign was saved; null only for campaigns saved before that. */
   workflowId: string | null;
+  /** When to send it (`send_at`); null: at once. */
+  scheduledAt: Date | null;
 }
 
 export async function findCampaignDispatchInfo(
@@ -291,6 +328,7 @@ export async function findCampaignDispatchInfo(
 ): Promise<CampaignDispatchInfo> {
   const [row] = await sql<CampaignDispatchInfo[]>`
     select id, batch_id, requested_recipients, excluded_recipients, reference, purpose, workflow_id,
+      scheduled_at,
       (select count(*)::int from campaign_messages where campaign_id = c.id) as messages
     from campaigns c where id = ${campaignId}`;
   if (!row) throw new Error(`campaign ${campaignId} does not exist`);

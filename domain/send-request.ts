@@ -5,6 +5,7 @@
  * (commands/routing.ts checks it).
  */
 import { z } from 'zod';
+import { SCHEDULE_MAX_AHEAD_DAYS } from './campaign-status.js';
 import {
   checkPersonalization,
   personalizationField,
@@ -46,6 +47,9 @@ export const MAX_MESSAGE_LENGTH = 1600;
 export const MAX_SENDER_ID_LENGTH = 11;
 export const MAX_REFERENCE_LENGTH = 100;
 export const OPT_OUT_PLACEHOLDER = '{opt_out_url}';
+
+const SEND_AT_FORMAT =
+  'The :attribute field must be a valid ISO 8601 date and time with a time zone offset.';
 
 /** Letters, digits and spaces, not blank (blank has its own message). */
 const SENDER_ID = /^ *[A-Za-z0-9][A-Za-z0-9 ]*$/;
@@ -150,6 +154,12 @@ export const sendRequestSchema = z
         }),
         `Up to ${MAX_REFERENCE_LENGTH} characters; stored with the campaign`,
       ),
+      send_at: optional(
+        text().pipe(
+          z.iso.datetime({ offset: true, error: SEND_AT_FORMAT }).transform((at) => new Date(at)),
+        ),
+        `When to send: ISO 8601 with a time zone offset, 1 minute to ${SCHEDULE_MAX_AHEAD_DAYS} days ahead. The campaign is \`scheduled\` until then; message validity counts from then`,
+      ),
     },
     { error: BODY_NOT_AN_OBJECT },
   )
@@ -210,6 +220,8 @@ export const sendRequestSchema = z
     reference: body.reference ?? null,
     /** Each recipient's text when the message is personalised; null: `message` for all. */
     personalized: personalizedTexts(body.message, body.recipients, body.personalization),
+    /** Null: send now. */
+    sendAt: body.send_at ?? null,
   }));
 
 export type SendRequest = z.output<typeof sendRequestSchema>;

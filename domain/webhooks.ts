@@ -5,6 +5,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'message.delivered',
   'message.failed',
   'campaign.completed',
+  'campaign.canceled',
   'otp.accepted',
   'otp.verified',
   'otp.expired',

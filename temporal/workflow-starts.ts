@@ -66,6 +66,8 @@ export async function startCampaignWorkflow(
     requestedRecipients: number;
     /** Messages saved, which the run submits. */
     messages: number;
+    /** When to send them; null: at once. */
+    scheduledAt: Date | null;
   },
   confirmBy: number,
 ): Promise<boolean> {
@@ -76,13 +78,19 @@ export async function startCampaignWorkflow(
         workflowId: campaign.workflowId,
         taskQueue: TASK_QUEUE,
         priority: workspacePriority(workspaceId),
-        args: [{ campaignId, total: campaign.messages }],
+        args: [
+          {
+            campaignId,
+            total: campaign.messages,
+            ...(campaign.scheduledAt ? { sendAt: campaign.scheduledAt.toISOString() } : {}),
+          },
+        ],
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         ...labels({
           workspaceId,
           kind: 'campaign',
-          status: 'queued',
+          status: campaign.scheduledAt ? 'scheduled' : 'queued',
           campaignId,
           memo: {
             reference: campaign.reference,

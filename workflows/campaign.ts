@@ -1,5 +1,12 @@
-import { patched, proxyActivities } from '@temporalio/workflow';
+import {
+  condition,
+  defineSignal,
+  patched,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
+import { CAMPAIGN_CANCELED_SIGNAL } from './definitions.js';
 import { retryUnlessPermanent } from './retry-policies.js';
 import { setRunStatus } from './run-status.js';
 
@@ -7,7 +14,11 @@ export interface CampaignWorkflowInput {
   campaignId: number;
   /** Its messages, counted when it was dispatched; absent from runs dispatched before that. */
   total?: number;
+  /** ISO 8601: when to start sending (`send_at`); absent: at once. */
+  sendAt?: string;
 }
+
+export const campaignCanceledSignal = defineSignal(CAMPAIGN_CANCELED_SIGNAL);
 
 /** Chunks at most in flight per campaign; each submits BATCH_SIZE messages at once. */
 const CHUNKS_IN_FLIGHT = 4;
@@ -36,7 +47,7 @@ const CHUNK_PACED_BEHIND_OTHER_CAMPAIGNS_TIMEOUT = '2 hours';
 /** submitChunk beats every 2 s: a worker silent this long is lost, and the chunk resumes elsewhere. */
 const LOST_WORKER_NOTICED_WITHIN = '10 seconds';
 
-const { planCampaign, completeCampaign } = proxyActivities<Activities>({
+const { planCampaign, completeCampaign, beginScheduledCampaign } = proxyActivities<Activities>({
   startToCloseTimeout: BOOKKEEPING_QUERIES_TIMEOUT,
   retry: retryUnlessPermanent({ initialInterval: '1 second', maximumInterval: '30 seconds' }),
 });
@@ -66,14 +77,18 @@ function chunksOf(total: number, size: number) {
   return chunks;
 }
 
-/** Runs `submit` over `chunks` in at most CHUNKS_IN_FLIGHT lanes; whether any completed it. */
+/**
+ * Runs `submit` over `chunks` in at most CHUNKS_IN_FLIGHT lanes, each taking no new chunk once
+ * `stopped` says so; whether any completed the campaign.
+ */
 async function inLanes(
   chunks: { fromSeq: number; toSeq: number }[],
   submit: (chunk: { fromSeq: number; toSeq: number }) => Promise<boolean>,
+  stopped: () => boolean,
 ): Promise<boolean> {
   let completed = false;
   const lanes = Array.from({ length: Math.min(CHUNKS_IN_FLIGHT, chunks.length) }, async () => {
-    for (let chunk = chunks.shift(); chunk; chunk = chunks.shift()) {
+    for (let chunk = chunks.shift(); chunk && !stopped(); chunk = chunks.shift()) {
       if (await submit(chunk)) completed = true;
     }
   });
@@ -81,26 +96,66 @@ async function inLanes(
   return completed;
 }
 
-/** Submits every message of a campaign in chunks, then marks the campaign completed. */
+/**
+ * Waits until `sendAt` unless canceled first, then moves the campaign from scheduled to queued;
+ * whether it is to be sent. A run without `sendAt` gives no command here, as before schedules.
+ */
+async function untilScheduled(
+  campaignId: number,
+  sendAt: string | undefined,
+  canceled: () => boolean,
+): Promise<boolean> {
+  if (sendAt === undefined) return true;
+  setRunStatus('scheduled');
+  const wait = Date.parse(sendAt) - Date.now();
+  if (wait > 0) await condition(canceled, wait);
+  // A cancel that could not signal (Temporal was away) is in Postgres all the same.
+  return !canceled() && (await beginScheduledCampaign({ campaignId })) !== 'canceled';
+}
+
+/**
+ * Submits every message of a campaign in chunks (from `sendAt` when given), then marks the
+ * campaign completed. A cancel (committed in Postgres, then signalled) stops it taking chunks;
+ * the chunks it runs find nothing of a canceled campaign left to claim.
+ */
 export async function campaignWorkflow({
   campaignId,
   total,
+  sendAt,
 }: CampaignWorkflowInput): Promise<void> {
+  let canceled = false;
+  setHandler(campaignCanceledSignal, () => {
+    canceled = true;
+  });
+  if (!(await untilScheduled(campaignId, sendAt, () => canceled))) {
+    setRunStatus('canceled');
+    return;
+  }
+  if (sendAt !== undefined) setRunStatus('queued');
   if (patched(SIZED_CHUNKS_PATCH)) {
     const count = total ?? (await planCampaign({ campaignId })).total;
-    const completed = await inLanes(chunksOf(count, chunkSizeFor(count)), async (chunk) => {
-      // A worker of an older build answers nothing: then completeCampaign below does it.
-      const result = await submitChunk({ campaignId, ...chunk });
-      return result?.completed === true;
-    });
+    const chunks = chunksOf(count, chunkSizeFor(count));
+    const completed = await inLanes(
+      chunks,
+      async (chunk) => {
+        // A worker of an older build answers nothing: then completeCampaign below does it.
+        const result = await submitChunk({ campaignId, ...chunk });
+        return result?.completed === true;
+      },
+      () => canceled,
+    );
     if (!completed) await completeCampaign({ campaignId });
   } else {
     const planned = await planCampaign({ campaignId });
-    await inLanes(chunksOf(planned.total, LEGACY_CHUNK_SIZE), async (chunk) => {
-      await submitChunk({ campaignId, ...chunk });
-      return false;
-    });
+    await inLanes(
+      chunksOf(planned.total, LEGACY_CHUNK_SIZE),
+      async (chunk) => {
+        await submitChunk({ campaignId, ...chunk });
+        return false;
+      },
+      () => canceled,
+    );
     await completeCampaign({ campaignId });
   }
-  setRunStatus('completed');
+  setRunStatus(canceled ? 'canceled' : 'completed');
 }

@@ -59,6 +59,12 @@ export function webhookLaneWorkflowId(workspaceId: number, subject: string, endp
   return `webhook/${workspaceId}/${subject}/${endpointId}`;
 }
 
+/**
+ * Signal to a campaign's run: its campaign was canceled (committed in Postgres first, which is
+ * what stops its messages): a scheduled run stops waiting, a sending one starts no more chunks.
+ */
+export const CAMPAIGN_CANCELED_SIGNAL = 'campaignCanceled';
+
 /** Signal to a lane's run: one more event, in the order the lane's events happened. */
 export const WEBHOOK_EVENT_SIGNAL = 'webhookEvent';
 export interface WebhookEventSignal {

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { cancelCampaign } from '../../commands/cancel-campaign.js';
 import { presentCampaign } from '../../commands/presenters.js';
 import { sendCampaign } from '../../commands/send-campaign.js';
 import { findCampaignView } from '../../db/campaigns.js';
@@ -82,4 +83,58 @@ export const messageRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (ap
       return { data: { message: presentCampaign(campaign) } };
     },
   );
+
+  app.post(
+    '/messages/:campaign/cancel',
+    {
+      config: { ability: 'messages:send' },
+      schema: {
+        summary: 'Cancel a scheduled or sending campaign',
+        description:
+          'Idempotent; no body. From the answer on, no message of the campaign is claimed for submission: at most the ones already claimed (up to 200: one batch of 50 in each of its 4 lanes) still reach a provider and settle as sent or failed; every other queued message becomes canceled. A scheduled campaign sends nothing. The answer is the campaign as it stands then; `completed_at` is the time of the cancel.',
+        tags: ['Messages'],
+        params: z.object({ campaign: z.string().describe('Integer campaign id') }),
+        response: {
+          200: campaignLookupResponseSchema.meta({ examples: [canceledExample()] }),
+          ...authErrorResponses,
+          404: notFoundSchema,
+          409: messageOnlySchema.describe('The campaign has already completed'),
+        },
+      },
+    },
+    async (request) => {
+      const { campaign: rawId } = request.params;
+      if (!CAMPAIGN_ID.test(rawId))
+        throw new HeraldError('not_found', { message: `Campaign ${rawId} was not found.` });
+      const { campaign } = await cancelCampaign(
+        deps,
+        principalOf(request).workspaceId,
+        Number(rawId),
+      );
+      return { data: { message: presentCampaign(campaign) } };
+    },
+  );
 };
+
+/** A campaign canceled while sending: 200 sent before, 2 claimed then, the rest canceled. */
+function canceledExample() {
+  return {
+    data: {
+      message: {
+        id: 42,
+        reference: 'spring-sale',
+        status: 'canceled',
+        total_recipients: 1000,
+        queued_count: 2,
+        sent_count: 200,
+        failed_count: 0,
+        canceled_count: 798,
+        delivered_count: 180,
+        undelivered_count: 3,
+        created_at: '2026-11-27T09:00:00.000Z',
+        scheduled_at: null,
+        completed_at: '2026-11-27T09:00:12.000Z',
+      },
+    },
+  };
+}

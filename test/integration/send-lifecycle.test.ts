@@ -116,7 +116,11 @@ describe('campaign counters (SPEC §2.1, §3)', () => {
       queued_count: 3,
       sent_count: 0,
       failed_count: 0,
+      canceled_count: 0,
+      delivered_count: 0,
+      undelivered_count: 0,
       created_at: expect.stringMatching(ISO),
+      scheduled_at: null,
       completed_at: null,
     });
 

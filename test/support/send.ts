@@ -50,7 +50,11 @@ export interface CampaignMessage {
   queued_count: number;
   sent_count: number;
   failed_count: number;
+  canceled_count: number;
+  delivered_count: number;
+  undelivered_count: number;
   created_at: string;
+  scheduled_at: string | null;
   completed_at: string | null;
 }
 
@@ -93,7 +97,11 @@ export function queuedResponse(expected: {
         queued_count: expected.total,
         sent_count: 0,
         failed_count: 0,
+        canceled_count: 0,
+        delivered_count: 0,
+        undelivered_count: 0,
         created_at: expect.stringMatching(ISO),
+        scheduled_at: null,
         completed_at: null,
       },
       queue: {
@@ -197,7 +205,7 @@ export function messageRows(stack: Stack, campaignId: number): Promise<MessageRo
 }
 
 type DirectCampaign = Pick<NewCampaign, 'body' | 'providerSlug' | 'recipients'> &
-  Partial<Pick<NewCampaign, 'purpose' | 'validityHours'>>;
+  Partial<Pick<NewCampaign, 'purpose' | 'validityHours' | 'sendAt'>>;
 
 /**
  * Saves a direct transactional campaign (unless `purpose` says otherwise), not dispatched. Saved
