@@ -443,6 +443,7 @@ const AUDITED: Record<string, CommandAudit> = {
 /** The admin commands that change nothing, and so are not recorded. */
 export const READ_ONLY_COMMANDS: ReadonlySet<string> = new Set([
   'guard show',
+  'campaign recipients',
   'template list',
   'sender list',
   'invite list',

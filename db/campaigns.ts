@@ -1,5 +1,6 @@
 import type { CampaignStatus } from '../domain/campaign-status.js';
 import type { Sql, TransactionSql } from './client.js';
+import { maskedNumber } from '../domain/phone.js';
 import { reserveDailySegments } from './fraud-guard.js';
 
 export interface CampaignView {
@@ -174,6 +175,11 @@ function messageRows(tx: TransactionSql, id: number, input: NewCampaign, recipie
     return tx`
       insert into campaign_messages (campaign_id, seq, recipient)
       select ${id}, ordinality, recipient from unnest(${recipients}::text[]) with ordinality as r(recipient, ordinality)`;
+    if (excluded.length > 0)
+      await tx`
+        insert into campaign_exclusions (campaign_id, seq, recipient, reason)
+        select ${id}, ${recipients.length} + ordinality, recipient, 'opted_out'
+        from unnest(${excluded}::text[]) with ordinality as r(recipient, ordinality)`;
   const { bodies, segments } = personalizedColumns(input.personalized, recipients);
   return tx`
     insert into campaign_messages (campaign_id, seq, recipient, body, segments)
@@ -195,6 +201,7 @@ export async function insertCampaign(
 ): Promise<SavedCampaign> {
   return sql.begin(async (tx) => {
     const erased = input.erasedOptOuts ?? new Map<string, string>();
+    const erasedNumbers = new Set<string>();
     const optedOut =
       input.purpose === 'marketing'
         ? new Set(
@@ -203,10 +210,20 @@ export async function insertCampaign(
                 select recipient from opt_outs
                 where workspace_id = ${input.workspaceId}
                   and recipient = any(${[...input.recipients, ...erased.keys()]})`
-            ).map((row) => erased.get(row.recipient) ?? row.recipient),
+            ).map((row) => {
+              const number = erased.get(row.recipient);
+              if (number === undefined) return row.recipient;
+              erasedNumbers.add(number);
+              return number;
+            }),
           )
         : new Set<string>();
     const recipients = input.recipients.filter((recipient) => !optedOut.has(recipient));
+    // Numbers left out are kept too, so the recipient listing shows them `excluded`; one whose
+    // opt-out was erased (matched by its keyed hash) only in its masked form (0034).
+    const excluded = input.recipients
+      .filter((recipient) => optedOut.has(recipient))
+      .map((recipient) => (erasedNumbers.has(recipient) ? maskedNumber(recipient) : recipient));
     const [campaign] = await tx<{ id: number; createdAt: Date; batchId: string }[]>`
       insert into campaigns (workspace_id, api_key_id, source, name, reference, purpose, body,
                              sender_id, routing_type, provider_slug, failover_route_slug, status,

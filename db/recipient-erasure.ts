@@ -70,6 +70,11 @@ async function eraseIn(tx: TransactionSql, { number, workspaceId, erasedForm }: 
         body = case when m.body is null then null else '' end
     from campaigns c
     where c.id = m.campaign_id and m.recipient = ${number} ${of('c.workspace_id')}`;
+  // The numbers a marketing send left out (0034): counted with the campaigns' messages.
+  const campaignExclusions = await tx`
+    update campaign_exclusions e set recipient = herald_masked_number(e.recipient)
+    from campaigns c
+    where c.id = e.campaign_id and e.recipient = ${number} ${of('c.workspace_id')}`;
 
   const otpRequests = await tx`
     update otp_requests
@@ -118,7 +123,7 @@ async function eraseIn(tx: TransactionSql, { number, workspaceId, erasedForm }: 
     where body_template like ${quoting} ${of('workspace_id')}`;
 
   return {
-    campaignMessages: campaignMessages.count,
+    campaignMessages: campaignMessages.count + campaignExclusions.count,
     otpRequests: otpRequests.count,
     verificationFailures: verificationFailures.count,
     optOuts: optOuts?.count ?? 0,

@@ -31,6 +31,11 @@ export async function dropCampaignPersonalData(
       from due
       where m.campaign_id = due.id and m.recipient like '+%'
     ),
+    exclusions as (
+      update campaign_exclusions e set recipient = herald_masked_number(e.recipient)
+      from due
+      where e.campaign_id = due.id and e.recipient like '+%'
+    ),
     dropped as (
       update campaigns c set body = '', personal_data_dropped_at = now()
       from due where c.id = due.id

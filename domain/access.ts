@@ -1,6 +1,13 @@
 /** API key abilities (SPEC §5.1) and member permissions (SPEC §5.2). */
 
-export const ABILITIES = ['messages:send', 'messages:read', 'otp:send', 'otp:verify'] as const;
+export const ABILITIES = [
+  'messages:send',
+  'messages:read',
+  'otp:send',
+  'otp:verify',
+  /** Full numbers in a campaign's recipient listing; without it they are masked (`•••• 1234`). */
+  'recipients:read',
+] as const;
 export type Ability = (typeof ABILITIES)[number];
 
 export const ROLES = ['owner', 'admin', 'developer', 'viewer'] as const;

@@ -42,6 +42,7 @@ import {
 } from '../temporal/workflow-starts.js';
 import { startTimeSkippingEnvironment } from '../test/support/time-skipping.js';
 import {
+  CAMPAIGN_CANCELED_SIGNAL,
   campaignWorkflowId,
   OTP_TASK_QUEUE,
   otpWorkflowId,
@@ -75,6 +76,7 @@ const activities: Partial<Activities> = {
     return { completed: unsettled === 0 };
   },
   completeCampaign: async () => {},
+  beginScheduledCampaign: async () => 'queued',
   submitOtp: async ({ requestId }) => ({ status: otpScripts.get(requestId)?.submit ?? 'failed' }),
   reconcileOtp: async ({ requestId }) => ({
     status: otpScripts.get(requestId)?.reconcile.shift() ?? 'pending',
@@ -150,7 +152,15 @@ function webhookScenario(
   };
 }
 
-function campaignScenario(campaignId: number, messages: number): Scenario {
+/**
+ * A campaign of `messages`, sent `sendInMs` from its start when given, and canceled (signalled,
+ * as commands/cancel-campaign.ts does) `cancelAfterMs` after its start when given.
+ */
+function campaignScenario(
+  campaignId: number,
+  messages: number,
+  { sendInMs, cancelAfterMs }: { sendInMs?: number; cancelAfterMs?: number } = {},
+): Scenario {
   return async (client) => {
     campaignUnsettled.set(campaignId, messages);
     const campaign = {
@@ -161,9 +171,14 @@ function campaignScenario(campaignId: number, messages: number): Scenario {
       purpose: 'transactional',
       requestedRecipients: messages,
       messages,
+      scheduledAt: sendInMs === undefined ? null : new Date(Date.now() + sendInMs),
     };
     if (!(await startCampaignWorkflow(client, campaign, Date.now() + 20_000)))
       throw new Error('the campaign run did not start');
+    if (cancelAfterMs !== undefined) {
+      await sleep(cancelAfterMs);
+      await client.workflow.getHandle(campaign.workflowId).signal(CAMPAIGN_CANCELED_SIGNAL);
+    }
     return finished(client, campaign.workflowId);
   };
 }
@@ -176,6 +191,15 @@ const scenarios: Record<string, Scenario> = {
   'campaign-sized-chunks': campaignScenario(102, 1_250),
   /** One recipient: one chunk, which completes the campaign. */
   'campaign-of-one': campaignScenario(103, 1),
+  /** Sent 3 s after its start (send_at): a timer, then queued, then one chunk. */
+  'campaign-scheduled': campaignScenario(104, 1, { sendInMs: 3_000 }),
+  /** Scheduled a minute ahead, canceled 1 s in: the timer gives way to the signal. */
+  'campaign-canceled-scheduled': campaignScenario(105, 10, {
+    sendInMs: 60_000,
+    cancelAfterMs: 1_000,
+  }),
+  /** 2,500 recipients in ten chunks, canceled 400 ms in: the lanes take no further chunk. */
+  'campaign-canceled-sending': campaignScenario(106, 2_500, { cancelAfterMs: 400 }),
   /** Accepted at once, held until expiry, then verified. */
   'otp-accepted': otpScenario(
     'otp-accepted',

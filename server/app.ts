@@ -21,6 +21,7 @@ import { requestIdOf } from '../api/request-id.js';
 import { restValidation } from '../api/request-validation.js';
 import { docsRoutes } from '../api/routes/docs.js';
 import { healthRoutes } from '../api/routes/health.js';
+import { messageRecipientRoutes } from '../api/routes/message-recipients.js';
 import { messageRoutes } from '../api/routes/messages.js';
 import { optOutRoutes } from '../api/routes/opt-out.js';
 import { otpRoutes } from '../api/routes/otp.js';
@@ -93,6 +94,7 @@ export function buildApp(
       await api.register(apiKeyAuth, { deps });
       await api.register(restValidation);
       await api.register(messageRoutes, { deps });
+      await api.register(messageRecipientRoutes, { deps });
       await api.register(otpRoutes, { deps });
     },
     { prefix: '/api/v1' },

@@ -1,4 +1,5 @@
 /** Every admin command, in the order usage lists them (cli/main.ts dispatches them). */
+import { CAMPAIGN_RECIPIENT_COMMANDS } from './campaign-recipients.js';
 import { CAMPAIGN_COMMANDS } from './campaigns.js';
 import { CREDIT_COMMANDS } from './credits.js';
 import { GUARD_COMMANDS } from './guard.js';
@@ -30,6 +31,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   ...TEMPLATE_COMMANDS,
   ...SENDER_COMMANDS,
   ...CAMPAIGN_COMMANDS,
+  ...CAMPAIGN_RECIPIENT_COMMANDS,
   ...MEMBER_COMMANDS,
   ...INVITE_COMMANDS,
   ...MCP_COMMANDS,

@@ -35,6 +35,7 @@ describe('OpenAPI description', () => {
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/api/v1/messages',
       '/api/v1/messages/{campaign}',
+      '/api/v1/messages/{campaign}/recipients',
       '/api/v1/otp/send',
       '/api/v1/otp/verify',
     ]);
@@ -183,6 +184,55 @@ describe('OpenAPI description', () => {
     expect(doc.components.schemas.JsonWithoutNul.anyOf).toHaveLength(4);
   });
 
+  it("describes a campaign's recipient listing: its query, statuses, answers and an example", () => {
+    const operation = doc.paths['/api/v1/messages/{campaign}/recipients'].get;
+    expect(Object.keys(operation.responses)).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '414',
+      '422',
+      '429',
+      '431',
+      '503',
+    ]);
+    expect(
+      operation.parameters.map((parameter: { name: string; in: string }) => [
+        parameter.in,
+        parameter.name,
+      ]),
+    ).toEqual([
+      ['query', 'status'],
+      ['query', 'cursor'],
+      ['query', 'limit'],
+      ['path', 'campaign'],
+    ]);
+    const statuses = [
+      'queued',
+      'sent',
+      'delivered',
+      'undelivered',
+      'failed',
+      'canceled',
+      'excluded',
+    ];
+    expect(operation.parameters[0].schema.enum).toEqual(statuses);
+    const ok = operation.responses['200'].content['application/json'];
+    expect(ok.schema.properties.data.properties.recipients.items.properties.status.enum).toEqual(
+      statuses,
+    );
+    expect(ok.example.data.recipients[0]).toEqual({
+      recipient: '•••• 5678',
+      status: 'delivered',
+      error_code: null,
+      provider: 'own',
+      sent_at: '2026-11-27T09:00:01.120Z',
+      receipt_at: '2026-11-27T09:00:03.480Z',
+    });
+  });
+
   it('links a send to its lookup and an OTP to its verification', () => {
     expect(doc.paths['/api/v1/messages'].post.responses['202'].links.LookUpCampaign).toEqual({
       operationRef: '#/paths/~1api~1v1~1messages~1{campaign}/get',
@@ -197,6 +247,7 @@ describe('OpenAPI description', () => {
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/api/v1/messages',
       '/api/v1/messages/{campaign}',
+      '/api/v1/messages/{campaign}/recipients',
       '/api/v1/otp/send',
       '/api/v1/otp/verify',
     ]);

@@ -89,6 +89,25 @@ describe('workflow replay', () => {
     expect(scheduledIn('campaign-of-one')).toEqual(['submitChunk']);
   });
 
+  it('keeps a scheduled campaign run, one canceled while it waited and one canceled while sending', () => {
+    const byName = new Map(recorded.map((entry) => [entry.name, entry.history]));
+    const history = (name: string) => byName.get(name) as History;
+    const timers = (name: string) =>
+      history(name).events.filter((event) => event.timerStartedEventAttributes).length;
+    expect(scheduledActivities(history('campaign-scheduled'))).toEqual([
+      'beginScheduledCampaign',
+      'submitChunk',
+    ]);
+    expect(timers('campaign-scheduled')).toBe(1);
+    expect(scheduledActivities(history('campaign-canceled-scheduled'))).toEqual([]);
+    expect(timers('campaign-canceled-scheduled')).toBe(1);
+    // Ten chunks; the signal came while the first four ran in their lanes.
+    expect(scheduledActivities(history('campaign-canceled-sending'))).toEqual([
+      ...Array(4).fill('submitChunk'),
+      'completeCampaign',
+    ]);
+  });
+
   it('keeps a webhook run of each branch of its lanes patch, a lane delivering in order', () => {
     const byName = new Map(recorded.map((entry) => [entry.name, entry.history]));
     const history = (name: string) => byName.get(name) as History;
