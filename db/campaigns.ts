@@ -1,6 +1,6 @@
 import type { CampaignStatus } from '../domain/campaign-status.js';
-import type { Sql, TransactionSql } from './client.js';
 import { maskedNumber } from '../domain/phone.js';
+import type { Sql, TransactionSql } from './client.js';
 import { reserveDailySegments } from './fraud-guard.js';
 
 export interface CampaignView {
@@ -175,11 +175,6 @@ function messageRows(tx: TransactionSql, id: number, input: NewCampaign, recipie
     return tx`
       insert into campaign_messages (campaign_id, seq, recipient)
       select ${id}, ordinality, recipient from unnest(${recipients}::text[]) with ordinality as r(recipient, ordinality)`;
-    if (excluded.length > 0)
-      await tx`
-        insert into campaign_exclusions (campaign_id, seq, recipient, reason)
-        select ${id}, ${recipients.length} + ordinality, recipient, 'opted_out'
-        from unnest(${excluded}::text[]) with ordinality as r(recipient, ordinality)`;
   const { bodies, segments } = personalizedColumns(input.personalized, recipients);
   return tx`
     insert into campaign_messages (campaign_id, seq, recipient, body, segments)
@@ -249,6 +244,11 @@ export async function insertCampaign(
           : tx``
       }
       ${messageRows(tx, id, input, recipients)}`;
+    if (excluded.length > 0)
+      await tx`
+        insert into campaign_exclusions (campaign_id, seq, recipient, reason)
+        select ${id}, ${recipients.length} + ordinality, recipient, 'opted_out'
+        from unnest(${excluded}::text[]) with ordinality as r(recipient, ordinality)`;
     const cap = input.dailyCap;
     if (
       cap &&
