@@ -383,3 +383,27 @@ describe('personalised sends', () => {
     expect(new Set(entries.map((entry) => entry.to)).size).toBe(1000);
   });
 });
+
+describe('the OpenAPI document', () => {
+  it('describes personalization with its limits and an example', async () => {
+    const response = await stack.app.inject({ method: 'GET', url: '/api/v1/openapi.json' });
+    const { schema } =
+      response.json().paths['/api/v1/messages'].post.requestBody.content['application/json'];
+    expect(schema.properties.personalization.anyOf[0]).toMatchObject({
+      type: 'object',
+      propertyNames: { pattern: '^\\+[1-9][0-9]{7,14}$' },
+      additionalProperties: {
+        type: 'object',
+        propertyNames: { pattern: '^[a-z][a-z0-9_]{0,31}$' },
+        maxProperties: 20,
+        additionalProperties: { type: 'string', maxLength: 1600 },
+      },
+    });
+    expect(schema.properties.personalization.anyOf[0].examples).toEqual([
+      {
+        '+61412345678': { first_name: 'Ada', order: 'A-1001' },
+        '+61412345679': { first_name: 'Grace', order: 'A-1002' },
+      },
+    ]);
+  });
+});
