@@ -35,6 +35,7 @@ describe('OpenAPI description', () => {
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/api/v1/messages',
       '/api/v1/messages/{campaign}',
+      '/api/v1/messages/{campaign}/cancel',
       '/api/v1/messages/{campaign}/recipients',
       '/api/v1/otp/send',
       '/api/v1/otp/verify',
@@ -247,6 +248,7 @@ describe('OpenAPI description', () => {
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/api/v1/messages',
       '/api/v1/messages/{campaign}',
+      '/api/v1/messages/{campaign}/cancel',
       '/api/v1/messages/{campaign}/recipients',
       '/api/v1/otp/send',
       '/api/v1/otp/verify',
