@@ -11,12 +11,14 @@
 import { parseArgs } from 'node:util';
 import { apiKill } from './scenarios/api-kill.js';
 import { backupRestore } from './scenarios/backup-restore.js';
+import { cancelDuringSend } from './scenarios/cancel-during-send.js';
 import { keylessPostgresFreeze } from './scenarios/keyless-postgres-freeze.js';
 import { keylessTemporalDown } from './scenarios/keyless-temporal-down.js';
 import { otpPumping } from './scenarios/otp-pumping.js';
 import { otpUnderLoad } from './scenarios/otp-under-load.js';
 import { postgresOutage } from './scenarios/postgres-outage.js';
 import { providerFaults } from './scenarios/provider-faults.js';
+import { scheduledRestart } from './scenarios/scheduled-restart.js';
 import { temporalOutage } from './scenarios/temporal-outage.js';
 import { twilioFormat } from './scenarios/twilio-format.js';
 import { workerKill } from './scenarios/worker-kill.js';
@@ -30,6 +32,8 @@ const SCENARIOS: Scenario[] = [
   postgresOutage,
   workerKill,
   apiKill,
+  scheduledRestart,
+  cancelDuringSend,
   otpUnderLoad,
   providerFaults,
   twilioFormat,

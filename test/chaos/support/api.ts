@@ -134,6 +134,8 @@ export interface SendRequest {
   provider_slug?: string;
   routing_type?: string;
   failover_route_slug?: string;
+  /** ISO 8601 with an offset: a scheduled send. */
+  send_at?: string;
 }
 
 /** An answer that ends a keyed send's retries: dispatch confirmed (or replayed). */
@@ -186,6 +188,10 @@ export interface CampaignView {
   queued_count: number;
   sent_count: number;
   failed_count: number;
+  /** Issue 27's lifecycle fields. */
+  canceled_count: number;
+  scheduled_at: string | null;
+  completed_at: string | null;
 }
 
 export async function campaignView(

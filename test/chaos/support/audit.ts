@@ -43,7 +43,9 @@ export interface CampaignAudit {
   total: number;
   sent: number;
   failed: number;
-  /** Still queued at the end: neither sent nor failed. */
+  /** Canceled with their campaign before a submission claimed them (issue 27). */
+  canceled: number;
+  /** Still queued at the end: neither sent, failed nor canceled. */
   queued: number;
   /** Recipients that received the message more than once. */
   duplicated: number;
@@ -53,6 +55,8 @@ export interface CampaignAudit {
   lost: number;
   /** Recipients whose message is `failed` in Herald but who received it (an unknown outcome). */
   failed_but_received: number;
+  /** Recipients whose message is `canceled` in Herald but who received it. */
+  canceled_but_received: number;
   /** Campaigns of a key other than the one the key points to (null: could not be read). */
   orphans: number | null;
   /** Keys with more than one campaign. */
@@ -111,7 +115,7 @@ export async function auditCampaigns(
     received.set(pair, [...(received.get(pair) ?? []), message]);
   }
   const statusByPair = new Map<string, string>();
-  const rank: Record<string, number> = { sent: 3, failed: 2, queued: 1 };
+  const rank: Record<string, number> = { sent: 3, failed: 2, canceled: 2, queued: 1 };
   for (const row of rows) {
     const pair = `${row.recipient}\n${row.body}`;
     const before = statusByPair.get(pair);
@@ -124,11 +128,13 @@ export async function auditCampaigns(
     total: statusByPair.size,
     sent: 0,
     failed: 0,
+    canceled: 0,
     queued: 0,
     duplicated: 0,
     duplicated_same_reference: 0,
     lost: 0,
     failed_but_received: 0,
+    canceled_but_received: 0,
     orphans,
     keys_with_several_campaigns: severalKeys,
     failed_errors: commonErrors(rows),
@@ -139,6 +145,7 @@ export async function auditCampaigns(
     const recipient = pair.split('\n')[0] as string;
     if (status === 'sent') audit.sent++;
     else if (status === 'failed') audit.failed++;
+    else if (status === 'canceled') audit.canceled++;
     else audit.queued++;
     if (copies.length > 1) {
       audit.duplicated++;
@@ -154,6 +161,7 @@ export async function auditCampaigns(
       if (audit.examples.lost.length < 3) audit.examples.lost.push(recipient);
     }
     if (copies.length > 0 && status === 'failed') audit.failed_but_received++;
+    if (copies.length > 0 && status === 'canceled') audit.canceled_but_received++;
   }
   return audit;
 }

@@ -18,6 +18,8 @@ export interface SentCampaign {
   key: string;
   body: string;
   recipients: string[];
+  /** `data.message` of the final 202 answer. */
+  accepted: CampaignView;
 }
 
 /** Letters only: an OTP code is found in the inbox as six digits in a row. */
@@ -37,6 +39,8 @@ export async function sendCampaign(
     recipients?: string[];
     prefix?: string;
     count?: number;
+    /** ISO 8601 with an offset: schedules the campaign. */
+    sendAt?: string;
   },
 ): Promise<SentCampaign> {
   const key = `chaos-${options.label}-${nonce()}`;
@@ -47,9 +51,11 @@ export async function sendCampaign(
     message: body,
     ...(options.provider ? { provider_slug: options.provider } : {}),
     ...(options.route ? { routing_type: 'failover', failover_route_slug: options.route } : {}),
+    ...(options.sendAt ? { send_at: options.sendAt } : {}),
   };
-  const { id } = await sendUntilFinal(stack.apiUrls, tenant, request, key);
-  return { id, key, body, recipients: to };
+  const { id, answers } = await sendUntilFinal(stack.apiUrls, tenant, request, key);
+  const accepted = answers.at(-1)?.body.data.message as CampaignView;
+  return { id, key, body, recipients: to, accepted };
 }
 
 /** Waits until `count` messages of the campaign are in the inbox. */
