@@ -16,7 +16,8 @@ const SIGNAL_WAIT_MS = 2_000;
  * stands after the cancel.
  */
 export async function cancelCampaign(
-  deps: Pick<CommandDeps, 'sql' | 'temporal'>,
+  /** `temporal` null: the run is not told (a CLI that could not reach Temporal). */
+  deps: Pick<CommandDeps, 'sql'> & { temporal: CommandDeps['temporal'] | null },
   workspaceId: number,
   campaignId: number,
 ): Promise<{ campaign: CampaignView; alreadyCanceled: boolean }> {
@@ -28,7 +29,7 @@ export async function cancelCampaign(
       message: `Campaign ${campaignId} has already completed and cannot be canceled.`,
     });
   // Again on a repeated cancel: the first one's signal may not have landed.
-  if (outcome.workflowId)
+  if (outcome.workflowId && deps.temporal)
     await signalCampaignCanceled(deps.temporal, outcome.workflowId, Date.now() + SIGNAL_WAIT_MS);
   const campaign = await findCampaignView(deps.sql, workspaceId, campaignId);
   if (!campaign) throw new Error(`campaign ${campaignId} vanished`);

@@ -8,12 +8,16 @@
  * dispatch is the caller's.
  */
 import type { Workspace } from '../db/workspaces.js';
+import { isSchedulable, SCHEDULE_WINDOW_ERROR } from '../domain/campaign-status.js';
 import { type FieldErrors, HeraldError } from '../domain/errors.js';
-import { campaignSegments } from '../domain/segments.js';
+import { renderOptOutLink } from '../domain/opt-out.js';
+import { readPersonalizationCsv } from '../domain/personalization-csv.js';
+import { countSegments } from '../domain/segments.js';
 import { validateSendRequest } from '../domain/send-request.js';
 import { characters } from '../domain/validation.js';
 import { erasedOptOutForms } from '../security/recipient-hash.js';
 import { campaignWorkflowId } from '../workflows/definitions.js';
+import { campaignTexts } from './campaign-texts.js';
 import type { CommandDeps } from './deps.js';
 import { checkFailoverRoute } from './failover-routes.js';
 import { insertCampaignWithinCap } from './fraud-guard.js';
@@ -42,6 +46,14 @@ export interface NamedCampaignInput {
   provider?: string;
   /** A failover route of the workspace; exclusive with `provider`. */
   failoverRoute?: string;
+  /**
+   * A personalisation CSV (domain/personalization-csv.ts): its extra columns are each row's
+   * variables for the body's {{name}} placeholders; its numbers are the recipients when none are
+   * given.
+   */
+  variables?: string;
+  /** When to send it: ISO 8601 with a time zone offset, 1 minute to 35 days ahead; unset: now. */
+  sendAt?: string;
 }
 
 const NAME_MAX_CHARACTERS = 200;
@@ -57,19 +69,78 @@ const INPUT_FIELD_OF_REST: Record<string, keyof NamedCampaignInput & string> = {
   provider_slug: 'provider',
   routing_type: 'failoverRoute',
   failover_route_slug: 'failoverRoute',
+  personalization: 'variables',
+  send_at: 'sendAt',
 };
+
+/** Messages a refusal lists before it counts the rest (a CSV may miss a variable on 1,000 rows). */
+const LISTED_MESSAGES = 10;
 
 /** The send rules' messages, each led by the input field it is about: `<field>: <message>; ...`. */
 function sendRuleRefusal(errors: FieldErrors): InputError {
   const parts: MessagePart[] = [];
-  for (const [restField, messages] of Object.entries(errors)) {
+  const all = Object.entries(errors).flatMap(([restField, messages]) =>
+    messages.map((message) => ({ restField, message })),
+  );
+  for (const { restField, message } of all.slice(0, LISTED_MESSAGES)) {
     const name = INPUT_FIELD_OF_REST[restField.split('.')[0] ?? restField];
-    for (const message of messages) {
-      if (parts.length > 0) parts.push('; ');
-      parts.push(name ? field(name) : restField, `: ${message}`);
-    }
+    if (parts.length > 0) parts.push('; ');
+    parts.push(name ? field(name) : restField, `: ${message}`);
   }
+  if (all.length > LISTED_MESSAGES) parts.push(`; and ${all.length - LISTED_MESSAGES} more`);
   return new InputError('validation_failed', parts);
+}
+
+/** The variables CSV read (undefined when none is given), or refused naming its field. */
+function readVariables(text: string | undefined) {
+  if (text === undefined || text.trim() === '') return undefined;
+  const read = readPersonalizationCsv(text);
+  if (!read.ok) throw invalid`${field('variables')} ${read.error}`;
+  return read;
+}
+
+/** The recipients given, else the variables CSV's numbers. */
+function recipientsOf(input: NamedCampaignInput, variables: ReturnType<typeof readVariables>) {
+  const given = (input.recipients ?? []).map((item) => item.trim()).filter(Boolean);
+  const recipients = given.length > 0 ? given : (variables?.recipients ?? []);
+  if (recipients.length === 0) throw invalid`${field('recipients')} is required`;
+  return recipients;
+}
+
+export interface PreviewedMessage {
+  recipient: string;
+  /** As sent: `{opt_out_url}` shown as a link of its real length. */
+  text: string;
+  segments: number;
+}
+
+/**
+ * The first `count` messages as their recipients will get them, checked by the send's rules
+ * (as `createNamedCampaign` refuses them); nothing is saved.
+ */
+export function previewNamedCampaign(
+  deps: Pick<CommandDeps, 'publicUrl'>,
+  input: NamedCampaignInput,
+  count = 3,
+): PreviewedMessage[] {
+  const variables = readVariables(input.variables);
+  const recipients = recipientsOf(input, variables);
+  const body = requiredText(input.body, field('body'));
+  const validation = validateSendRequest({
+    recipients,
+    message: body,
+    personalization: variables?.personalization,
+    message_purpose: optionalText(input.purpose),
+  });
+  if (!validation.ok) throw sendRuleRefusal(validation.errors);
+  const request = validation.value;
+  return request.recipients.slice(0, count).map((recipient) => {
+    const text = renderOptOutLink(
+      request.personalized?.get(recipient) ?? request.message,
+      deps.publicUrl,
+    );
+    return { recipient, text, segments: countSegments(text).segments };
+  });
 }
 
 export interface CreatedNamedCampaign<Dispatched> {
@@ -94,8 +165,8 @@ export async function createNamedCampaign<Dispatched>(
   const name = requiredText(input.name, field('name'));
   if (characters(name) > NAME_MAX_CHARACTERS)
     throw invalid`${field('name')} must be at most ${NAME_MAX_CHARACTERS} characters`;
-  const recipients = (input.recipients ?? []).map((item) => item.trim()).filter(Boolean);
-  if (recipients.length === 0) throw invalid`${field('recipients')} is required`;
+  const variables = readVariables(input.variables);
+  const recipients = recipientsOf(input, variables);
   const body = requiredText(input.body, field('body'));
   const provider = optionalText(input.provider);
   const failoverRoute = optionalText(input.failoverRoute);
@@ -105,13 +176,17 @@ export async function createNamedCampaign<Dispatched>(
   const validation = validateSendRequest({
     recipients,
     message: body,
+    personalization: variables?.personalization,
     message_purpose: optionalText(input.purpose),
     sender_id: optionalText(input.senderId),
     provider_slug: provider,
     ...(failoverRoute && { routing_type: 'failover', failover_route_slug: failoverRoute }),
+    send_at: optionalText(input.sendAt),
   });
   if (!validation.ok) throw sendRuleRefusal(validation.errors);
   const request = validation.value;
+  if (request.sendAt && !isSchedulable(request.sendAt, new Date()))
+    throw sendRuleRefusal({ send_at: [SCHEDULE_WINDOW_ERROR] });
   if (provider) await checkProvider(deps, workspace, provider, field('provider'));
   if (failoverRoute)
     await checkFailoverRoute(deps, workspace, failoverRoute, field('failoverRoute'));
@@ -135,8 +210,9 @@ export async function createNamedCampaign<Dispatched>(
     body: request.message,
     senderId: request.senderId,
     ...routing,
+    sendAt: request.sendAt,
     validityHours: deps.env.MESSAGE_VALIDITY_HOURS,
-    segments: campaignSegments(request.message, deps.publicUrl),
+    ...campaignTexts(request, deps.publicUrl),
     recipients: request.recipients,
     erasedOptOuts: erasedOptOutForms(deps.secret, request.messagePurpose, request.recipients),
     workflowIdOf: (campaignId) => campaignWorkflowId(workspace.id, null, campaignId),

@@ -1,7 +1,8 @@
 /**
  * Named campaigns an operator starts: `campaign create` is the use-case of
  * commands/named-campaigns.ts (the console's Create campaign form runs the same), dispatched here
- * by a Temporal connection made for the command; `campaign resume` dispatches one left paused.
+ * by a Temporal connection made for the command; `campaign resume` dispatches one left paused;
+ * `campaign cancel` cancels one.
  */
 
 import { findWorkspace } from '../../commands/workspaces.js';
@@ -29,28 +30,35 @@ import {
 
 const workspaceBySlug = (context: AdminContext, slug: string) => run(findWorkspace(context, slug));
 
-/** Starts the campaign's workflow on TEMPORAL_ADDRESS (or the local dev server); false if unconfirmed. */
-async function dispatch(context: AdminContext, workspace: Workspace, campaignId: number) {
+/** A client of TEMPORAL_ADDRESS (or the local dev server), or null when it cannot be reached. */
+async function connectTemporal(context: AdminContext) {
   // The Temporal client loads only here: the other admin commands start without it.
-  const { DISPATCH_CONFIRM_MS, dispatchCampaign } = await import(
-    '../../commands/dispatch-campaign.js'
-  );
+  const { DISPATCH_CONFIRM_MS } = await import('../../commands/dispatch-campaign.js');
   const { connectTemporalClient } = await import('../../temporal/client.js');
   const address = temporalAddressOf(context.env);
-  let temporal: Awaited<ReturnType<typeof connectTemporalClient>>;
   try {
-    temporal = await connectTemporalClient(address, context.env.TEMPORAL_NAMESPACE, {
+    const client = await connectTemporalClient(address, context.env.TEMPORAL_NAMESPACE, {
       connectTimeoutMs: DISPATCH_CONFIRM_MS,
     });
+    return { address, client };
   } catch {
-    return { confirmed: false, address };
+    return { address, client: null };
   }
+}
+
+/** Starts the campaign's workflow on TEMPORAL_ADDRESS (or the local dev server); false if unconfirmed. */
+async function dispatch(context: AdminContext, workspace: Workspace, campaignId: number) {
+  const { dispatchCampaign } = await import('../../commands/dispatch-campaign.js');
+  const { address, client: temporal } = await connectTemporal(context);
+  if (!temporal) return { confirmed: false, address };
   try {
-    const { confirmed, workflowId } = await dispatchCampaign(
+    const { confirmed, workflowId, info } = await dispatchCampaign(
       { sql: context.sql, temporal },
       { workspaceId: workspace.id, campaignId },
     );
-    return { confirmed, address, workflowId };
+    // Its time may have passed while it waited to be resumed: then it goes at once.
+    const scheduled = info.scheduledAt && info.scheduledAt.getTime() > Date.now();
+    return { confirmed, address, workflowId, scheduledAt: scheduled ? info.scheduledAt : null };
   } finally {
     await temporal.connection.close();
   }
@@ -65,9 +73,11 @@ function dispatchResult(
   const { id } = campaign;
   const named = campaign.name ? ` "${campaign.name}"` : '';
   if (outcome.confirmed) {
+    const status = outcome.scheduledAt ? 'scheduled' : 'queued';
+    const when = outcome.scheduledAt ? ` for ${outcome.scheduledAt.toISOString()}` : '';
     return {
-      json: { id, status: 'queued' },
-      human: `${done} campaign ${id}${named} in ${workspace.slug}: queued (workflow ${outcome.workflowId})`,
+      json: { id, status, ...(outcome.scheduledAt && { scheduled_at: outcome.scheduledAt }) },
+      human: `${done} campaign ${id}${named} in ${workspace.slug}: ${status}${when} (workflow ${outcome.workflowId})`,
     };
   }
   return {
@@ -108,6 +118,7 @@ export async function campaignCreate(
         senderId: optional(options, 'sender-id'),
         provider: optional(options, 'provider'),
         failoverRoute: optional(options, 'failover-route'),
+        sendAt: optional(options, 'send-at'),
       },
       ({ workspace, id }) => dispatch(context, workspace, id),
     ),
@@ -136,6 +147,35 @@ export async function campaignResume(
   return dispatchResult(workspace, { id, name: campaign.name ?? '' }, outcome, 'Resumed');
 }
 
+/**
+ * herald campaign cancel --workspace <slug> --id <id>: as POST /api/v1/messages/{id}/cancel.
+ * Held in Postgres even when Temporal cannot be reached (its run then finds nothing to send).
+ */
+export async function campaignCancel(
+  context: AdminContext,
+  options: Options,
+): Promise<CommandResult> {
+  const workspace = await workspaceBySlug(context, required(options, 'workspace'));
+  const id = idOption(options, 'campaign');
+  const { cancelCampaign } = await import('../../commands/cancel-campaign.js');
+  const { presentCampaign } = await import('../../commands/presenters.js');
+  const { client: temporal } = await connectTemporal(context);
+  try {
+    const { campaign, alreadyCanceled } = await run(
+      cancelCampaign({ sql: context.sql, temporal }, workspace.id, id),
+    );
+    const settling = campaign.queuedCount
+      ? `; ${campaign.queuedCount} already claimed still settling`
+      : '';
+    return {
+      json: presentCampaign(campaign),
+      human: `Campaign ${id} in ${workspace.slug} ${alreadyCanceled ? 'was already' : 'is'} canceled: ${campaign.sentCount} sent, ${campaign.failedCount} failed, ${campaign.canceledCount} canceled${settling}`,
+    };
+  } finally {
+    await temporal?.connection.close();
+  }
+}
+
 export const CAMPAIGN_COMMANDS: AdminCommand[] = [
   {
     name: 'campaign create',
@@ -150,8 +190,15 @@ export const CAMPAIGN_COMMANDS: AdminCommand[] = [
         ],
         [optionalOption('purpose', 'transactional|marketing'), optionalOption('sender-id', '<id>')],
         [oneOf(optionalOption('provider', '<slug>'), optionalOption('failover-route', '<slug>'))],
+        [optionalOption('send-at', '<ISO 8601 with offset, 1 min to 35 days ahead>')],
       ],
     ],
+  },
+  {
+    name: 'campaign cancel',
+    run: campaignCancel,
+    synopses: [[[requiredOption('workspace', '<slug>'), requiredOption('id', '<id>')]]],
+    summary: 'cancel a scheduled or sending campaign',
   },
   {
     name: 'campaign resume',

@@ -4,7 +4,9 @@
  * simulator's inbox.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { campaignCancel, campaignCreate } from '../../cli/commands/campaigns.js';
 import { webhookCreate } from '../../cli/commands/webhooks.js';
+import { parseEnv } from '../../config/env.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
 import {
   dispatchPrepared,
@@ -323,5 +325,48 @@ describe('POST /api/v1/messages/{id}/cancel', () => {
     const reader = await tenant.keyWith(['messages:read']);
     expect((await cancel(id, reader.token)).statusCode).toBe(403);
     expect((await lookup(stack, tenant.token, id)).status).toBe('completed');
+  });
+});
+
+describe('herald campaign create --send-at, herald campaign cancel', () => {
+  it('schedules a named campaign, refuses a time too soon, and cancels it', async () => {
+    const admin = {
+      ...stack.admin,
+      env: parseEnv({ LOG_LEVEL: 'silent', TEMPORAL_ADDRESS: inject('temporalAddress') }),
+    };
+    const base = {
+      workspace: tenant.slug,
+      name: 'Later',
+      recipients: numbers(2).join(','),
+      body: 'Hi',
+    };
+    await expect(
+      campaignCreate(admin, { ...base, 'send-at': new Date(Date.now() + 10_000).toISOString() }),
+    ).rejects.toThrow(`--send-at: ${WINDOW}`);
+
+    const at = new Date(Math.ceil((Date.now() + 3_600_000) / 1000) * 1000);
+    const created = await campaignCreate(admin, { ...base, 'send-at': at.toISOString() });
+    const { id } = created.json as { id: number };
+    expect(created.json).toEqual({ id, status: 'scheduled', scheduled_at: at });
+    expect(created.human).toMatch(
+      new RegExp(
+        `^Created campaign ${id} "Later" in ${tenant.slug}: scheduled for ${at.toISOString()} \\(workflow campaign/`,
+      ),
+    );
+
+    const canceled = await campaignCancel(admin, { workspace: tenant.slug, id: String(id) });
+    expect(canceled.json).toMatchObject({
+      id,
+      status: 'canceled',
+      canceled_count: 2,
+      queued_count: 0,
+    });
+    expect(canceled.human).toBe(
+      `Campaign ${id} in ${tenant.slug} is canceled: 0 sent, 0 failed, 2 canceled`,
+    );
+    const again = await campaignCancel(admin, { workspace: tenant.slug, id: String(id) });
+    expect(again.human).toBe(
+      `Campaign ${id} in ${tenant.slug} was already canceled: 0 sent, 0 failed, 2 canceled`,
+    );
   });
 });
