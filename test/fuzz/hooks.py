@@ -38,6 +38,10 @@ STATEFUL_REFUSALS = {
         r"The recipient field must be a valid E\.164 phone number\.",
         r"The code is invalid or has expired\.",
     ],
+    # A cursor is one Herald issued (a page's next_cursor), which its pattern cannot say.
+    "GET /api/v1/messages/{campaign}/recipients": [
+        r"The cursor field format is invalid\.",
+    ],
 }
 
 

@@ -270,10 +270,6 @@ describe('a campaign of every outcome', () => {
     expect(await statuses('excluded')).toEqual([[optedOut, 'excluded']]);
     expect(await statuses('queued')).toEqual([]);
     expect(await statuses('canceled')).toEqual([]);
-    // An empty parameter is one not given.
-    expect(
-      (await listing(fullKey, campaign, '?status=&cursor=&limit=')).data.recipients,
-    ).toHaveLength(5);
   });
 
   it('keeps an erased number erased, in messages and exclusions, even with recipients:read', async () => {
@@ -434,9 +430,11 @@ describe('refusals', () => {
 
   it.each([
     ['?status=bounced', { status: [STATUS] }],
+    ['?status=', { status: [STATUS] }],
     ['?status=DELIVERED', { status: [STATUS] }],
     ['?status=sent&status=failed', { status: ['The status field must be a string.'] }],
     ['?cursor=not-a-cursor', { cursor: [CURSOR] }],
+    ['?cursor=', { cursor: [CURSOR] }],
     // base64url of "0", of "-1", of "abc", and "100" spelled with padding.
     [`?cursor=${Buffer.from('0').toString('base64url')}`, { cursor: [CURSOR] }],
     [`?cursor=${Buffer.from('-1').toString('base64url')}`, { cursor: [CURSOR] }],
@@ -448,6 +446,8 @@ describe('refusals', () => {
     ['?limit=-5', { limit: [INTEGER] }],
     ['?limit=2.5', { limit: [INTEGER] }],
     ['?limit=ten', { limit: [INTEGER] }],
+    ['?limit=', { limit: [INTEGER] }],
+    ['?limit=007', { limit: [INTEGER] }],
     ['?status=lost&cursor=%2F%2F&limit=0', { status: [STATUS], cursor: [CURSOR], limit: [RANGE] }],
   ])('422 for %s', async (query, errors) => {
     const response = await get(fullKey, campaign, query);

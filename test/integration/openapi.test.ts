@@ -220,6 +220,8 @@ describe('OpenAPI description', () => {
       'excluded',
     ];
     expect(operation.parameters[0].schema.enum).toEqual(statuses);
+    expect(operation.parameters[1].schema.pattern).toBe('^[A-Za-z0-9_-]{1,16}$');
+    expect(operation.parameters[2].schema.pattern).toBe('^(?:[1-9][0-9]{0,2}|1000)$');
     const ok = operation.responses['200'].content['application/json'];
     expect(ok.schema.properties.data.properties.recipients.items.properties.status.enum).toEqual(
       statuses,
