@@ -2,7 +2,8 @@
  * Retention (RETENTION_DAYS, README "Retention and erasure"): personal data older than the window
  * goes, every counter stays. A completed campaign loses its body and its messages' recipients are
  * masked (herald_masked_number, 0029), their personalised texts emptied as the body is (0035); an OTP request loses its text and its recipient likewise;
- * failed verifications are deleted; dispatched webhook events keep only the masked recipient.
+ * failed verifications are deleted; dispatched webhook events keep only the masked recipient; a
+ * recipient's reply (inbound_messages, 0036) keeps only its masked sender and loses its text.
  * Report tables and triggers read neither bodies nor recipients, so no figure moves. Each function
  * does one bounded batch and returns how many rows it took (a full batch: call again).
  */
@@ -17,7 +18,7 @@ export async function dropCampaignPersonalData(
   const [row] = await sql<{ campaigns: number }[]>`
     with due as (
       select id from campaigns
-      where personal_data_dropped_at is null and status = 'completed'
+      where personal_data_dropped_at is null and status in ('completed', 'canceled')
         and created_at < now() - make_interval(days => ${days})
       order by created_at
       limit ${batchSize}
@@ -67,6 +68,28 @@ export async function dropOtpPersonalData(
   return result.count;
 }
 
+/** Up to `batchSize` replies, oldest first: the sender masked, the text emptied, the counts kept. */
+export async function dropInboundPersonalData(
+  sql: Sql,
+  days: number,
+  batchSize: number,
+): Promise<number> {
+  const result = await sql`
+    with due as (
+      select id from inbound_messages
+      where personal_data_dropped_at is null
+        and received_at < now() - make_interval(days => ${days})
+      order by received_at
+      limit ${batchSize}
+      for update skip locked
+    )
+    update inbound_messages i
+    set from_number = herald_masked_number(i.from_number), text = '',
+        personal_data_dropped_at = now()
+    from due where i.id = due.id`;
+  return result.count;
+}
+
 /** Failed verifications count for 15 minutes; those older than the window go. */
 export async function deleteOldVerificationFailures(
   sql: Sql,
@@ -83,7 +106,8 @@ export async function deleteOldVerificationFailures(
 
 /**
  * Dispatched webhook events are deleted 30 days after dispatch (db/webhooks.ts); with a shorter
- * window, those older than it keep only the masked recipient.
+ * window, those older than it keep only the masked recipient (a `message.received`: the masked
+ * sender, and no text).
  */
 export async function maskOldWebhookEventRecipients(
   sql: Sql,
@@ -92,11 +116,14 @@ export async function maskOldWebhookEventRecipients(
 ): Promise<number> {
   const result = await sql`
     update webhook_events e
-    set data = herald_scrub_number(e.data::text, e.data->>'recipient')::jsonb
+    set data = case when e.type = 'message.received'
+      then herald_scrub_number(e.data::text, e.data->>'from')::jsonb || '{"text": ""}'
+      else herald_scrub_number(e.data::text, e.data->>'recipient')::jsonb end
     where e.id in (
       select id from webhook_events
       where dispatched_at < now() - make_interval(days => ${days})
-        and data->>'recipient' like '+%'
+        and (data->>'recipient' like '+%'
+          or (type = 'message.received' and data->>'from' like '+%'))
       limit ${batchSize})`;
   return result.count;
 }

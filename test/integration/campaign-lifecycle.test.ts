@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { campaignCancel, campaignCreate } from '../../cli/commands/campaigns.js';
 import { webhookCreate } from '../../cli/commands/webhooks.js';
 import { parseEnv } from '../../config/env.js';
+import { dropCampaignPersonalData } from '../../db/retention.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
 import {
   dispatchPrepared,
@@ -293,6 +294,26 @@ describe('POST /api/v1/messages/{id}/cancel', () => {
         completed_at: atCancel.completed_at,
       },
     });
+  });
+
+  it('leaves a canceled campaign to retention like a completed one', async () => {
+    const recipients = numbers(2);
+    const id = await dispatchPrepared(
+      stack,
+      tenant.workspaceId,
+      { body: 'Old news', providerSlug: 'own', recipients, sendAt: new Date(Date.now() + 60_000) },
+      async () => {},
+    );
+    expect((await cancel(id)).statusCode).toBe(200);
+    await stack.sql`
+      update campaigns set created_at = created_at - interval '100 days' where id = ${id}`;
+    await dropCampaignPersonalData(stack.sql, 90, 1_000);
+    const rows = await stack.sql<{ recipient: string; body: string }[]>`
+      select m.recipient, c.body from campaign_messages m join campaigns c on c.id = m.campaign_id
+      where m.campaign_id = ${id} order by m.seq`;
+    expect(rows).toEqual(
+      recipients.map((number) => ({ recipient: `•••• ${number.slice(-4)}`, body: '' })),
+    );
   });
 
   it('answers 409 for a completed campaign, 404 for another workspace or a malformed id', async () => {
