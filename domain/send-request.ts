@@ -186,6 +186,11 @@ export const sendRequestSchema = z
           '+61412345679': { first_name: 'Grace', order: 'A-1002' },
         },
       },
+      {
+        recipients: ['+61412345678'],
+        message: 'Your appointment is at 10:00 tomorrow.',
+        send_at: '2026-12-01T09:00:00+10:00',
+      },
     ],
     // The rules of checkRouting and checkOptOutLink, as JSON Schema.
     allOf: [
