@@ -1,6 +1,7 @@
 import type { Sql } from '../db/client.js';
 import type { SmppSessions } from '../providers/smpp/sessions.js';
 import { createCampaignActivities } from './campaign.js';
+import { createHelpReplyActivities } from './help-reply.js';
 import { createMaintenanceActivities } from './maintenance.js';
 import { createOtpActivities } from './otp.js';
 import { OtpFirst } from './otp-first.js';
@@ -28,6 +29,7 @@ export function createActivities(deps: ActivityDeps) {
   const otpFirst = new OtpFirst();
   return {
     ...createCampaignActivities({ ...deps, otpFirst }),
+    ...createHelpReplyActivities(deps),
     ...createMaintenanceActivities(deps),
     ...createOtpActivities({ ...deps, otpFirst }),
     ...createReceiptReconciliationActivities(deps),

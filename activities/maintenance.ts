@@ -9,6 +9,7 @@ import { failUnsentExpiredOtpRequests } from '../db/otp-requests.js';
 import {
   deleteOldVerificationFailures,
   dropCampaignPersonalData,
+  dropInboundPersonalData,
   dropOtpPersonalData,
   maskOldWebhookEventRecipients,
 } from '../db/retention.js';
@@ -95,6 +96,7 @@ export function createMaintenanceActivities(deps: {
         dropOtpPersonalData,
         deleteOldVerificationFailures,
         maskOldWebhookEventRecipients,
+        dropInboundPersonalData,
       ];
       let dropped = campaigns;
       let more = campaigns >= input.campaignBatchSize;

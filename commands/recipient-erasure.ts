@@ -53,6 +53,7 @@ export function presentErasure(erasure: RecipientErasure) {
     opt_outs_hashed: rows.optOuts,
     opt_out_links: rows.optOutLinks,
     webhook_events: rows.webhookEvents,
+    inbound_messages: rows.inboundMessages,
     idempotency_records: rows.idempotencyRecords,
     audit_entries: rows.auditEntries,
     texts: rows.texts,

@@ -1,6 +1,6 @@
 import { ownProviderUrlOf } from '../config/env.js';
 import { recordDeliveryCoalesced } from '../db/campaign-messages.js';
-import { applyInboundReply } from '../db/opt-outs.js';
+import { type InboundDelivery, recordInboundDelivery } from '../db/inbound-messages.js';
 import { recordOtpDelivery } from '../db/otp-requests.js';
 import { findProvider, findReferenceWorkspace } from '../db/providers.js';
 import { findWorkspaceBySlug } from '../db/workspaces.js';
@@ -14,10 +14,11 @@ import {
 } from '../domain/provider-definition.js';
 import { erasedRecipientForms } from '../security/recipient-hash.js';
 import { observeReceipt } from '../telemetry/metrics.js';
+import { startHelpReplyWorkflow } from '../temporal/workflow-starts.js';
 import type { CommandDeps } from './deps.js';
 import { webhookParserOf } from './providers.js';
 
-type Deps = Pick<CommandDeps, 'env' | 'sql' | 'secret' | 'providerTypes'>;
+type Deps = Pick<CommandDeps, 'env' | 'sql' | 'secret' | 'providerTypes' | 'temporal'>;
 
 /** Workspace and provider slugs as they are made (commands/workspaces.ts, commands/input.ts), a little wider. */
 const SLUG = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
@@ -109,6 +110,17 @@ export async function recordReceipt(
   const parsed = parser.parseReceipt(request);
   if (parsed.kind === 'forbidden' || parsed.kind === 'invalid') return parsed;
   if (parsed.kind === 'ignored') return { kind: 'dropped' };
+  if (parsed.kind === 'inbound') {
+    // A reply to the message the reference names (the simulator's): that message's campaign.
+    if (parsed.reference !== reference || workspaceId === undefined) return { kind: 'dropped' };
+    await recordInbound(deps, {
+      workspaceId,
+      providerSlug: slug,
+      ...parsed.message,
+      campaignId: 'campaignId' in target ? target.campaignId : null,
+    });
+    return { kind: 'recorded' };
+  }
   const { receipt } = parsed;
   // A body naming another message than the one the URL was issued for is not trusted.
   if (receipt.reference !== null && receipt.reference !== reference) return { kind: 'dropped' };
@@ -133,10 +145,18 @@ export type ReplyOutcome =
   | { kind: 'forbidden' }
   | { kind: 'invalid'; message: string };
 
+/** A reply as db/inbound-messages.ts takes it, HELP's answer started through this api's client. */
+function recordInbound(deps: Deps, delivery: InboundDelivery) {
+  return recordInboundDelivery(deps.sql, delivery, {
+    erasedForms: (number) => erasedRecipientForms(deps.secret, number),
+    startHelpReply: (reply) => startHelpReplyWorkflow(deps.temporal, reply),
+  });
+}
+
 /**
  * A recipient's reply, posted by a provider that forwards them (Twilio's "A message comes in"):
- * STOP opts the sender out of the workspace's marketing messages, START opts them back in;
- * other text is acknowledged.
+ * STOP opts the sender out of the workspace's marketing messages, START opts them back in; other
+ * text is stored for the workspace (its Inbox, `message.received`), HELP answered when configured.
  */
 export async function recordReply(
   deps: Deps,
@@ -150,11 +170,6 @@ export async function recordReply(
   if (!workspace || !parser) return { kind: 'no_such_provider' };
   const parsed = parser.parseInbound(request);
   if (parsed.kind !== 'inbound') return parsed;
-  await applyInboundReply(deps.sql, {
-    workspaceId: workspace.id,
-    from: parsed.message.from,
-    body: parsed.message.body,
-    erasedForms: (number) => erasedRecipientForms(deps.secret, number),
-  });
+  await recordInbound(deps, { workspaceId: workspace.id, providerSlug, ...parsed.message });
   return { kind: 'recorded' };
 }

@@ -1,4 +1,5 @@
 /** Workspaces: create one, rename it or switch its API off, and find one by its slug. */
+import { findWorkspaceHelpText, setWorkspaceHelpText } from '../db/inbound-messages.js';
 import {
   findWorkspaceBySlug,
   insertWorkspace,
@@ -71,24 +72,47 @@ export interface UpdateWorkspaceInput {
   name?: string;
   /** Whether the workspace's API keys are accepted at all. */
   apiEnabled?: boolean;
+  /** What a HELP reply is answered with (README "Replies"), or `off`: no answer. */
+  helpText?: string;
 }
 
-/** Renames the workspace and/or sets its API entitlement; what is not given keeps its value. */
+/** The longest help text: a message's longest text (SPEC's 1,600 characters). */
+const MAX_HELP_TEXT_LENGTH = 1600;
+
+/** A help text as given: undefined when not, null for `off`. */
+function helpTextOf(
+  value: string | undefined,
+  field: { field: string },
+): string | null | undefined {
+  const text = optionalText(value);
+  if (text === undefined) return undefined;
+  if (text.toLowerCase() === 'off') return null;
+  if (characters(text) > MAX_HELP_TEXT_LENGTH)
+    throw invalid`${field} must be at most ${MAX_HELP_TEXT_LENGTH} characters, or off`;
+  return text;
+}
+
+/** Renames the workspace, sets its API entitlement and/or its help text; what is not given keeps its value. */
 export async function updateWorkspaceSettings(
   deps: Deps,
   input: UpdateWorkspaceInput,
-): Promise<Workspace> {
+): Promise<Workspace & { helpText: string | null }> {
   const field = fieldsOf<UpdateWorkspaceInput>();
   const slug = requiredText(input.slug, field('slug'));
   const name = optionalText(input.name);
   if (name !== undefined && characters(name) > MAX_NAME_LENGTH)
     throw invalid`${field('name')} must be at most ${MAX_NAME_LENGTH} characters`;
-  if (name === undefined && input.apiEnabled === undefined)
-    throw invalid`Give at least one of ${listOf([field('name'), field('apiEnabled')])}`;
+  const helpText = helpTextOf(input.helpText, field('helpText'));
+  if (name === undefined && input.apiEnabled === undefined && helpText === undefined)
+    throw invalid`Give at least one of ${listOf([field('name'), field('apiEnabled'), field('helpText')])}`;
   const workspace = await updateWorkspace(deps.sql, slug, {
     ...(name === undefined ? {} : { name }),
     ...(input.apiEnabled === undefined ? {} : { apiEnabled: input.apiEnabled }),
   });
   if (!workspace) throw notFound`No workspace has the slug "${slug}"`;
-  return workspace;
+  const kept =
+    helpText === undefined
+      ? await findWorkspaceHelpText(deps.sql, workspace.id)
+      : ((await setWorkspaceHelpText(deps.sql, slug, helpText))?.helpText ?? null);
+  return { ...workspace, helpText: kept };
 }

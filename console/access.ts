@@ -22,6 +22,11 @@ export const RULES = {
   /** Recipient numbers in full on a batch's report; masked to the last four digits otherwise. */
   'recipients.view': { permissions: ['campaigns.read', 'recipients.read'] },
   'quick_send.send': { permissions: ['campaigns.read'], roles: BUILDERS },
+  /** Messaging → Inbox: recipients' replies, numbers masked unless `inbox.numbers`. */
+  'inbox.view': { permissions: ['messages.read'] },
+  'inbox.numbers': { permissions: ['messages.read', 'recipients.read'] },
+  /** The workspace's HELP answer goes out to anyone who asks: an owner's or admin's to set. */
+  'inbox.manage': { permissions: ['messages.read'], roles: ADMINS },
   'api_keys.view': { permissions: ['developer_tools.read'] },
   'api_keys.manage': { permissions: ['developer_tools.read'], roles: BUILDERS },
   /** Anyone who sees the page may revoke their own connections; these, anyone's. */

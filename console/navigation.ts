@@ -41,6 +41,7 @@ export function navigationFor(visitor: ConsoleVisitor, currentPath: string): Nav
         ...item('Dashboard', '', 'dashboard.view'),
         ...item('Quick Send', '/quick-send', 'quick_send.send'),
         ...item('Campaigns', '/campaigns', 'batches.view', ['/batches']),
+        ...item('Inbox', '/inbox', 'inbox.view'),
       ],
     },
     {

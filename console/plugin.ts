@@ -19,6 +19,7 @@ import { batchRoutes } from './routes/batches.js';
 import { campaignRoutes } from './routes/campaigns.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { fraudGuardRoutes } from './routes/fraud-guard.js';
+import { inboxRoutes } from './routes/inbox.js';
 import { invitationRoutes } from './routes/invitations.js';
 import { mcpConnectionRoutes } from './routes/mcp-connections.js';
 import { memberPermissionRoutes } from './routes/member-permissions.js';
@@ -80,6 +81,7 @@ async function consolePages(app: FastifyInstance, { deps }: { deps: ConsoleDeps 
       await workspace.register(quickSendRoutes, { context });
       await workspace.register(batchRoutes, { context });
       await workspace.register(campaignRoutes, { context });
+      await workspace.register(inboxRoutes, { context });
       await workspace.register(auditRoutes, { context });
       await workspace.register(teamRoutes, { context });
       await workspace.register(memberPermissionRoutes, { context });

@@ -4,7 +4,7 @@
  * (herald_masked_number, 0029), failed verifications and opt-out links go, an opt-out (a STOP
  * reply, a link, an operator's) is kept as the number's keyed hash so it still holds, and the
  * texts that may quote the number (webhook payloads, stored responses, audit entries, errors,
- * bodies) have it masked. A personalised message's own text (0035) is emptied for the number's
+ * bodies, replies) have it masked; the replies it sent keep only the masked sender, no text. A personalised message's own text (0035) is emptied for the number's
  * messages, as retention empties it, and masked where another message's text quotes it. No counter or report table reads a recipient, so every figure stays.
  */
 import type { Sql, TransactionSql } from './client.js';
@@ -16,6 +16,8 @@ export interface ErasedRows {
   optOuts: number;
   optOutLinks: number;
   webhookEvents: number;
+  /** Replies the number sent (inbound_messages): sender masked, text emptied. */
+  inboundMessages: number;
   idempotencyRecords: number;
   auditEntries: number;
   /** Campaign bodies, personalised message texts and OTP texts that quoted the number. */
@@ -100,6 +102,16 @@ async function eraseIn(tx: TransactionSql, { number, workspaceId, erasedForm }: 
   const optOutLinks = await tx`
     delete from opt_out_links where recipient = ${number} ${of('workspace_id')}`;
 
+  // What the number sent back: kept (it counts in the reports), masked and without its text; a
+  // reply that quotes the number has it masked.
+  const inboundMessages = await tx`
+    update inbound_messages set from_number = herald_masked_number(from_number), text = '',
+      personal_data_dropped_at = coalesce(personal_data_dropped_at, now())
+    where from_number = ${number} ${of('workspace_id')}`;
+  const inboundTexts = await tx`
+    update inbound_messages set text = herald_scrub_number(text, ${number})
+    where text like ${quoting} ${of('workspace_id')}`;
+
   // Undelivered events carry the number to their endpoints: from now on they carry the mask.
   const webhookEvents = await tx`
     update webhook_events set data = herald_scrub_number(data::text, ${number})::jsonb
@@ -129,8 +141,9 @@ async function eraseIn(tx: TransactionSql, { number, workspaceId, erasedForm }: 
     optOuts: optOuts?.count ?? 0,
     optOutLinks: optOutLinks.count,
     webhookEvents: webhookEvents.count,
+    inboundMessages: inboundMessages.count,
     idempotencyRecords: idempotencyRecords.count,
     auditEntries: auditEntries.count,
-    texts: campaignTexts.count + messageTexts.count + otpTexts.count,
+    texts: campaignTexts.count + messageTexts.count + otpTexts.count + inboundTexts.count,
   };
 }

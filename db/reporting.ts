@@ -33,6 +33,8 @@ export interface ReportBatch {
   deliveryFailed: number;
   /** Sent messages whose receipt says `unknown` (an unmapped status, or none came in time). */
   deliveryUnknown: number;
+  /** Recipients' replies that answer it (inbound_messages, 0036; STOP/START not counted). */
+  replies: number;
 }
 
 /** A batch with its campaign's reference: `from report_batches r join campaigns c`. */
@@ -40,7 +42,7 @@ const batchColumns = (sql: Sql) => sql`
   r.campaign_id as id, r.kind, r.source, r.name, c.reference, r.status, r.purpose,
   r.routing_type, r.provider_slug, r.provider_name, r.failover_route_slug, r.failover_route_name,
   r.created_at, r.completed_at, r.recipients, r.sent, r.failed_to_send, r.delivered,
-  r.delivery_failed, r.delivery_unknown`;
+  r.delivery_failed, r.delivery_unknown, r.replies`;
 
 type StoredBatch = Omit<ReportBatch, 'name'> & { name: string | null };
 
@@ -124,6 +126,8 @@ export interface DeliveryTotals {
   awaiting: number;
   /** `unknown` receipts (an unmapped status, or none came in time), by the receipt's time. */
   unknown: number;
+  /** Recipients' replies received (STOP/START not counted), by the time they came. */
+  replies: number;
 }
 
 /**
@@ -139,7 +143,7 @@ export async function sumDeliveryHistory(
   const [totals] = await sql<DeliveryTotals[]>`
     select coalesce(sum(sent), 0) as sent, coalesce(sum(delivered), 0) as delivered,
            coalesce(sum(failed), 0) as failed, coalesce(sum(awaiting), 0) as awaiting,
-           coalesce(sum(unknown), 0) as unknown
+           coalesce(sum(unknown), 0) as unknown, coalesce(sum(replies), 0) as replies
     from report_delivery_minutes
     where workspace_id = ${workspaceId} and minute >= ${from} and minute <= ${to}`;
   return totals as DeliveryTotals;
@@ -153,6 +157,7 @@ export interface CompletedCampaignTotals {
   delivered: number;
   deliveryFailed: number;
   deliveryUnknown: number;
+  replies: number;
 }
 
 /** Named campaigns (never Quick Send) completed between `from` and `to`, with current counts. */
@@ -167,7 +172,8 @@ export async function sumCompletedCampaigns(
            coalesce(sum(sent), 0) as sent, coalesce(sum(failed_to_send), 0) as failed_to_send,
            coalesce(sum(delivered), 0) as delivered,
            coalesce(sum(delivery_failed), 0) as delivery_failed,
-           coalesce(sum(delivery_unknown), 0) as delivery_unknown
+           coalesce(sum(delivery_unknown), 0) as delivery_unknown,
+           coalesce(sum(replies), 0) as replies
     from report_batches
     where workspace_id = ${workspaceId} and kind = 'campaign'
       and completed_at >= ${from} and completed_at <= ${to}`;

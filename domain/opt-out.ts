@@ -35,14 +35,17 @@ const STOP_WORDS = new Set([
   'REVOKE',
 ]);
 const START_WORDS = new Set(['START', 'UNSTOP', 'YES']);
+/** Answered with the workspace's help text, when it has one (README "Replies"). */
+const HELP_WORDS = new Set(['HELP', 'INFO']);
 
-/** What a reply asks for: `stop`, `start`, or nothing (any other text). */
-export function replyKeyword(body: string): 'stop' | 'start' | null {
+/** What a reply asks for: `stop`, `start`, `help`, or nothing (any other text). */
+export function replyKeyword(body: string): 'stop' | 'start' | 'help' | null {
   const word = body
     .trim()
     .replace(/[\s.!]+$/u, '')
     .toUpperCase();
   if (STOP_WORDS.has(word)) return 'stop';
   if (START_WORDS.has(word)) return 'start';
+  if (HELP_WORDS.has(word)) return 'help';
   return null;
 }

@@ -76,6 +76,8 @@ export interface DeliveryReceipt {
 
 export type ReceiptParse =
   | { kind: 'receipt'; receipt: DeliveryReceipt }
+  /** A reply posted to the receipt URL of the message it answers (the simulator's, whose reference names it). */
+  | { kind: 'inbound'; message: InboundSms; reference: string }
   /** Authentic, but not a final status (e.g. Twilio's `sent`): acknowledged, nothing recorded. */
   | { kind: 'ignored' }
   /** The signature does not verify. */
@@ -92,6 +94,8 @@ export interface InboundSms {
   from: string;
   to: string;
   body: string;
+  /** The provider's id of the reply, when it gives one: a second delivery of it is not stored again. */
+  providerMessageId: string | null;
 }
 
 export type InboundParse =

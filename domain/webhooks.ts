@@ -4,6 +4,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'message.sent',
   'message.delivered',
   'message.failed',
+  /** A recipient's reply other than STOP/START (README "Replies"). */
+  'message.received',
   'campaign.completed',
   'campaign.canceled',
   'otp.accepted',
@@ -23,6 +25,7 @@ export const RECIPIENT_EVENT_TYPES: readonly WebhookEventType[] = [
   'message.sent',
   'message.delivered',
   'message.failed',
+  'message.received',
   'otp.accepted',
   'otp.verified',
   'otp.expired',

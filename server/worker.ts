@@ -13,6 +13,7 @@ import { type ActivityDeps, createActivities } from '../activities/index.js';
 import { createSmppSessions } from '../activities/smpp-binds.js';
 import { redactSecrets } from '../security/log-redaction.js';
 import { jsonLogLine } from '../telemetry/log-lines.js';
+import { startHelpReplyWorkflow } from '../temporal/workflow-starts.js';
 import { OTP_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from '../workflows/definitions.js';
 import { startPausedCampaignSweeper } from './paused-campaigns.js';
 import { startWebhookDispatcher } from './webhook-dispatcher.js';
@@ -99,11 +100,14 @@ export async function startHeraldWorker(
   // SMPP binds live as long as the worker: its activities submit through them, and they are
   // unbound once its last activity has finished. Given ones (a test's) are the caller's to close.
   const logger = Runtime.instance().logger;
+  // HELP answers to replies that arrive over the binds are started through it.
+  const replyClient = new Client({ connection, namespace: options.namespace });
   const smppSessions =
     options.smppSessions ??
     createSmppSessions({
       sql: options.sql,
       secret: options.secret,
+      startHelpReply: (reply) => startHelpReplyWorkflow(replyClient, reply),
       log: (level, message) => logger[level](message),
     });
   const activities = createActivities({ ...options, smppSessions });

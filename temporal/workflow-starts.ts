@@ -6,6 +6,7 @@ import {
 import type { SearchAttributePair } from '@temporalio/common';
 import type { campaignWorkflow } from '../workflows/campaign.js';
 import {
+  helpReplyWorkflowId,
   OTP_SUBMISSION_UPDATE,
   OTP_TASK_QUEUE,
   otpWorkflowId,
@@ -18,6 +19,7 @@ import {
   webhookLaneWorkflowId,
   workspacePriority,
 } from '../workflows/definitions.js';
+import type { helpReplyWorkflow } from '../workflows/help-reply.js';
 import type { otpWorkflow } from '../workflows/otp.js';
 import type { webhookWorkflow } from '../workflows/webhook.js';
 import { withinDeadline } from './deadline.js';
@@ -180,4 +182,33 @@ export async function startWebhookWorkflow(
       }),
     },
   );
+}
+
+/**
+ * Starts HELP's automatic answer to one inbound message, or finds it started: resolves once
+ * Temporal confirmed the run exists (never a second one: the reply may be delivered again).
+ */
+export async function startHelpReplyWorkflow(
+  temporal: Client,
+  reply: { workspaceId: number; inboundId: number },
+): Promise<void> {
+  const { workspaceId, inboundId } = reply;
+  try {
+    await temporal.workflow.start<typeof helpReplyWorkflow>('helpReplyWorkflow', {
+      workflowId: helpReplyWorkflowId(workspaceId, inboundId),
+      taskQueue: TASK_QUEUE,
+      args: [{ inboundId }],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      priority: workspacePriority(workspaceId),
+      ...labels({
+        workspaceId,
+        kind: 'reply',
+        status: 'pending',
+        memo: { inbound: inboundId },
+        summary: `HELP answer to inbound message ${inboundId}`,
+      }),
+    });
+  } catch (error) {
+    if (!alreadyStarted(error)) throw error;
+  }
 }

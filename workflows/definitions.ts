@@ -45,6 +45,11 @@ export function otpWorkflowId(workspaceId: number, key: string | null, requestId
   return `otp/${workspaceId}/${key ?? requestId}`;
 }
 
+/** HELP's automatic answer to one inbound message: started once whatever redelivers it. */
+export function helpReplyWorkflowId(workspaceId: number, inboundId: number) {
+  return `help-reply/${workspaceId}/${inboundId}`;
+}
+
 /** One event's delivery to one endpoint: the runs started before webhook lanes. */
 export function webhookWorkflowId(workspaceId: number, eventId: string, endpointId: number) {
   return `webhook/${workspaceId}/${eventId}/${endpointId}`;
@@ -79,7 +84,7 @@ export interface WebhookEventSignal {
 export const OTP_SUBMISSION_UPDATE = 'submission';
 
 /** The HeraldKind search attribute: what a run is. */
-export type WorkflowKind = 'campaign' | 'otp' | 'cleanup' | 'webhook' | 'receipts';
+export type WorkflowKind = 'campaign' | 'otp' | 'cleanup' | 'webhook' | 'receipts' | 'reply';
 
 /** The daily maintenance run: one fixed schedule id, created or updated at worker start-up. */
 export const MAINTENANCE_SCHEDULE_ID = 'herald-daily-maintenance';

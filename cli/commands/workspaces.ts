@@ -17,7 +17,7 @@ export async function workspaceCreate(
   };
 }
 
-/** herald workspace update --slug <slug> [--name <name>] [--api-enabled true|false] */
+/** herald workspace update --slug <slug> [--name <name>] [--api-enabled true|false] [--help-text <text>|off] */
 export async function workspaceUpdate(
   context: AdminContext,
   options: Options,
@@ -27,6 +27,7 @@ export async function workspaceUpdate(
       slug: text(options, 'slug'),
       name: text(options, 'name'),
       apiEnabled: booleanOption(options, 'api-enabled'),
+      helpText: text(options, 'help-text'),
     }),
   );
   return {
@@ -35,8 +36,9 @@ export async function workspaceUpdate(
       slug: workspace.slug,
       name: workspace.name,
       api_enabled: workspace.apiEnabled,
+      help_text: workspace.helpText,
     },
-    human: `Updated workspace ${workspace.slug} (id ${workspace.id}): name "${workspace.name}", API ${workspace.apiEnabled ? 'enabled' : 'disabled'}`,
+    human: `Updated workspace ${workspace.slug} (id ${workspace.id}): name "${workspace.name}", API ${workspace.apiEnabled ? 'enabled' : 'disabled'}, HELP ${workspace.helpText === null ? 'not answered' : 'answered'}`,
   };
 }
 
@@ -55,6 +57,7 @@ export const WORKSPACE_COMMANDS: AdminCommand[] = [
           required('slug', '<slug>'),
           optionalOption('name', '<name>'),
           optionalOption('api-enabled', 'true|false'),
+          optionalOption('help-text', '<text>|off'),
         ],
       ],
     ],

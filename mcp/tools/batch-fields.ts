@@ -54,11 +54,23 @@ export const batchCounts = {
       'Sent messages without a delivery receipt yet: sent − delivered − delivery_failed − delivery_unknown.',
     ),
   delivery_rate_percent: deliveryRatePercent,
+  replies: z
+    .number()
+    .int()
+    .describe(
+      "Recipients' replies to the batch (two-way messaging), STOP and START not counted: each reply counts for the latest campaign that sent to its number through its provider.",
+    ),
 };
 
 type Counts = Pick<
   ReportBatch,
-  'recipients' | 'sent' | 'failedToSend' | 'delivered' | 'deliveryFailed' | 'deliveryUnknown'
+  | 'recipients'
+  | 'sent'
+  | 'failedToSend'
+  | 'delivered'
+  | 'deliveryFailed'
+  | 'deliveryUnknown'
+  | 'replies'
 >;
 
 export function countsOf(row: Counts) {
@@ -71,6 +83,7 @@ export function countsOf(row: Counts) {
     delivery_unknown: row.deliveryUnknown,
     awaiting_delivery: row.sent - row.delivered - row.deliveryFailed - row.deliveryUnknown,
     delivery_rate_percent: ratePercent(row.delivered, row.sent),
+    replies: row.replies,
   };
 }
 

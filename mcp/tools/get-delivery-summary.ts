@@ -42,6 +42,12 @@ const outputSchema = {
   delivery_rate_percent: deliveryRatePercent.describe(
     'delivered as a percentage of sent, rounded to 2 decimals; 0 when nothing was sent. Each count has its own timestamps, so near the start of the period it can exceed 100.',
   ),
+  replies: z
+    .number()
+    .int()
+    .describe(
+      "Recipients' replies received during the period (two-way messaging), STOP and START not counted.",
+    ),
 };
 
 export type DeliverySummary = z.infer<z.ZodObject<typeof outputSchema>>;
@@ -73,6 +79,7 @@ export const getDeliverySummary = defineTool({
         delivery_unknown: totals.unknown,
         awaiting_delivery: totals.awaiting,
         delivery_rate_percent: ratePercent(totals.delivered, totals.sent),
+        replies: totals.replies,
       };
     });
   },

@@ -11,7 +11,11 @@ import type {
   SmsProvider,
   SubmitOutcome,
 } from '../types.js';
-import { RECEIPT_SIGNATURE_HEADER, receiptSignatureMatches } from './signature.js';
+import {
+  inboundSignatureMatches,
+  RECEIPT_SIGNATURE_HEADER,
+  receiptSignatureMatches,
+} from './signature.js';
 
 const SUBMIT_TIMEOUT_MS = 10_000;
 
@@ -39,6 +43,41 @@ const receiptSchema = z.object({
   at: z.iso.datetime({ offset: true }),
 });
 
+/** A recipient's reply, posted to the callback_url of the message it answers (README "Inbound"). */
+const inboundSchema = z.object({
+  type: z.literal('inbound'),
+  id: z.string().min(1),
+  reference: z.string().min(1),
+  from: z.string().min(1),
+  to: z.string().min(1),
+  body: z.string(),
+  at: z.iso.datetime({ offset: true }),
+});
+
+function invalidBody(error: z.ZodError): ReceiptParse {
+  const [issue] = error.issues;
+  return { kind: 'invalid', message: `${issue?.path.join('.') || 'body'}: ${issue?.message}` };
+}
+
+/** A reply signed as receipts are, over its own fields. */
+function parseSimulatorInbound(body: unknown, header: string, credentials: readonly string[]) {
+  const parsed = inboundSchema.safeParse(body);
+  if (!parsed.success) return invalidBody(parsed.error);
+  const inbound = parsed.data;
+  if (!credentials.some((credential) => inboundSignatureMatches(credential, inbound, header)))
+    return { kind: 'forbidden' } as const;
+  return {
+    kind: 'inbound',
+    reference: inbound.reference,
+    message: {
+      from: inbound.from,
+      to: inbound.to,
+      body: inbound.body,
+      providerMessageId: inbound.id,
+    },
+  } as const;
+}
+
 /**
  * A receipt from a simulator-protocol provider: JSON signed with the credential its message was
  * submitted with (providers/simulator/README.md), one of `credentials` (the current one and those
@@ -51,11 +90,10 @@ export function parseSimulatorReceipt(
 ): ReceiptParse {
   const header = request.headers[RECEIPT_SIGNATURE_HEADER];
   if (typeof header !== 'string') return { kind: 'forbidden' };
+  if ((request.body as { type?: unknown } | null)?.type === 'inbound')
+    return parseSimulatorInbound(request.body, header, credentials);
   const parsed = receiptSchema.safeParse(request.body);
-  if (!parsed.success) {
-    const [issue] = parsed.error.issues;
-    return { kind: 'invalid', message: `${issue?.path.join('.') || 'body'}: ${issue?.message}` };
-  }
+  if (!parsed.success) return invalidBody(parsed.error);
   const signed = credentials.some((credential) =>
     receiptSignatureMatches(credential, parsed.data, header),
   );

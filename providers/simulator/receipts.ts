@@ -1,7 +1,13 @@
 import http from 'node:http';
 import https from 'node:https';
 import { DEFAULT_UNDELIVERED_CODE, type ReceiptRule } from './behaviour.js';
-import { RECEIPT_SIGNATURE_HEADER, type ReceiptFields, signReceipt } from './signature.js';
+import {
+  type InboundFields,
+  RECEIPT_SIGNATURE_HEADER,
+  type ReceiptFields,
+  signInbound,
+  signReceipt,
+} from './signature.js';
 import type { StoredMessage } from './store.js';
 
 export interface ReceiptOptions {
@@ -55,6 +61,15 @@ export class ReceiptScheduler {
         : {};
       this.#post(message.callback_url, JSON.stringify(receipt), signature, 1);
     });
+  }
+
+  /** POSTs a recipient's reply to the callback_url of the message it answers, retried as receipts are. */
+  deliverInbound(message: StoredMessage, inbound: InboundFields): void {
+    if (!message.callback_url) return;
+    const signature: Record<string, string> = message.credential
+      ? { [RECEIPT_SIGNATURE_HEADER]: signInbound(message.credential, inbound) }
+      : {};
+    this.#post(message.callback_url, JSON.stringify(inbound), signature, 1);
   }
 
   cancelAll(): void {

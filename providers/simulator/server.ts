@@ -5,6 +5,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } f
 import { z } from 'zod';
 import { BehaviourRules, behaviourInput, type Rule } from './behaviour.js';
 import { type ReceiptOptions, ReceiptScheduler } from './receipts.js';
+import type { InboundFields } from './signature.js';
 import { inboxView, MessageStore, type StoredMessage, statusView } from './store.js';
 
 const e164 = z.string().regex(/^\+[1-9]\d{1,14}$/, 'must be an E.164 number like "+61400000000"');
@@ -23,6 +24,10 @@ const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/i;
 /** An unencoded '+' in a query string decodes to a space: read a leading space as '+'. */
 const queryNumber = z.preprocess((v) => (typeof v === 'string' ? v.replace(/^ /, '+') : v), e164);
 const inboxQuery = z.object({ to: queryNumber.optional() });
+/** What a message submitted without `from` was sent from, as a reply to it names it. */
+export const DEFAULT_SENDER = 'Simulator';
+/** A recipient's reply: `to` is the sender of the message it answers. */
+const inboundInput = z.object({ from: e164, to: z.string().min(1), body: z.string().min(1) });
 const lookupQuery = z.object({ reference: z.string().min(1) });
 
 export interface SimulatorOptions {
@@ -154,6 +159,36 @@ export function createSimulator(options: SimulatorOptions = {}): FastifyInstance
     store.clear();
     receipts.cancelAll();
     return reply.code(204).send();
+  });
+
+  // A recipient replies to the newest message `to` sent them: delivered to that message's callback_url.
+  app.post('/v1/inbound', async (request, reply) => {
+    const parsed = inboundInput.safeParse(request.body);
+    if (!parsed.success) return invalid(reply, parsed.error);
+    const { from, to, body } = parsed.data;
+    const answered = store
+      .inbox(from)
+      .find((message) => (message.from ?? DEFAULT_SENDER) === to && message.callback_url !== null);
+    if (!answered)
+      return reply.code(404).send({
+        error: {
+          code: 'no_conversation',
+          message: `No message with a callback_url was sent to ${from} from ${to}.`,
+        },
+      });
+    const inbound: InboundFields = {
+      type: 'inbound',
+      id: `sim_in_${randomUUID().replaceAll('-', '')}`,
+      reference: answered.reference,
+      from,
+      to,
+      body,
+      at: new Date().toISOString(),
+    };
+    receipts.deliverInbound(answered, inbound);
+    return reply
+      .code(202)
+      .send({ id: inbound.id, status: 'accepted', reference: inbound.reference });
   });
 
   app.get('/v1/behaviour', async () => ({ rules: rules.list() }));

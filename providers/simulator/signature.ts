@@ -38,3 +38,39 @@ export function receiptSignatureMatches(
   const given = Buffer.from(header);
   return expected.length === given.length && timingSafeEqual(expected, given);
 }
+
+/** The fields of an inbound message (a recipient's reply), as posted to the answered message's callback_url. */
+export interface InboundFields {
+  type: 'inbound';
+  id: string;
+  /** The reference of the message it answers. */
+  reference: string;
+  from: string;
+  to: string;
+  body: string;
+  at: string;
+}
+
+/** As signReceipt, over `["inbound", id, reference, from, to, body, at]`. */
+export function signInbound(credential: string, inbound: InboundFields): string {
+  const signed = JSON.stringify([
+    'inbound',
+    inbound.id,
+    inbound.reference,
+    inbound.from,
+    inbound.to,
+    inbound.body,
+    inbound.at,
+  ]);
+  return `v1=${createHmac('sha256', credential).update(signed).digest('base64url')}`;
+}
+
+export function inboundSignatureMatches(
+  credential: string,
+  inbound: InboundFields,
+  header: string,
+): boolean {
+  const expected = Buffer.from(signInbound(credential, inbound));
+  const given = Buffer.from(header);
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}

@@ -3,7 +3,7 @@
  * its bind settings and credentials), opened by the first submission and also kept up for every
  * active SMPP provider (the list is asked of the sink every 30 s), so that receipts and replies
  * arrive while nothing is being sent. Each bind's `deliver_sm` go to the sink: receipts on their
- * message, replies as STOP/START. `close` unbinds them all.
+ * message, replies (STOP/START, or stored for the workspace). `close` unbinds them all.
  *
  * Vendor I/O only: what is read and written goes through the sink the worker hands in
  * (activities/smpp-binds.ts writes it to Postgres). Only workers hold binds: the worker makes
@@ -32,8 +32,14 @@ export interface SmppSink {
   /** The providers to keep a bind for: every active SMPP provider. */
   activeProviders(): Promise<StoredProvider[]>;
   receipt(receipt: SmppReceipt): Promise<void>;
-  /** A recipient's reply (STOP, START...). */
-  reply(reply: { workspaceId: number; from: string; body: string }): Promise<void>;
+  /** A recipient's reply (STOP, START, HELP, any text) to `to`, a sender of the provider's. */
+  reply(reply: {
+    workspaceId: number;
+    providerSlug: string;
+    from: string;
+    to: string;
+    body: string;
+  }): Promise<void>;
   /** The ids of a long message's parts, first part first: receipts for any part reach the message. */
   messageParts(parts: {
     workspaceId: number;
@@ -211,7 +217,9 @@ export class SmppSessions {
     } else if (parsed.kind === 'reply') {
       await this.#options.sink.reply({
         workspaceId: config.workspaceId,
+        providerSlug: config.slug,
         from: parsed.from,
+        to: parsed.to,
         body: parsed.body,
       });
     } else {

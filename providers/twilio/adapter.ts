@@ -104,6 +104,7 @@ const incomingMessage = z.object({
   From: z.string().min(1),
   To: z.string().min(1),
   Body: z.string(),
+  MessageSid: z.string().min(1).optional(),
 });
 
 /** "Attempt to send to unsubscribed recipient": the recipient replied STOP to this sender. */
@@ -256,8 +257,11 @@ export class TwilioProvider implements SmsProvider {
     if (!this.#verified(request)) return { kind: 'forbidden' };
     const parsed = incomingMessage.safeParse(request.body);
     if (!parsed.success) return { kind: 'invalid', message: 'not a Twilio incoming message' };
-    const { From, To, Body } = parsed.data;
-    return { kind: 'inbound', message: { from: From, to: To, body: Body } };
+    const { From, To, Body, MessageSid } = parsed.data;
+    return {
+      kind: 'inbound',
+      message: { from: From, to: To, body: Body, providerMessageId: MessageSid ?? null },
+    };
   }
 
   /**

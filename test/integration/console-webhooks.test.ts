@@ -110,7 +110,7 @@ describe('events that carry phone numbers (recipients.read)', () => {
     const { slug, browser } = await signedIn('developer');
     const page = await browser.get(`/console/w/${slug}/developer/webhooks`);
     expect(visibleText(page.body)).toContain(
-      'Subscribing to message.sent, message.delivered, message.failed, otp.accepted, otp.verified, ' +
+      'Subscribing to message.sent, message.delivered, message.failed, message.received, otp.accepted, otp.verified, ' +
         'otp.expired needs the recipients.read permission, which you do not have here',
     );
     const one = await browser.post(`/console/w/${slug}/developer/webhooks`, {

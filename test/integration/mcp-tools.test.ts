@@ -188,6 +188,7 @@ const counts = (
   delivery_unknown: 0,
   awaiting_delivery: sent - delivered - delivery_failed,
   delivery_rate_percent,
+  replies: 0,
 });
 
 describe('campaign and Quick Send tools (SPEC §2.5, §4.5 rule 1)', () => {
@@ -490,6 +491,7 @@ describe('get_delivery_summary (SPEC §2.5, §4.5 rules 2 and 3)', () => {
       delivery_unknown: 0,
       awaiting_delivery: 1,
       delivery_rate_percent: 50,
+      replies: 0,
     });
     expect(await call(getDeliverySummary, context)).toEqual({
       period_days: 30,
@@ -503,6 +505,7 @@ describe('get_delivery_summary (SPEC §2.5, §4.5 rules 2 and 3)', () => {
       delivery_unknown: 0,
       awaiting_delivery: 1,
       delivery_rate_percent: 50,
+      replies: 0,
     });
   });
 
@@ -521,6 +524,7 @@ describe('get_delivery_summary (SPEC §2.5, §4.5 rules 2 and 3)', () => {
       delivery_unknown: 0,
       awaiting_delivery: 0,
       delivery_rate_percent: 0,
+      replies: 0,
     });
   });
 
@@ -545,6 +549,7 @@ describe('get_delivery_summary (SPEC §2.5, §4.5 rules 2 and 3)', () => {
       delivery_unknown: 0,
       awaiting_delivery: sent,
       delivery_rate_percent: 0,
+      replies: 0,
     });
 
     expect(await call(getDeliverySummary, context)).toEqual(summary(started, 1));
@@ -657,6 +662,7 @@ describe('delivery receipts that overtake, repeat or arrive out of order', () =>
       delivery_unknown: 0,
       awaiting_delivery: 0,
       delivery_rate_percent: 66.67,
+      replies: 0,
     });
     // No minute of history is left negative by the corrections.
     const [lowest] = await stack.sql<{ min: number }[]>`

@@ -64,10 +64,10 @@ async function sendSms(tenant: Tenant, body: Record<string, unknown>, key = rand
 }
 
 /** A reply from `from`, as Twilio posts it to the workspace's inbound webhook. */
-async function reply(tenant: Tenant, from: string, body: 'STOP' | 'START') {
+async function reply(tenant: Tenant, from: string, body: string, sid = `SM${'2'.repeat(32)}`) {
   const url = `/webhooks/inbound/${tenant.slug}/tw-in`;
   const params = {
-    MessageSid: `SM${'2'.repeat(32)}`,
+    MessageSid: sid,
     AccountSid: ACCOUNT_SID,
     From: from,
     To: '+15005550006',
@@ -128,6 +128,8 @@ async function seed(tenant: Tenant) {
   });
   expect(wrong.statusCode).toBe(422);
   await reply(tenant, person, 'STOP');
+  // A reply kept for the workspace's Inbox, quoting the bystander's number too.
+  await reply(tenant, person, `Also text my wife on ${bystander}`, `SM${'3'.repeat(32)}`);
   // An entry that quotes the number, as a note an operator typed might.
   await recordAudit(stack, {
     workspaceId: tenant.workspaceId,
@@ -177,6 +179,7 @@ describe('herald recipient erase', () => {
       'audit_log.details',
       'audit_log.target',
       'campaign_messages.recipient',
+      'inbound_messages.from_number',
       'opt_out_links.recipient',
       'opt_outs.recipient',
       'otp_requests.recipient',
@@ -197,6 +200,7 @@ describe('herald recipient erase', () => {
       opt_outs_hashed: 1,
       opt_out_links: 1,
       webhook_events: expect.any(Number),
+      inbound_messages: 1,
       idempotency_records: 3,
       audit_entries: 1,
       texts: 0,
@@ -226,6 +230,7 @@ describe('herald recipient erase', () => {
         opt_outs_hashed: 1,
         opt_out_links: 1,
         webhook_events: (erased.json as { webhook_events: number }).webhook_events,
+        inbound_messages: 1,
         idempotency_records: 3,
         audit_entries: 1,
       },
@@ -299,6 +304,7 @@ describe('herald recipient erase', () => {
       opt_outs_hashed: 0,
       opt_out_links: 0,
       webhook_events: 0,
+      inbound_messages: 0,
       idempotency_records: 0,
       audit_entries: 0,
       texts: 0,

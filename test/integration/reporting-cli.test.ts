@@ -679,6 +679,7 @@ describe('herald workspace update', () => {
       slug: tenant.slug,
       name: `Tenant ${tenant.slug}`,
       api_enabled: false,
+      help_text: null,
     });
     expect((await lookup()).statusCode).toBe(401);
     expect(await herald([...base, '--name', 'Renamed Co', '--api-enabled', 'true'])).toEqual({
@@ -686,6 +687,7 @@ describe('herald workspace update', () => {
       slug: tenant.slug,
       name: 'Renamed Co',
       api_enabled: true,
+      help_text: null,
     });
     expect((await lookup()).statusCode).toBe(404);
     expect(await herald([...base, '--name', 'Only the name'])).toEqual({
@@ -693,10 +695,11 @@ describe('herald workspace update', () => {
       slug: tenant.slug,
       name: 'Only the name',
       api_enabled: true,
+      help_text: null,
     });
 
     await expectRefusals([
-      [base, 'Give at least one of --name, --api-enabled'],
+      [base, 'Give at least one of --name, --api-enabled, --help-text'],
       [[...base, '--api-enabled', 'yes'], '--api-enabled must be true or false, not "yes"'],
       [[...base, '--name', 'n'.repeat(201)], '--name must be at most 200 characters'],
       [

@@ -2,8 +2,9 @@
  * Retention (RETENTION_DAYS) as the daily maintenance runs it (activities/maintenance.ts
  * dropExpiredPersonalData, in a mock activity context that takes its heartbeats): a campaign and
  * an OTP request older than the window lose their body, text and numbers, failed verifications
- * go and old webhook events keep only the masked number, while recent ones keep everything and
- * every report (REST, console, MCP, guard, credits) reads exactly as before.
+ * go, old webhook events keep only the masked number and an old reply (inbound_messages) keeps
+ * only its masked sender, no text, while recent ones keep everything and every report (REST,
+ * console, MCP, guard, credits) reads exactly as before.
  */
 import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMaintenanceActivities } from '../../activities/maintenance.js';
 import { webhookCreate } from '../../cli/commands/webhooks.js';
 import { addCredits } from '../../db/credits.js';
+import { storeInboundMessage } from '../../db/inbound-messages.js';
 import { maskedNumber } from '../../domain/phone.js';
 import { columnsHolding, everyReport } from '../support/reports.js';
 import { numbers, waitForCompletion } from '../support/send.js';
@@ -115,13 +117,32 @@ describe('retention', () => {
     await stack.sql`
       update otp_verification_failures set failed_at = failed_at - interval '100 days'
       where workspace_id = ${tenant.workspaceId}`;
+    // A reply of each recipient, as a provider delivers it: the old one 100 days ago.
+    for (const [from, text] of [
+      [oldRecipient, `Call me on ${otherOldRecipient}`],
+      [recentRecipient, 'See you Friday'],
+    ] as const)
+      await storeInboundMessage(stack.sql, {
+        workspaceId: tenant.workspaceId,
+        providerSlug: 'own',
+        providerMessageId: `sim_in_${randomUUID().replaceAll('-', '')}`,
+        from,
+        to: 'Simulator',
+        text,
+        asksForHelp: false,
+      });
+    await stack.sql`
+      update inbound_messages set received_at = received_at - interval '100 days'
+      where workspace_id = ${tenant.workspaceId} and from_number = ${oldRecipient}`;
     await stack.sql`
       update webhook_events set dispatched_at = now() - interval '100 days'
-      where workspace_id = ${tenant.workspaceId} and data->>'recipient' <> ${recentRecipient}`;
+      where workspace_id = ${tenant.workspaceId}
+        and coalesce(data->>'recipient', data->>'from') <> ${recentRecipient}`;
 
     expect(await runRetention(0)).toEqual({ dropped: 0, calls: 1, heartbeats: 0 });
     expect(Object.keys(await columnsHolding(stack, [oldRecipient.slice(1)]))).toEqual([
       'campaign_messages.recipient',
+      'inbound_messages.from_number',
       'opt_out_links.recipient',
       'otp_requests.recipient',
       'otp_verification_failures.recipient',
@@ -134,7 +155,7 @@ describe('retention', () => {
     const run = await runRetention(90);
     // One campaign and one row per call: the campaign, the OTP request, the failure, the events.
     expect(run.calls).toBeGreaterThan(2);
-    expect(run.heartbeats).toBe(run.calls * 4);
+    expect(run.heartbeats).toBe(run.calls * 5);
     expect(await reports()).toEqual(before);
 
     const [campaign] = await stack.sql`
@@ -161,6 +182,19 @@ describe('retention', () => {
       'opt_out_links.recipient',
     ]);
 
+    // The old reply keeps its place in the counts: its sender masked, its text gone.
+    expect(
+      await stack.sql`
+        select from_number, text, personal_data_dropped_at is not null as dropped
+        from inbound_messages where workspace_id = ${tenant.workspaceId} order by id`,
+    ).toEqual([
+      { fromNumber: maskedNumber(oldRecipient), text: '', dropped: true },
+      { fromNumber: recentRecipient, text: 'See you Friday', dropped: false },
+    ]);
+    expect(Object.keys(await columnsHolding(stack, [otherOldRecipient.slice(1)]))).toEqual([
+      'opt_out_links.recipient',
+    ]);
+
     // The recent campaign keeps its body and number.
     const [recent] = await stack.sql`
       select c.body, m.recipient, c.personal_data_dropped_at from campaigns c
@@ -172,6 +206,6 @@ describe('retention', () => {
     });
 
     // Done once: the next run finds nothing.
-    expect(await runRetention(90)).toEqual({ dropped: 0, calls: 1, heartbeats: 4 });
+    expect(await runRetention(90)).toEqual({ dropped: 0, calls: 1, heartbeats: 5 });
   });
 });

@@ -16,11 +16,13 @@ describe('reply keywords', () => {
     ['START', 'start'],
     ['unstop', 'start'],
     ['Yes!', 'start'],
+    ['HELP', 'help'],
+    ['info.', 'help'],
   ])('reads %j as %s', (body, keyword) => {
     expect(replyKeyword(body)).toBe(keyword);
   });
 
-  it.each(['please stop texting me', 'STOP IT', 'stopp', '', 'Thanks'])(
+  it.each(['please stop texting me', 'STOP IT', 'stopp', '', 'Thanks', 'help me'])(
     'ignores %j: only the whole reply counts',
     (body) => {
       expect(replyKeyword(body)).toBeNull();
