@@ -15,11 +15,13 @@ import {
 import type { Sql } from '../db/client.js';
 import { ensureOptOutLinks, optOut } from '../db/opt-outs.js';
 import { findFailoverRoute } from '../db/providers.js';
+import { earliestHold, findQuietHours, holdMessages } from '../db/quiet-hours.js';
 import type { CampaignStatus } from '../domain/campaign-status.js';
 import { activityFailure } from '../domain/errors.js';
 import { campaignMessageReference } from '../domain/message-reference.js';
 import { OPT_OUT_PLACEHOLDER, renderOptOutLink } from '../domain/opt-out.js';
 import { serves } from '../domain/phone.js';
+import { heldUntil } from '../domain/quiet-hours.js';
 import type { SmppSessions } from '../providers/smpp/sessions.js';
 import type { LookupOutcome, SmsProvider } from '../providers/types.js';
 import { newOptOutToken } from '../security/tokens.js';
@@ -156,6 +158,41 @@ async function claim(
   });
   if (!leaseHeld) throw new LeaseLost('it ended before the submissions were marked');
   return new Set(claimed);
+}
+
+/**
+ * A marketing campaign's messages that go now, of those pending, when its workspace keeps quiet
+ * hours: the rest are marked with the time their recipient's window opens, and wait. A message
+ * an earlier attempt claimed, or one to be failed (opted out, erased), or past its validity
+ * (it fails as expired) is never held; nor is any message of a transactional campaign.
+ */
+async function outsideQuietHours(
+  deps: CampaignActivityDeps,
+  campaign: CampaignForSubmission,
+  pending: PendingMessage[],
+): Promise<PendingMessage[]> {
+  if (campaign.purpose !== 'marketing') return pending;
+  const window = await findQuietHours(deps.sql, campaign.workspaceId);
+  if (!window) return pending;
+  const now = new Date();
+  const validUntil = campaign.validUntil?.getTime() ?? Number.POSITIVE_INFINITY;
+  const holds = pending.map((message) => {
+    const holdable =
+      !message.attemptProvider &&
+      !message.optedOut &&
+      !message.erased &&
+      now.getTime() < validUntil;
+    const opening = holdable ? heldUntil(window, message.recipient, now) : null;
+    // Woken by its validity's end at the latest, to fail as expired then.
+    const until = opening && new Date(Math.min(opening.getTime(), validUntil));
+    return { message, until };
+  });
+  await holdMessages(
+    deps.sql,
+    campaign.id,
+    holds.map(({ message, until }) => ({ seq: message.seq, until })),
+  );
+  return holds.flatMap(({ message, until }) => (until ? [] : [message]));
 }
 
 /** Claims one message, or throws ClaimWithdrawn when its campaign was canceled. */
@@ -300,13 +337,16 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
     /**
      * Submits one chunk under its lease (activities/lease.ts); progress is heartbeated so a retried
      * attempt resumes where it stopped, and a takeover looks interrupted submissions up. The chunk
-     * that leaves no message of its campaign queued completes the campaign, and says so.
+     * that leaves no message of its campaign queued completes the campaign, and says so. Asked
+     * to keep quiet hours (runs that can wait for them), a marketing message outside its
+     * recipient's window is left queued: `heldUntil` says when the chunk's first one may go.
      */
     async submitChunk(input: {
       campaignId: number;
       fromSeq: number;
       toSeq: number;
-    }): Promise<{ completed: boolean }> {
+      quietHours?: boolean;
+    }): Promise<{ completed: boolean; heldUntil?: string }> {
       let resumeFrom = (activityInfo().heartbeatDetails as number | undefined) ?? input.fromSeq;
       // Beat before the first database call, and while a slow batch runs, so a dead worker is
       // noticed within the heartbeat timeout.
@@ -324,7 +364,8 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
         );
         const chain = await providerChain(deps, campaign);
         const pacer = createPacer(deps.sql, campaign.workspaceId);
-        const pending = await findPendingMessages(deps.sql, campaign.id, resumeFrom, input.toSeq);
+        const found = await findPendingMessages(deps.sql, campaign.id, resumeFrom, input.toSeq);
+        const pending = input.quietHours ? await outsideQuietHours(deps, campaign, found) : found;
         for (let offset = 0; offset < pending.length; offset += BATCH_SIZE) {
           await otpFirst.beforeCampaignBatch();
           let batch = pending.slice(offset, offset + BATCH_SIZE);
@@ -356,6 +397,11 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
           resumeFrom = (batch.at(-1)?.seq ?? input.fromSeq) + 1;
           heartbeat(resumeFrom);
         }
+        const held =
+          input.quietHours &&
+          campaign.purpose === 'marketing' &&
+          (await earliestHold(deps.sql, campaign.id, input.fromSeq, input.toSeq));
+        if (held) return { completed: false, heldUntil: held.toISOString() };
         return { completed: await completeCampaign(deps.sql, campaign.id) };
       } catch (error) {
         if (error instanceof LeaseLost) throw activityFailure('SubmissionLeaseLost', error.message);

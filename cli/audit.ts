@@ -210,7 +210,7 @@ const AUDITED: Record<string, CommandAudit> = {
     lines: line(
       'workspace.updated',
       ({ output }) => `workspace ${field(output, 'slug')}`,
-      ({ options }) => asked(options, 'name', 'api-enabled'),
+      ({ options }) => asked(options, 'name', 'api-enabled', 'quiet-hours'),
     ),
   },
   'user create': {

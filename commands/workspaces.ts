@@ -1,11 +1,18 @@
 /** Workspaces: create one, rename it or switch its API off, and find one by its slug. */
+
 import { findWorkspaceHelpText, setWorkspaceHelpText } from '../db/inbound-messages.js';
+import { findQuietHours, setQuietHours } from '../db/quiet-hours.js';
 import {
   findWorkspaceBySlug,
   insertWorkspace,
   updateWorkspace,
   type Workspace,
 } from '../db/workspaces.js';
+import {
+  parseQuietHours,
+  QUIET_HOURS_FORMAT_ERROR,
+  type QuietHours,
+} from '../domain/quiet-hours.js';
 import { characters } from '../domain/validation.js';
 import type { CommandDeps } from './deps.js';
 import {
@@ -74,6 +81,8 @@ export interface UpdateWorkspaceInput {
   apiEnabled?: boolean;
   /** What a HELP reply is answered with (README "Replies"), or `off`: no answer. */
   helpText?: string;
+  /** When marketing may go out, recipient's local time (`09:00-20:00`), or `off`. */
+  quietHours?: string;
 }
 
 /** The longest help text: a message's longest text (SPEC's 1,600 characters). */
@@ -92,19 +101,37 @@ function helpTextOf(
   return text;
 }
 
+/** A quiet hours window as given: undefined when not, null for `off`. */
+function quietHoursOf(
+  value: string | undefined,
+  field: { field: string },
+): QuietHours | null | undefined {
+  const text = optionalText(value);
+  if (text === undefined) return undefined;
+  const window = parseQuietHours(text);
+  if (window === undefined) throw invalid`${field} ${QUIET_HOURS_FORMAT_ERROR}`;
+  return window;
+}
+
 /** Renames the workspace, sets its API entitlement and/or its help text; what is not given keeps its value. */
 export async function updateWorkspaceSettings(
   deps: Deps,
   input: UpdateWorkspaceInput,
-): Promise<Workspace & { helpText: string | null }> {
+): Promise<Workspace & { helpText: string | null; quietHours: QuietHours | null }> {
   const field = fieldsOf<UpdateWorkspaceInput>();
   const slug = requiredText(input.slug, field('slug'));
   const name = optionalText(input.name);
   if (name !== undefined && characters(name) > MAX_NAME_LENGTH)
     throw invalid`${field('name')} must be at most ${MAX_NAME_LENGTH} characters`;
   const helpText = helpTextOf(input.helpText, field('helpText'));
-  if (name === undefined && input.apiEnabled === undefined && helpText === undefined)
-    throw invalid`Give at least one of ${listOf([field('name'), field('apiEnabled'), field('helpText')])}`;
+  const quietHours = quietHoursOf(input.quietHours, field('quietHours'));
+  if (
+    name === undefined &&
+    input.apiEnabled === undefined &&
+    helpText === undefined &&
+    quietHours === undefined
+  )
+    throw invalid`Give at least one of ${listOf([field('name'), field('apiEnabled'), field('helpText'), field('quietHours')])}`;
   const workspace = await updateWorkspace(deps.sql, slug, {
     ...(name === undefined ? {} : { name }),
     ...(input.apiEnabled === undefined ? {} : { apiEnabled: input.apiEnabled }),
@@ -114,5 +141,11 @@ export async function updateWorkspaceSettings(
     helpText === undefined
       ? await findWorkspaceHelpText(deps.sql, workspace.id)
       : ((await setWorkspaceHelpText(deps.sql, slug, helpText))?.helpText ?? null);
-  return { ...workspace, helpText: kept };
+  if (quietHours !== undefined) await setQuietHours(deps.sql, slug, quietHours);
+  return {
+    ...workspace,
+    helpText: kept,
+    quietHours:
+      quietHours === undefined ? await findQuietHours(deps.sql, workspace.id) : quietHours,
+  };
 }

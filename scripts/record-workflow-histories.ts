@@ -57,6 +57,8 @@ const WORKSPACE_ID = 1;
 
 /** Per-run scripts, keyed by what the workflow passes its activities. */
 const campaignUnsettled = new Map<number, number>();
+/** Per campaign, how long its chunks' runs leave messages waiting for quiet hours, in turn. */
+const campaignHolds = new Map<number, number[]>();
 const otpScripts = new Map<
   string,
   { submit: 'pending' | 'accepted' | 'failed'; reconcile: ('pending' | 'accepted')[]; end: string }
@@ -71,6 +73,9 @@ const activities: Partial<Activities> = {
   // settles the last message completes the campaign, as activities/campaign.ts does.
   submitChunk: async ({ campaignId, fromSeq, toSeq }) => {
     await sleep((toSeq % 3) * 150);
+    const hold = campaignHolds.get(campaignId)?.shift();
+    if (hold !== undefined)
+      return { completed: false, heldUntil: new Date(Date.now() + hold).toISOString() };
     const unsettled = (campaignUnsettled.get(campaignId) ?? 0) - (toSeq - fromSeq + 1);
     campaignUnsettled.set(campaignId, unsettled);
     return { completed: unsettled === 0 };
@@ -159,16 +164,21 @@ function webhookScenario(
 function campaignScenario(
   campaignId: number,
   messages: number,
-  { sendInMs, cancelAfterMs }: { sendInMs?: number; cancelAfterMs?: number } = {},
+  {
+    sendInMs,
+    cancelAfterMs,
+    holdsMs = [],
+  }: { sendInMs?: number; cancelAfterMs?: number; holdsMs?: number[] } = {},
 ): Scenario {
   return async (client) => {
     campaignUnsettled.set(campaignId, messages);
+    campaignHolds.set(campaignId, [...holdsMs]);
     const campaign = {
       workspaceId: WORKSPACE_ID,
       campaignId,
       workflowId: campaignWorkflowId(WORKSPACE_ID, `fixture-${campaignId}`, campaignId),
       reference: 'fixture',
-      purpose: 'transactional',
+      purpose: holdsMs.length > 0 ? 'marketing' : 'transactional',
       requestedRecipients: messages,
       messages,
       scheduledAt: sendInMs === undefined ? null : new Date(Date.now() + sendInMs),
@@ -200,6 +210,16 @@ const scenarios: Record<string, Scenario> = {
   }),
   /** 2,500 recipients in ten chunks, canceled 400 ms in: the lanes take no further chunk. */
   'campaign-canceled-sending': campaignScenario(106, 2_500, { cancelAfterMs: 400 }),
+  /**
+   * Quiet hours: the chunk's first run leaves messages waiting 2 s, its second 1 s (the windows of
+   * recipients in two zones), its third sends the rest: two timers, three runs of one chunk.
+   */
+  'campaign-quiet-hours': campaignScenario(107, 3, { holdsMs: [2_000, 1_000] }),
+  /** Held for a minute, canceled 1 s into the wait: the timer gives way to the signal. */
+  'campaign-quiet-hours-canceled': campaignScenario(108, 3, {
+    holdsMs: [60_000],
+    cancelAfterMs: 1_000,
+  }),
   /** Accepted at once, held until expiry, then verified. */
   'otp-accepted': otpScenario(
     'otp-accepted',

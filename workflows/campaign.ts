@@ -36,6 +36,14 @@ const MAX_CHUNK_SIZE = 250;
  * activity is a task round trip through Temporal, which cost a 1-recipient send two of its three.
  */
 const SIZED_CHUNKS_PATCH = 'campaign-sized-chunks';
+/**
+ * Since this patch a run asks its chunks to keep the workspace's quiet hours: a chunk that leaves
+ * marketing messages waiting for their recipients' window says until when, and its lane sleeps on
+ * a durable timer (a cancel wakes it) and runs the chunk again.
+ */
+const QUIET_HOURS_PATCH = 'campaign-quiet-hours';
+/** A held chunk is run again no sooner than this: its messages' times are never busy-waited. */
+const MIN_QUIET_HOURS_WAIT_MS = 1_000;
 
 /** Planning or completing a campaign is a few queries; taking longer means Postgres is away. */
 const BOOKKEEPING_QUERIES_TIMEOUT = '30 seconds';
@@ -97,6 +105,25 @@ async function inLanes(
 }
 
 /**
+ * Runs a chunk until none of its messages waits for quiet hours (or it is canceled): between runs
+ * it sleeps until the first waiting message's window opens. Whether it completed the campaign.
+ */
+async function chunkAfterQuietHours(
+  campaignId: number,
+  chunk: { fromSeq: number; toSeq: number },
+  canceled: () => boolean,
+): Promise<boolean> {
+  for (;;) {
+    // A worker of an older build answers nothing: then completeCampaign after the lanes does it.
+    const result = await submitChunk({ campaignId, ...chunk, quietHours: true });
+    if (result?.heldUntil === undefined) return result?.completed === true;
+    const wait = Math.max(MIN_QUIET_HOURS_WAIT_MS, Date.parse(result.heldUntil) - Date.now());
+    // The cancel made the waiting messages canceled: nothing of this chunk is left to run.
+    if (await condition(canceled, wait)) return false;
+  }
+}
+
+/**
  * Waits until `sendAt` unless canceled first, then moves the campaign from scheduled to queued;
  * whether it is to be sent. A run without `sendAt` gives no command here, as before schedules.
  */
@@ -135,9 +162,11 @@ export async function campaignWorkflow({
   if (patched(SIZED_CHUNKS_PATCH)) {
     const count = total ?? (await planCampaign({ campaignId })).total;
     const chunks = chunksOf(count, chunkSizeFor(count));
+    const keepsQuietHours = patched(QUIET_HOURS_PATCH);
     const completed = await inLanes(
       chunks,
       async (chunk) => {
+        if (keepsQuietHours) return chunkAfterQuietHours(campaignId, chunk, () => canceled);
         // A worker of an older build answers nothing: then completeCampaign below does it.
         const result = await submitChunk({ campaignId, ...chunk });
         return result?.completed === true;

@@ -1,5 +1,6 @@
 /** herald workspace create|update: options in, use-case, output. */
 import { createWorkspace, updateWorkspaceSettings } from '../../commands/workspaces.js';
+import { formatQuietHours } from '../../domain/quiet-hours.js';
 import type { AdminContext } from '../context.js';
 import { booleanOption, type CommandResult, type Options, run, text } from './options.js';
 import { type AdminCommand, optional as optionalOption, required } from './table.js';
@@ -17,7 +18,7 @@ export async function workspaceCreate(
   };
 }
 
-/** herald workspace update --slug <slug> [--name <name>] [--api-enabled true|false] [--help-text <text>|off] */
+/** herald workspace update --slug <slug> [--name <name>] [--api-enabled true|false] [--help-text <text>|off] [--quiet-hours HH:MM-HH:MM|off] */
 export async function workspaceUpdate(
   context: AdminContext,
   options: Options,
@@ -28,6 +29,7 @@ export async function workspaceUpdate(
       name: text(options, 'name'),
       apiEnabled: booleanOption(options, 'api-enabled'),
       helpText: text(options, 'help-text'),
+      quietHours: text(options, 'quiet-hours'),
     }),
   );
   return {
@@ -37,8 +39,9 @@ export async function workspaceUpdate(
       name: workspace.name,
       api_enabled: workspace.apiEnabled,
       help_text: workspace.helpText,
+      quiet_hours: workspace.quietHours && formatQuietHours(workspace.quietHours),
     },
-    human: `Updated workspace ${workspace.slug} (id ${workspace.id}): name "${workspace.name}", API ${workspace.apiEnabled ? 'enabled' : 'disabled'}, HELP ${workspace.helpText === null ? 'not answered' : 'answered'}`,
+    human: `Updated workspace ${workspace.slug} (id ${workspace.id}): name "${workspace.name}", API ${workspace.apiEnabled ? 'enabled' : 'disabled'}, HELP ${workspace.helpText === null ? 'not answered' : 'answered'}, quiet hours ${workspace.quietHours ? formatQuietHours(workspace.quietHours) : 'off'}`,
   };
 }
 
@@ -58,6 +61,7 @@ export const WORKSPACE_COMMANDS: AdminCommand[] = [
           optionalOption('name', '<name>'),
           optionalOption('api-enabled', 'true|false'),
           optionalOption('help-text', '<text>|off'),
+          optionalOption('quiet-hours', 'HH:MM-HH:MM|off'),
         ],
       ],
     ],

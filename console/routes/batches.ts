@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { loadBatchRecipients, loadBatchReport } from '../../commands/console-batches.js';
+import { waitingForQuietHours } from '../../commands/quiet-hours.js';
 import { can } from '../access.js';
 import type { ConsoleContext } from '../context.js';
 import { idParam, redirect, sendHtml } from '../http.js';
@@ -57,7 +58,16 @@ export async function batchRoutes(app: FastifyInstance, { context }: { context: 
             csrf: signedIn.csrf,
           });
         }
-        const data = { title: `Batch #${report.batch.id}`, base: signedIn.base, report };
+        const data = {
+          title: `Batch #${report.batch.id}`,
+          base: signedIn.base,
+          report,
+          // Marketing messages still queued outside their recipients' quiet hours window.
+          waitingForQuietHours:
+            report.batch.status === 'queued'
+              ? await waitingForQuietHours(deps, report.batch.id)
+              : 0,
+        };
         if (fragment) return sendHtml(reply, 200, render('batch-live', data));
         const fullNumbers = can(signedIn.visitor, 'recipients.view');
         const recipients = await loadBatchRecipients(deps, report.batch.id, {

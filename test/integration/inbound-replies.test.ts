@@ -178,12 +178,13 @@ describe('the HELP setting', () => {
       name: `Tenant ${tenant.slug}`,
       api_enabled: true,
       help_text: HELP_TEXT,
+      quiet_hours: null,
     });
     await expect(
       workspaceUpdate(stack.admin, { slug: tenant.slug, 'help-text': 'x'.repeat(1601) }),
     ).rejects.toThrow(new UsageError('--help-text must be at most 1600 characters, or off'));
     await expect(workspaceUpdate(stack.admin, { slug: tenant.slug })).rejects.toThrow(
-      new UsageError('Give at least one of --name, --api-enabled, --help-text'),
+      new UsageError('Give at least one of --name, --api-enabled, --help-text, --quiet-hours'),
     );
   });
 });

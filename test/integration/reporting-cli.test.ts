@@ -680,6 +680,7 @@ describe('herald workspace update', () => {
       name: `Tenant ${tenant.slug}`,
       api_enabled: false,
       help_text: null,
+      quiet_hours: null,
     });
     expect((await lookup()).statusCode).toBe(401);
     expect(await herald([...base, '--name', 'Renamed Co', '--api-enabled', 'true'])).toEqual({
@@ -688,6 +689,7 @@ describe('herald workspace update', () => {
       name: 'Renamed Co',
       api_enabled: true,
       help_text: null,
+      quiet_hours: null,
     });
     expect((await lookup()).statusCode).toBe(404);
     expect(await herald([...base, '--name', 'Only the name'])).toEqual({
@@ -696,10 +698,11 @@ describe('herald workspace update', () => {
       name: 'Only the name',
       api_enabled: true,
       help_text: null,
+      quiet_hours: null,
     });
 
     await expectRefusals([
-      [base, 'Give at least one of --name, --api-enabled, --help-text'],
+      [base, 'Give at least one of --name, --api-enabled, --help-text, --quiet-hours'],
       [[...base, '--api-enabled', 'yes'], '--api-enabled must be true or false, not "yes"'],
       [[...base, '--name', 'n'.repeat(201)], '--name must be at most 200 characters'],
       [

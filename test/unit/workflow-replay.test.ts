@@ -108,6 +108,33 @@ describe('workflow replay', () => {
     ]);
   });
 
+  it('keeps a campaign run that waited for quiet hours twice, and one canceled while it waited', () => {
+    const byName = new Map(recorded.map((entry) => [entry.name, entry.history]));
+    const history = (name: string) => byName.get(name) as History;
+    const count = (name: string, kind: 'timerStarted' | 'timerFired' | 'timerCanceled') =>
+      history(name).events.filter((event) => event[`${kind}EventAttributes`]).length;
+    const chunkInputs = (name: string) =>
+      history(name).events.flatMap((event) => {
+        const scheduled = event.activityTaskScheduledEventAttributes;
+        if (scheduled?.activityType?.name !== 'submitChunk') return [];
+        const data = scheduled.input?.payloads?.[0]?.data;
+        return [JSON.parse(Buffer.from(data ?? []).toString('utf8'))];
+      });
+    const chunk = { campaignId: 107, fromSeq: 1, toSeq: 3, quietHours: true };
+    expect(chunkInputs('campaign-quiet-hours')).toEqual([chunk, chunk, chunk]);
+    expect(count('campaign-quiet-hours', 'timerFired')).toBe(2);
+    expect(scheduledActivities(history('campaign-quiet-hours-canceled'))).toEqual([
+      'submitChunk',
+      'completeCampaign',
+    ]);
+    expect(count('campaign-quiet-hours-canceled', 'timerStarted')).toBe(1);
+    expect(count('campaign-quiet-hours-canceled', 'timerCanceled')).toBe(1);
+    // Runs recorded before the patch never asked their chunks to keep quiet hours.
+    expect(chunkInputs('campaign-sized-chunks').every((input) => !('quietHours' in input))).toBe(
+      true,
+    );
+  });
+
   it('keeps a webhook run of each branch of its lanes patch, a lane delivering in order', () => {
     const byName = new Map(recorded.map((entry) => [entry.name, entry.history]));
     const history = (name: string) => byName.get(name) as History;
