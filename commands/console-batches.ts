@@ -3,6 +3,7 @@
  * batches) a page at a time under a filter, a batch's report (counters from the reporting tables,
  * failures by error) and its recipients, masked unless the member may read them.
  */
+import { findCampaignView } from '../db/campaigns.js';
 import {
   type BatchRecipient,
   type FailureGroup,
@@ -16,6 +17,7 @@ import {
   listBatchPage,
   type ReportBatch,
 } from '../db/reporting.js';
+import { type CampaignStatus, FINAL_CAMPAIGN_STATUSES } from '../domain/campaign-status.js';
 import { ratePercent } from '../domain/delivery-rate.js';
 import { maskedNumber } from '../domain/phone.js';
 import type { CommandDeps } from './deps.js';
@@ -62,7 +64,19 @@ export interface BatchReport {
   awaiting: number;
   deliveryRatePercent: number;
   failures: FailureGroup[];
+  /** While the batch is scheduled: when it goes out. */
+  scheduledAt: Date | null;
+  /** Messages a cancel left unsent. */
+  canceled: number;
+  /** A canceled batch's messages claimed for submission before the cancel, still settling. */
+  settling: number;
+  /** Whether the counters may still move: not sent through yet, or claimed messages settling. */
+  live: boolean;
+  /** Whether a cancel would stop something: scheduled, or still sending. */
+  cancelable: boolean;
 }
+
+const CANCELABLE_STATUSES: readonly CampaignStatus[] = ['paused', 'scheduled', 'queued'];
 
 /** Undefined when the workspace has no such batch. */
 export async function loadBatchReport(
@@ -75,6 +89,12 @@ export async function loadBatchReport(
   if (!batch) return undefined;
   const failures =
     batch.failedToSend + batch.deliveryFailed > 0 ? await failureGroups(deps.sql, batchId) : [];
+  // The reporting row has neither the schedule nor canceled messages: the campaign's own counts.
+  const view =
+    batch.status === 'scheduled' || batch.status === 'canceled'
+      ? await findCampaignView(deps.sql, workspaceId, batchId)
+      : undefined;
+  const settling = batch.status === 'canceled' ? (view?.queuedCount ?? 0) : 0;
   return {
     batch,
     // As the MCP reports count it (mcp/tools/batch-fields.ts): an unknown receipt is not awaited.
@@ -84,6 +104,11 @@ export async function loadBatchReport(
     ),
     deliveryRatePercent: ratePercent(batch.delivered, batch.sent),
     failures,
+    scheduledAt: batch.status === 'scheduled' ? (view?.scheduledAt ?? null) : null,
+    canceled: view?.canceledCount ?? 0,
+    settling,
+    live: !FINAL_CAMPAIGN_STATUSES.includes(batch.status) || settling > 0,
+    cancelable: CANCELABLE_STATUSES.includes(batch.status),
   };
 }
 

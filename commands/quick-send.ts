@@ -3,6 +3,7 @@
  * workflow, for a batch recorded with source `quick_send`. Recipients arrive as a person pastes
  * them (one a line, or separated by commas); their errors are reported by line.
  */
+import { isSchedulable, SCHEDULE_WINDOW_ERROR } from '../domain/campaign-status.js';
 import { type FieldErrors, HeraldError } from '../domain/errors.js';
 import { campaignSegments, countSegments } from '../domain/segments.js';
 import { validateSendRequest } from '../domain/send-request.js';
@@ -25,6 +26,8 @@ export interface QuickSendInput {
   failoverRoute?: string;
   /** Shown as the batch's name; optional. */
   reference?: string;
+  /** When to send it, ISO 8601 with an offset (REST's send_at); unset: now. */
+  sendAt?: string;
 }
 
 export type QuickSendResult =
@@ -84,10 +87,13 @@ export async function sendQuickSend(
           : 'own',
     failover_route_slug: routing === 'failover' ? (blank(input.failoverRoute) ?? '') : null,
     reference: blank(input.reference),
+    send_at: blank(input.sendAt),
   };
   const validation = validateSendRequest(body);
   if (!validation.ok) return { outcome: 'invalid', errors: byLine(validation.errors, lines) };
   const request = validation.value;
+  if (request.sendAt && !isSchedulable(request.sendAt, new Date()))
+    return { outcome: 'invalid', errors: { send_at: [SCHEDULE_WINDOW_ERROR] } };
   let resolved: Awaited<ReturnType<typeof resolveRouting>>;
   try {
     resolved = await resolveRouting(
@@ -111,6 +117,7 @@ export async function sendQuickSend(
     body: request.message,
     senderId: request.senderId,
     ...resolved,
+    sendAt: request.sendAt,
     recipients: request.recipients,
     erasedOptOuts: erasedOptOutForms(deps.secret, request.messagePurpose, request.recipients),
     validityHours: deps.env.MESSAGE_VALIDITY_HOURS,

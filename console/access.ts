@@ -19,6 +19,8 @@ export const RULES = {
   'dashboard.view': { permissions: ['reports.read'] },
   'batches.view': { permissions: ['campaigns.read'] },
   'campaigns.create': { permissions: ['campaigns.read'], roles: BUILDERS },
+  /** Whoever may send from the console may stop a send (scheduled, or still sending). */
+  'campaigns.cancel': { permissions: ['campaigns.read'], roles: BUILDERS },
   /** Recipient numbers in full on a batch's report; masked to the last four digits otherwise. */
   'recipients.view': { permissions: ['campaigns.read', 'recipients.read'] },
   'quick_send.send': { permissions: ['campaigns.read'], roles: BUILDERS },

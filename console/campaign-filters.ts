@@ -4,14 +4,11 @@
  * filter, never a 500. Blank parameters (the form's "any") are not given.
  */
 import { z } from 'zod';
-import type { BatchCursor, BatchFilter, ReportBatch } from '../commands/console-batches.js';
+import type { BatchCursor, BatchFilter } from '../commands/console-batches.js';
+import { CAMPAIGN_STATUSES } from '../domain/campaign-status.js';
 
-/** Every status a batch has (the check of campaigns.status, migration 0002). */
-export const BATCH_STATUSES = [
-  'queued',
-  'paused',
-  'completed',
-] as const satisfies readonly ReportBatch['status'][];
+/** Every status a batch has: its campaign's (campaigns.status, copied by trigger). */
+export const BATCH_STATUSES = CAMPAIGN_STATUSES;
 /** How a batch was created (campaigns.source): the REST API, a Quick Send, or a named campaign. */
 export const BATCH_SOURCES = ['api', 'quick_send', 'campaign'] as const;
 const PERIODS = ['7d', '30d', 'all', 'dates'] as const;

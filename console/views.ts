@@ -34,6 +34,16 @@ function when(value: Date | null | undefined): string {
 const numbers = new Intl.NumberFormat('en-US');
 const count = (value: number | null | undefined) => numbers.format(Number(value ?? 0));
 
+/** The badge class of a batch's status: done, waiting on someone, stopped, or on its way. */
+const BATCH_BADGES: Record<string, string> = {
+  completed: 'ok',
+  paused: 'warn',
+  canceled: '',
+  scheduled: 'info',
+  queued: 'info',
+};
+const batchBadge = (status: string) => `badge ${BATCH_BADGES[status] ?? ''}`.trim();
+
 export function render(view: string, data: Frame & Record<string, unknown>): string {
-  return eta.render(view, { ...data, asset: assetUrl, when, count });
+  return eta.render(view, { ...data, asset: assetUrl, when, count, batchBadge });
 }

@@ -55,7 +55,7 @@ export async function failureGroups(sql: Sql, campaignId: number): Promise<Failu
 export interface BatchRecipient {
   seq: number;
   recipient: string;
-  status: 'queued' | 'sent' | 'failed';
+  status: 'queued' | 'sent' | 'failed' | 'canceled';
   deliveryStatus: 'delivered' | 'undelivered' | 'unknown' | null;
   /** Why it failed to send, or the code of an undelivered or unknown receipt. */
   error: string | null;

@@ -3,6 +3,7 @@
  * tables (kept current by the triggers of migration 0004), so no report scans message rows.
  */
 import { batchName } from '../domain/batch-name.js';
+import type { CampaignStatus } from '../domain/campaign-status.js';
 import type { Sql } from './client.js';
 
 export type BatchKind = 'campaign' | 'quick_send';
@@ -17,7 +18,8 @@ export interface ReportBatch {
   name: string;
   /** The send's own reference (from its campaign row). */
   reference: string | null;
-  status: 'paused' | 'queued' | 'completed';
+  /** campaigns.status, copied by trigger. */
+  status: CampaignStatus;
   purpose: 'transactional' | 'marketing';
   routingType: 'direct' | 'failover';
   providerSlug: string | null;

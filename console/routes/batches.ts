@@ -1,13 +1,17 @@
 /**
  * A batch's report: routing, provider, counters that update live until it completes, failures by
  * error, and its recipients a page at a time (masked unless the member has recipients.read).
+ * A scheduled or sending batch can be canceled, after a confirmation page (no script needed).
  * The list of batches is the Campaigns page.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { cancelCampaign } from '../../commands/cancel-campaign.js';
 import { loadBatchRecipients, loadBatchReport } from '../../commands/console-batches.js';
-import { waitingForQuietHours } from '../../commands/quiet-hours.js';
+import { HeraldError } from '../../domain/errors.js';
 import { can } from '../access.js';
+import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
+import type { SignedIn } from '../guard.js';
 import { idParam, redirect, sendHtml } from '../http.js';
 import { messagePage } from '../pages.js';
 import { render } from '../views.js';
@@ -16,6 +20,9 @@ const DONE: Record<string, string> = {
   created: 'The campaign was created and is sending.',
   paused:
     'The campaign was saved, but its dispatch was not confirmed, so it is paused. An operator can resume it with herald campaign resume.',
+  scheduled: 'The campaign was created and is scheduled.',
+  canceled:
+    'The batch was canceled: no more of its messages are taken for sending. Any already being submitted finish and are counted as they settle.',
 };
 
 function doneNotice(done: unknown): string | undefined {
@@ -30,6 +37,15 @@ function afterSeqOf(value: unknown): number {
 
 export async function batchRoutes(app: FastifyInstance, { context }: { context: ConsoleContext }) {
   const { deps, guard } = context;
+
+  const notFound = (reply: FastifyReply, signedIn: SignedIn) =>
+    messagePage(reply, 404, {
+      title: 'Batch not found',
+      text: 'This workspace has no batch with that number.',
+      links: [{ label: 'Campaigns', href: `${signedIn.base}/campaigns` }],
+      nav: signedIn.nav,
+      csrf: signedIn.csrf,
+    });
 
   // The list moved to the Campaigns page; old links and bookmarks land there.
   app.get('/batches', async (request, reply) => {
@@ -49,24 +65,12 @@ export async function batchRoutes(app: FastifyInstance, { context }: { context: 
           signedIn.visitor.workspaceId,
           idParam(request.params.id) ?? 0,
         );
-        if (!report) {
-          return messagePage(reply, 404, {
-            title: 'Batch not found',
-            text: 'This workspace has no batch with that number.',
-            links: [{ label: 'Campaigns', href: `${signedIn.base}/campaigns` }],
-            nav: signedIn.nav,
-            csrf: signedIn.csrf,
-          });
-        }
+        if (!report) return notFound(reply, signedIn);
         const data = {
           title: `Batch #${report.batch.id}`,
           base: signedIn.base,
           report,
-          // Marketing messages still queued outside their recipients' quiet hours window.
-          waitingForQuietHours:
-            report.batch.status === 'queued'
-              ? await waitingForQuietHours(deps, report.batch.id)
-              : 0,
+          canCancel: can(signedIn.visitor, 'campaigns.cancel'),
         };
         if (fragment) return sendHtml(reply, 200, render('batch-live', data));
         const fullNumbers = can(signedIn.visitor, 'recipients.view');
@@ -90,4 +94,61 @@ export async function batchRoutes(app: FastifyInstance, { context }: { context: 
       },
     );
   }
+
+  // The confirmation: what a cancel stops and what it cannot.
+  app.get<{ Params: { id: string } }>('/batches/:id/cancel', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'campaigns.cancel');
+    if (!signedIn) return reply;
+    const report = await loadBatchReport(
+      deps,
+      signedIn.visitor.workspaceId,
+      idParam(request.params.id) ?? 0,
+    );
+    if (!report) return notFound(reply, signedIn);
+    const batchPage = `${signedIn.base}/batches/${report.batch.id}`;
+    if (!report.cancelable) return redirect(request, reply, batchPage);
+    return sendHtml(
+      reply,
+      200,
+      render('batch-cancel', {
+        title: `Cancel batch #${report.batch.id}`,
+        nav: signedIn.nav,
+        csrf: signedIn.csrf,
+        base: signedIn.base,
+        report,
+      }),
+    );
+  });
+
+  app.post<{ Params: { id: string } }>('/batches/:id/cancel', async (request, reply) => {
+    const signedIn = await guard(request, reply, 'campaigns.cancel');
+    if (!signedIn) return reply;
+    const id = idParam(request.params.id);
+    if (id === undefined) return notFound(reply, signedIn);
+    let outcome: Awaited<ReturnType<typeof cancelCampaign>>;
+    try {
+      outcome = await cancelCampaign(deps, signedIn.visitor.workspaceId, id);
+    } catch (error) {
+      if (!(error instanceof HeraldError)) throw error;
+      if (error.code === 'not_found') return notFound(reply, signedIn);
+      if (error.code !== 'conflict') throw error;
+      return messagePage(reply, 409, {
+        title: 'Already completed',
+        text: `Batch #${id} has already completed: every message was sent or failed, so there is nothing to cancel.`,
+        links: [{ label: `Batch #${id}`, href: `${signedIn.base}/batches/${id}` }],
+        nav: signedIn.nav,
+        csrf: signedIn.csrf,
+      });
+    }
+    const { campaign, alreadyCanceled } = outcome;
+    // A second cancel changes nothing, so it is not recorded again.
+    if (!alreadyCanceled)
+      await audit(deps, request, signedIn.visitor, 'campaign.canceled', `campaign #${id}`, {
+        canceled: campaign.canceledCount,
+        settling: campaign.queuedCount,
+        sent: campaign.sentCount,
+        failed: campaign.failedCount,
+      });
+    return redirect(request, reply, `${signedIn.base}/batches/${id}?done=canceled`);
+  });
 }

@@ -24,6 +24,7 @@ import type { ConsoleContext } from '../context.js';
 import { formErrors, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
 import { type Form, formOf, redirect, sendHtml, text } from '../http.js';
+import { readSendLater, SEND_LATER_ZONES, sendLaterField } from '../send-later.js';
 import { render } from '../views.js';
 
 /** The use-case's input fields, as this form labels them. */
@@ -35,6 +36,7 @@ const LABELS: Record<string, string> = {
   senderId: 'Sender id',
   provider: 'Provider',
   failoverRoute: 'Failover route',
+  sendAt: 'Send later',
 };
 
 export async function campaignRoutes(
@@ -105,6 +107,12 @@ export async function campaignRoutes(
         base: signedIn.base,
         form,
         errors,
+        zones: SEND_LATER_ZONES,
+        sendLater: sendLaterField(
+          'campaign-send-later',
+          { send_at: text(form, 'send_at'), send_at_zone: text(form, 'send_at_zone') },
+          errors.sendAt ? [errors.sendAt] : [],
+        ),
       }),
     );
 
@@ -119,6 +127,8 @@ export async function campaignRoutes(
     if (!signedIn) return reply;
     const form = formOf(request);
     const workspaceId = signedIn.visitor.workspaceId;
+    const later = readSendLater(text(form, 'send_at'), text(form, 'send_at_zone'));
+    if (!later.ok) return createPage(reply, signedIn, 422, form, { sendAt: later.error });
     const created = await orRefusal(() =>
       createNamedCampaign(
         deps,
@@ -131,6 +141,7 @@ export async function campaignRoutes(
           senderId: text(form, 'sender_id'),
           provider: text(form, 'provider'),
           failoverRoute: text(form, 'failover_route'),
+          sendAt: later.sendAt,
         },
         // Confirmed, or left paused until someone resumes it (`herald campaign resume`).
         async ({ id }) => (await dispatchCampaign(deps, { workspaceId, campaignId: id })).confirmed,
@@ -143,11 +154,12 @@ export async function campaignRoutes(
       name: created.name,
       recipients: created.recipients,
       dispatch_confirmed: created.dispatched,
+      ...(later.sendAt && { scheduled_at: later.sendAt }),
     });
     return redirect(
       request,
       reply,
-      `${signedIn.base}/batches/${created.id}?done=${created.dispatched ? 'created' : 'paused'}`,
+      `${signedIn.base}/batches/${created.id}?done=${created.dispatched ? (later.sendAt ? 'scheduled' : 'created') : 'paused'}`,
     );
   });
 }

@@ -5,6 +5,7 @@ import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import type { SignedIn } from '../guard.js';
 import { type Form, formOf, redirect, sendHtml, text } from '../http.js';
+import { readSendLater, SEND_LATER_ZONES, sendLaterField } from '../send-later.js';
 import { render } from '../views.js';
 
 /** The REST fields, as this form calls them. */
@@ -17,6 +18,7 @@ const FORM_FIELDS: Record<string, string> = {
   provider_slug: 'provider',
   failover_route_slug: 'failover_route',
   reference: 'reference',
+  send_at: 'send_at',
 };
 
 export async function quickSendRoutes(
@@ -44,6 +46,12 @@ export async function quickSendRoutes(
         errors,
         measure: measureMessage(text(form, 'message') ?? ''),
         recipientCount: recipientLines(text(form, 'recipients') ?? '').length,
+        zones: SEND_LATER_ZONES,
+        sendLater: sendLaterField(
+          'send-later',
+          { send_at: text(form, 'send_at'), send_at_zone: text(form, 'send_at_zone') },
+          errors.send_at ?? [],
+        ),
       }),
     );
 
@@ -69,6 +77,8 @@ export async function quickSendRoutes(
     const signedIn = await guard(request, reply, 'quick_send.send');
     if (!signedIn) return reply;
     const form = formOf(request);
+    const later = readSendLater(text(form, 'send_at'), text(form, 'send_at_zone'));
+    if (!later.ok) return page(reply, signedIn, 422, form, { send_at: [later.error] });
     const result = await sendQuickSend(deps, signedIn.visitor.workspaceId, {
       recipients: text(form, 'recipients'),
       message: text(form, 'message'),
@@ -78,6 +88,7 @@ export async function quickSendRoutes(
       provider: text(form, 'provider'),
       failoverRoute: text(form, 'failover_route'),
       reference: text(form, 'reference'),
+      sendAt: later.sendAt,
     });
     if (result.outcome === 'invalid') {
       const errors: Record<string, string[]> = {};
@@ -90,6 +101,7 @@ export async function quickSendRoutes(
     await audit(deps, request, signedIn.visitor, 'quick_send.sent', `batch #${result.campaignId}`, {
       recipients: result.recipients,
       dispatch_confirmed: result.confirmed,
+      ...(later.sendAt && { scheduled_at: later.sendAt }),
     });
     return redirect(request, reply, `${signedIn.base}/batches/${result.campaignId}`);
   });

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { type BatchKind, findBatch, type ReportBatch } from '../../db/reporting.js';
+import { CAMPAIGN_STATUSES } from '../../domain/campaign-status.js';
 import { ratePercent } from '../../domain/delivery-rate.js';
 import { type ToolContext, ToolRefusal } from './tool.js';
 
@@ -88,9 +89,9 @@ export function countsOf(row: Counts) {
 }
 
 export const batchStatus = z
-  .enum(['queued', 'paused', 'completed'])
+  .enum(CAMPAIGN_STATUSES)
   .describe(
-    'Processing status, not a handset receipt: queued (sending), paused (dispatch not confirmed; needs review) or completed.',
+    'Processing status, not a handset receipt: paused (dispatch not confirmed; needs review), scheduled (waiting for its send time), queued (sending), completed, or canceled (stopped; messages it left unsent are not counted as sent or failed).',
   );
 export const batchPurpose = z.enum(['transactional', 'marketing']).describe('Message purpose.');
 export const quickSendSource = z

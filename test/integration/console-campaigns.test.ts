@@ -21,6 +21,7 @@ import { connectWithForms } from '../support/oauth-forms.js';
 let server: McpServerUnderTest;
 const PASSWORD = 'correct horse 1';
 const DAY_MS = 86_400_000;
+const STATUSES = 'paused, scheduled, queued, completed, canceled';
 
 beforeAll(async () => {
   server = await openMcpServer();
@@ -195,8 +196,8 @@ describe('Campaigns list', () => {
   });
 
   it.each([
-    ['?status=sent', 'status', 'Status must be one of queued, paused, completed.'],
-    ['?status=queued&status=paused', 'status', 'Status must be one of queued, paused, completed.'],
+    ['?status=sent', 'status', `Status must be one of ${STATUSES}.`],
+    ['?status=queued&status=paused', 'status', `Status must be one of ${STATUSES}.`],
     ['?source=sms', 'source', 'Source must be one of api, quick_send, campaign.'],
     ['?period=90d', 'period', 'Period must be one of 7d, 30d, all, dates.'],
     ['?from=2025-02-30', 'from', 'From must be a date (YYYY-MM-DD).'],
