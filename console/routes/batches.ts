@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { cancelCampaign } from '../../commands/cancel-campaign.js';
 import { loadBatchRecipients, loadBatchReport } from '../../commands/console-batches.js';
+import { waitingForQuietHours } from '../../commands/quiet-hours.js';
 import { HeraldError } from '../../domain/errors.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';
@@ -71,6 +72,11 @@ export async function batchRoutes(app: FastifyInstance, { context }: { context: 
           base: signedIn.base,
           report,
           canCancel: can(signedIn.visitor, 'campaigns.cancel'),
+          // Marketing messages still queued outside their recipients' quiet hours window.
+          waitingForQuietHours:
+            report.batch.status === 'queued'
+              ? await waitingForQuietHours(deps, report.batch.id)
+              : 0,
         };
         if (fragment) return sendHtml(reply, 200, render('batch-live', data));
         const fullNumbers = can(signedIn.visitor, 'recipients.view');
