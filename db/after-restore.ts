@@ -40,7 +40,7 @@ export async function reconcileRestoredDatabase(sql: Sql): Promise<Reconciled> {
       where status = 'pending' and attempt_started_at is null`;
     const campaigns = await tx`
       update campaigns set status = 'paused'
-      where status = 'queued' and workflow_id is not null`;
+      where status in ('queued', 'scheduled') and workflow_id is not null`;
     return {
       campaignMessages: messages.count,
       otpRequests: otps.count,

@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createCampaignActivities } from '../../activities/campaign.js';
 import { reconcileRestore } from '../../commands/after-restore.js';
 import { ensureDatabase } from '../../db/bootstrap.js';
+import { cancelCampaign } from '../../db/campaign-lifecycle.js';
+import { recordDispatch } from '../../db/campaigns.js';
 import { createSql, type Sql } from '../../db/client.js';
 import { migrate } from '../../db/migrate.js';
 import { campaignMessageReference } from '../../domain/message-reference.js';
@@ -99,6 +101,35 @@ describe('herald restore reconcile', () => {
     const rows = await messageRows({ ...stack, sql: restored }, campaignId);
     expect(rows.map((row) => row.status)).toEqual(Array(6).fill('sent'));
   }, 60_000);
+
+  it('pauses a scheduled campaign too, so it is dispatched again, and scheduled again', async () => {
+    const campaignId = await saveDirectCampaign({ ...stack, sql: restored }, workspaceId, {
+      body: 'Later',
+      providerSlug: 'restored',
+      recipients: numbers(2),
+      sendAt: new Date(Date.now() + 3_600_000),
+    });
+    const workflowId = `campaign/${workspaceId}/id-${campaignId}`;
+    await restored`
+      update campaigns set status = 'scheduled', workflow_id = ${workflowId}
+      where id = ${campaignId}`;
+    expect(await reconcileRestore({ sql: restored })).toEqual({
+      campaignMessages: 2,
+      otpRequests: 0,
+      campaigns: 1,
+    });
+    const status = async () =>
+      (
+        await restored<{ status: string }[]>`select status from campaigns where id = ${campaignId}`
+      )[0]?.status;
+    expect(await status()).toBe('paused');
+    await recordDispatch(restored, campaignId, workflowId);
+    expect(await status()).toBe('scheduled');
+    // Canceled, as the second reconcile below expects nothing unfinished.
+    expect(await cancelCampaign(restored, workspaceId, campaignId)).toMatchObject({
+      kind: 'canceled',
+    });
+  });
 
   it('marks nothing the second time', async () => {
     expect(await reconcileRestore({ sql: restored })).toEqual({
