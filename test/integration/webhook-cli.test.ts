@@ -103,7 +103,8 @@ describe('webhook create refuses', () => {
     ).rejects.toThrow(
       new UsageError(
         'Unknown webhook event "message.read"; events are message.sent, message.delivered, ' +
-          'message.failed, message.received, campaign.completed, otp.accepted, otp.verified, otp.expired, ' +
+          'message.failed, message.received, campaign.completed, campaign.canceled, otp.accepted, ' +
+          'otp.verified, otp.expired, ' +
           'otp.range_blocked, spend.cap_near, or all',
       ),
     );
@@ -221,6 +222,7 @@ describe('herald webhook (the binary)', () => {
         'message.failed',
         'message.received',
         'campaign.completed',
+        'campaign.canceled',
         'otp.accepted',
         'otp.verified',
         'otp.expired',
