@@ -5,6 +5,7 @@
  * `campaign cancel` cancels one.
  */
 
+import { readFile } from 'node:fs/promises';
 import { findWorkspace } from '../../commands/workspaces.js';
 import { publicUrlOf, temporalAddressOf } from '../../config/env.js';
 import { findCampaignOrigin } from '../../db/campaigns.js';
@@ -90,8 +91,21 @@ function dispatchResult(
   };
 }
 
+/** `--variables <file.csv>`: the file's text (domain/personalization-csv.ts reads it). */
+async function variablesFile(options: Options): Promise<string | undefined> {
+  const path = optional(options, 'variables');
+  if (path === undefined) return undefined;
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--variables: cannot read ${path} (${(error as Error).message})`);
+  }
+}
+
 /**
  * herald campaign create --workspace <slug> --name <name> --recipients <e164,...> --body <text>
+ *   [--variables <file.csv>: a header row (number, variable names), a row per recipient; its
+ *   numbers are the recipients when --recipients is left out]
  *   [--purpose transactional|marketing] [--sender-id <id>] [--provider <slug> | --failover-route <slug>]
  */
 export async function campaignCreate(
@@ -118,6 +132,7 @@ export async function campaignCreate(
         senderId: optional(options, 'sender-id'),
         provider: optional(options, 'provider'),
         failoverRoute: optional(options, 'failover-route'),
+        variables: await variablesFile(options),
         sendAt: optional(options, 'send-at'),
       },
       ({ workspace, id }) => dispatch(context, workspace, id),
@@ -185,8 +200,11 @@ export const CAMPAIGN_COMMANDS: AdminCommand[] = [
         [
           requiredOption('workspace', '<slug>'),
           requiredOption('name', '<name>'),
-          requiredOption('recipients', '<e164,e164,...>'),
           requiredOption('body', '<text>'),
+        ],
+        [
+          optionalOption('recipients', '<e164,e164,...>'),
+          optionalOption('variables', '<file.csv: number,name,...; a row per recipient>'),
         ],
         [optionalOption('purpose', 'transactional|marketing'), optionalOption('sender-id', '<id>')],
         [oneOf(optionalOption('provider', '<slug>'), optionalOption('failover-route', '<slug>'))],

@@ -7,7 +7,11 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { listBatches } from '../../commands/console-batches.js';
 import { dispatchCampaign } from '../../commands/dispatch-campaign.js';
 import { InputError } from '../../commands/input.js';
-import { createNamedCampaign } from '../../commands/named-campaigns.js';
+import {
+  createNamedCampaign,
+  type PreviewedMessage,
+  previewNamedCampaign,
+} from '../../commands/named-campaigns.js';
 import { recipientLines } from '../../commands/quick-send.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';
@@ -24,7 +28,6 @@ import type { ConsoleContext } from '../context.js';
 import { formErrors, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
 import { type Form, formOf, redirect, sendHtml, text } from '../http.js';
-import { readSendLater, SEND_LATER_ZONES, sendLaterField } from '../send-later.js';
 import { render } from '../views.js';
 
 /** The use-case's input fields, as this form labels them. */
@@ -36,8 +39,11 @@ const LABELS: Record<string, string> = {
   senderId: 'Sender id',
   provider: 'Provider',
   failoverRoute: 'Failover route',
-  sendAt: 'Send later',
+  variables: 'Variables',
 };
+
+/** The first messages a preview shows. */
+const PREVIEWED_MESSAGES = 3;
 
 export async function campaignRoutes(
   app: FastifyInstance,
@@ -96,6 +102,7 @@ export async function campaignRoutes(
     status: number,
     form: Form,
     errors: Record<string, string> = {},
+    preview: PreviewedMessage[] | null = null,
   ) =>
     sendHtml(
       reply,
@@ -107,14 +114,28 @@ export async function campaignRoutes(
         base: signedIn.base,
         form,
         errors,
-        zones: SEND_LATER_ZONES,
-        sendLater: sendLaterField(
-          'campaign-send-later',
-          { send_at: text(form, 'send_at'), send_at_zone: text(form, 'send_at_zone') },
-          errors.sendAt ? [errors.sendAt] : [],
-        ),
+        preview,
       }),
     );
+
+  /** The first messages as sent, checked by the send's rules; nothing is saved. */
+  const previewPage = async (reply: FastifyReply, signedIn: SignedIn, form: Form) => {
+    const preview = await orRefusal(async () =>
+      previewNamedCampaign(
+        deps,
+        {
+          recipients: recipientLines(text(form, 'recipients') ?? '').map((line) => line.value),
+          body: text(form, 'message'),
+          purpose: text(form, 'purpose'),
+          variables: text(form, 'variables'),
+        },
+        PREVIEWED_MESSAGES,
+      ),
+    );
+    if (preview instanceof InputError)
+      return createPage(reply, signedIn, 422, form, formErrors(preview, LABELS, 'body'));
+    return createPage(reply, signedIn, 200, form, {}, preview);
+  };
 
   app.get('/campaigns/new', async (request, reply) => {
     const signedIn = await guard(request, reply, 'campaigns.create');
@@ -126,9 +147,8 @@ export async function campaignRoutes(
     const signedIn = await guard(request, reply, 'campaigns.create');
     if (!signedIn) return reply;
     const form = formOf(request);
+    if (text(form, 'intent') === 'preview') return previewPage(reply, signedIn, form);
     const workspaceId = signedIn.visitor.workspaceId;
-    const later = readSendLater(text(form, 'send_at'), text(form, 'send_at_zone'));
-    if (!later.ok) return createPage(reply, signedIn, 422, form, { sendAt: later.error });
     const created = await orRefusal(() =>
       createNamedCampaign(
         deps,
@@ -141,7 +161,7 @@ export async function campaignRoutes(
           senderId: text(form, 'sender_id'),
           provider: text(form, 'provider'),
           failoverRoute: text(form, 'failover_route'),
-          sendAt: later.sendAt,
+          variables: text(form, 'variables'),
         },
         // Confirmed, or left paused until someone resumes it (`herald campaign resume`).
         async ({ id }) => (await dispatchCampaign(deps, { workspaceId, campaignId: id })).confirmed,
@@ -154,12 +174,11 @@ export async function campaignRoutes(
       name: created.name,
       recipients: created.recipients,
       dispatch_confirmed: created.dispatched,
-      ...(later.sendAt && { scheduled_at: later.sendAt }),
     });
     return redirect(
       request,
       reply,
-      `${signedIn.base}/batches/${created.id}?done=${created.dispatched ? (later.sendAt ? 'scheduled' : 'created') : 'paused'}`,
+      `${signedIn.base}/batches/${created.id}?done=${created.dispatched ? 'created' : 'paused'}`,
     );
   });
 }
