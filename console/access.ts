@@ -49,6 +49,8 @@ export const RULES = {
   'team.view': { permissions: ['members.read'] },
   'team.manage': { permissions: ['members.read'], roles: ADMINS },
   'security.manage': { roles: ['owner'] },
+  /** Workspace → Settings (quiet hours for marketing): what every marketing send waits for. */
+  'settings.manage': { roles: ADMINS },
   /** Erasing a person's number everywhere in the workspace (commands/recipient-erasure.ts). */
   'recipients.erase': { roles: ['owner'] },
 } as const satisfies Record<string, Rule>;

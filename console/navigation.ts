@@ -66,6 +66,7 @@ export function navigationFor(visitor: ConsoleVisitor, currentPath: string): Nav
         ...item('Team', '/team', 'team.view'),
         ...item('Fraud guard', '/fraud-guard', 'fraud_guard.view'),
         ...item('Audit log', '/audit', 'audit.view'),
+        ...item('Settings', '/settings', 'settings.manage'),
       ],
     },
   ].filter((section) => section.items.length > 0);

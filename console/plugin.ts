@@ -30,6 +30,7 @@ import { quickSendRoutes } from './routes/quick-send.js';
 import { secondFactorRoutes } from './routes/second-factor.js';
 import { teamRoutes } from './routes/team.js';
 import { webhookRoutes } from './routes/webhooks.js';
+import { workspaceSettingsRoutes } from './routes/workspace-settings.js';
 
 export async function consoleRoutes(app: FastifyInstance, { deps }: { deps: ConsoleDeps }) {
   app.get('/', async (_request, reply) => reply.redirect('/console', 302));
@@ -90,6 +91,7 @@ async function consolePages(app: FastifyInstance, { deps }: { deps: ConsoleDeps 
       await workspace.register(otpSenderRoutes, { context });
       await workspace.register(webhookRoutes, { context });
       await workspace.register(fraudGuardRoutes, { context });
+      await workspace.register(workspaceSettingsRoutes, { context });
     },
     { prefix: '/w/:workspace' },
   );

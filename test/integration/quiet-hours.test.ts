@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { workspaceUpdate } from '../../cli/commands/workspaces.js';
 import { UsageError } from '../../cli/output.js';
+import { addUser } from '../../commands/users.js';
 import { ConsoleBrowser, visibleText } from '../support/console.js';
 import { inbox, lookup, postMessages } from '../support/send.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
@@ -125,6 +126,83 @@ describe('the quiet hours setting', () => {
     const off = await workspaceUpdate(stack.admin, { slug: tenant.slug, 'quiet-hours': 'off' });
     expect((off.json as { quiet_hours: string | null }).quiet_hours).toBeNull();
     expect(off.human).toContain('quiet hours off');
+  });
+});
+
+describe("the console's Settings page", () => {
+  it('lets an owner set and remove quiet hours, audited, refuses an empty window inline, and is not offered to a developer', async () => {
+    const tenant = await createTenant(stack.admin);
+    const owner = `owner@${tenant.slug}.test`;
+    await addUser(stack.admin, {
+      workspace: tenant.slug,
+      email: owner,
+      password: 'correct horse 1',
+      role: 'owner',
+    });
+    const developer = new ConsoleBrowser(stack.app);
+    expect((await developer.signIn(`dev@${tenant.slug}.test`, 'correct horse 1')).status).toBe(303);
+    const base = `/console/w/${tenant.slug}`;
+    expect((await developer.get(`${base}/campaigns`)).body).not.toContain(
+      `href="${base}/settings"`,
+    );
+    expect((await developer.get(`${base}/settings`)).status).toBe(403);
+
+    const browser = new ConsoleBrowser(stack.app);
+    expect((await browser.signIn(owner, 'correct horse 1')).status).toBe(303);
+    const form = await browser.get(`${base}/settings`);
+    expect(form.status).toBe(200);
+    expect(form.body).toContain(`href="${base}/settings"`);
+    expect(form.body).toContain('name="enabled" value="on">');
+    expect(form.body).toContain('name="start" type="time" value="09:00"');
+
+    const saved = await browser.post(`${base}/settings/quiet-hours`, {
+      enabled: 'on',
+      start: '08:30',
+      end: '21:00',
+    });
+    expect(saved.status).toBe(303);
+    expect(saved.location).toBe(`${base}/settings?done=saved`);
+    const [row] = await stack.sql`
+      select quiet_hours_start, quiet_hours_end from workspaces where id = ${tenant.workspaceId}`;
+    expect(row).toEqual({ quietHoursStart: 510, quietHoursEnd: 1260 });
+    const shown = await browser.get(saved.location as string);
+    expect(shown.body).toContain('name="enabled" value="on" checked>');
+    expect(shown.body).toContain('name="end" type="time" value="21:00"');
+
+    const refused = await browser.post(`${base}/settings/quiet-hours`, {
+      enabled: 'on',
+      start: '10:00',
+      end: '10:00',
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toContain(
+      '<div class="field-error">Quiet hours must be a window of two 24-hour times, HH:MM-HH:MM (for example 09:00-20:00), or off</div>',
+    );
+
+    const off = await browser.post(`${base}/settings/quiet-hours`, {
+      start: '08:30',
+      end: '21:00',
+    });
+    expect(off.location).toBe(`${base}/settings?done=off`);
+    const audited = await stack.sql<
+      { actor: string; action: string; target: string; details: unknown }[]
+    >`
+      select actor, action, target, details from audit_log
+      where workspace_id = ${tenant.workspaceId} and action = 'workspace.updated' order by id`;
+    expect(audited).toEqual([
+      {
+        actor: owner,
+        action: 'workspace.updated',
+        target: `workspace ${tenant.slug}`,
+        details: { quiet_hours: '08:30-21:00' },
+      },
+      {
+        actor: owner,
+        action: 'workspace.updated',
+        target: `workspace ${tenant.slug}`,
+        details: { quiet_hours: 'off' },
+      },
+    ]);
   });
 });
 
