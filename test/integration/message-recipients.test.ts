@@ -14,6 +14,7 @@ import { UsageError } from '../../cli/output.js';
 import { eraseRecipientNumber } from '../../commands/recipient-erasure.js';
 import { optOut } from '../../db/opt-outs.js';
 import { insertProvider } from '../../db/providers.js';
+import { dropCampaignPersonalData } from '../../db/retention.js';
 import { maskedNumber } from '../../domain/phone.js';
 import { type RunningSimulator, startSimulator } from '../../providers/simulator/server.js';
 import { type RunningWorker, startHeraldWorker } from '../../server/worker.js';
@@ -374,6 +375,26 @@ describe('statuses the send has not settled', () => {
         next_cursor: null,
       },
     });
+  });
+});
+
+describe('retention', () => {
+  it('leaves a campaign past RETENTION_DAYS listed with every number masked, exclusions too', async () => {
+    const [kept, optedOut] = numbers(2) as [string, string];
+    await optOut(stack.sql, tenant.workspaceId, optedOut, 'operator');
+    const campaign = await send(
+      { recipients: [optedOut, kept], message: 'Old news', message_purpose: 'marketing' },
+      { total: 1, excluded: 1 },
+    );
+    await waitForCompletion(stack, fullKey, campaign);
+    await stack.sql`
+      update campaigns set created_at = now() - interval '100 days' where id = ${campaign}`;
+    await expect.poll(() => dropCampaignPersonalData(stack.sql, 90, 1_000)).toBeGreaterThan(0);
+    const listed = (await listing(fullKey, campaign)).data.recipients;
+    expect(listed.map((row) => [row.recipient, row.status])).toEqual([
+      [maskedNumber(kept), expect.stringMatching(/^(sent|delivered)$/)],
+      [maskedNumber(optedOut), 'excluded'],
+    ]);
   });
 });
 
