@@ -1,5 +1,6 @@
 // Herald console: small progressive enhancements. Every page works without this file; it adds
-// confirmations, copy buttons, CSV import into Quick Send and the daily charts.
+// confirmations, copy buttons, CSV import into Quick Send, the browser's time zone for Send
+// later, and the daily charts.
 (() => {
   // Confirmation before destructive actions: <form data-confirm="Revoke this key?">.
   document.addEventListener('submit', (event) => {
@@ -71,6 +72,16 @@
     const count = box.value.split(/[\n,;\t]/).filter((value) => value.trim() !== '').length;
     label.textContent = `${count.toLocaleString('en-US')} recipient${count === 1 ? '' : 's'} entered`;
   });
+
+  // Send later: the time zone select starts at the browser's zone (the page offers UTC without
+  // this file); a zone chosen before (a form shown again) is kept.
+  for (const select of document.querySelectorAll('select[data-browser-zone="choose"]')) {
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    if (!zone) continue;
+    if (![...select.options].some((option) => option.value === zone))
+      select.add(new Option(zone, zone));
+    select.value = zone;
+  }
 
   // Daily charts: <div class="chart" data-series='{"days":[...],"sent":[...],...}'> (the
   // dashboard's) or '{"days":[...],"lines":[{"label":"...","values":[...]},...]}' (any lines).

@@ -28,6 +28,7 @@ import type { ConsoleContext } from '../context.js';
 import { formErrors, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
 import { type Form, formOf, redirect, sendHtml, text } from '../http.js';
+import { readSendLater, SEND_LATER_ZONES, sendLaterField } from '../send-later.js';
 import { render } from '../views.js';
 
 /** The use-case's input fields, as this form labels them. */
@@ -40,6 +41,7 @@ const LABELS: Record<string, string> = {
   provider: 'Provider',
   failoverRoute: 'Failover route',
   variables: 'Variables',
+  sendAt: 'Send later',
 };
 
 /** The first messages a preview shows. */
@@ -115,6 +117,12 @@ export async function campaignRoutes(
         form,
         errors,
         preview,
+        zones: SEND_LATER_ZONES,
+        sendLater: sendLaterField(
+          'campaign-send-later',
+          { send_at: text(form, 'send_at'), send_at_zone: text(form, 'send_at_zone') },
+          errors.sendAt ? [errors.sendAt] : [],
+        ),
       }),
     );
 
@@ -149,6 +157,8 @@ export async function campaignRoutes(
     const form = formOf(request);
     if (text(form, 'intent') === 'preview') return previewPage(reply, signedIn, form);
     const workspaceId = signedIn.visitor.workspaceId;
+    const later = readSendLater(text(form, 'send_at'), text(form, 'send_at_zone'));
+    if (!later.ok) return createPage(reply, signedIn, 422, form, { sendAt: later.error });
     const created = await orRefusal(() =>
       createNamedCampaign(
         deps,
@@ -162,6 +172,7 @@ export async function campaignRoutes(
           provider: text(form, 'provider'),
           failoverRoute: text(form, 'failover_route'),
           variables: text(form, 'variables'),
+          sendAt: later.sendAt,
         },
         // Confirmed, or left paused until someone resumes it (`herald campaign resume`).
         async ({ id }) => (await dispatchCampaign(deps, { workspaceId, campaignId: id })).confirmed,
@@ -174,11 +185,12 @@ export async function campaignRoutes(
       name: created.name,
       recipients: created.recipients,
       dispatch_confirmed: created.dispatched,
+      ...(later.sendAt && { scheduled_at: later.sendAt }),
     });
     return redirect(
       request,
       reply,
-      `${signedIn.base}/batches/${created.id}?done=${created.dispatched ? 'created' : 'paused'}`,
+      `${signedIn.base}/batches/${created.id}?done=${created.dispatched ? (later.sendAt ? 'scheduled' : 'created') : 'paused'}`,
     );
   });
 }
