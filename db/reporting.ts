@@ -37,6 +37,8 @@ export interface ReportBatch {
   deliveryUnknown: number;
   /** Recipients' replies that answer it (inbound_messages, 0036; STOP/START not counted). */
   replies: number;
+  /** Messages its cancel left unsent (0038). */
+  canceled: number;
 }
 
 /** A batch with its campaign's reference: `from report_batches r join campaigns c`. */
@@ -44,7 +46,7 @@ const batchColumns = (sql: Sql) => sql`
   r.campaign_id as id, r.kind, r.source, r.name, c.reference, r.status, r.purpose,
   r.routing_type, r.provider_slug, r.provider_name, r.failover_route_slug, r.failover_route_name,
   r.created_at, r.completed_at, r.recipients, r.sent, r.failed_to_send, r.delivered,
-  r.delivery_failed, r.delivery_unknown, r.replies`;
+  r.delivery_failed, r.delivery_unknown, r.replies, r.canceled`;
 
 type StoredBatch = Omit<ReportBatch, 'name'> & { name: string | null };
 
@@ -160,6 +162,7 @@ export interface CompletedCampaignTotals {
   deliveryFailed: number;
   deliveryUnknown: number;
   replies: number;
+  canceled: number;
 }
 
 /** Named campaigns (never Quick Send) completed between `from` and `to`, with current counts. */
@@ -175,7 +178,7 @@ export async function sumCompletedCampaigns(
            coalesce(sum(delivered), 0) as delivered,
            coalesce(sum(delivery_failed), 0) as delivery_failed,
            coalesce(sum(delivery_unknown), 0) as delivery_unknown,
-           coalesce(sum(replies), 0) as replies
+           coalesce(sum(replies), 0) as replies, coalesce(sum(canceled), 0) as canceled
     from report_batches
     where workspace_id = ${workspaceId} and kind = 'campaign'
       and completed_at >= ${from} and completed_at <= ${to}`;

@@ -55,6 +55,10 @@ export const batchCounts = {
       'Sent messages without a delivery receipt yet: sent − delivered − delivery_failed − delivery_unknown.',
     ),
   delivery_rate_percent: deliveryRatePercent,
+  canceled: z
+    .number()
+    .int()
+    .describe('Messages never sent because the batch was canceled (counted in recipients only).'),
   replies: z
     .number()
     .int()
@@ -72,6 +76,7 @@ type Counts = Pick<
   | 'deliveryFailed'
   | 'deliveryUnknown'
   | 'replies'
+  | 'canceled'
 >;
 
 export function countsOf(row: Counts) {
@@ -84,6 +89,7 @@ export function countsOf(row: Counts) {
     delivery_unknown: row.deliveryUnknown,
     awaiting_delivery: row.sent - row.delivered - row.deliveryFailed - row.deliveryUnknown,
     delivery_rate_percent: ratePercent(row.delivered, row.sent),
+    canceled: row.canceled,
     replies: row.replies,
   };
 }

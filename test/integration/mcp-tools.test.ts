@@ -7,6 +7,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { cancelCampaign } from '../../db/campaign-lifecycle.js';
 import {
   completeCampaign,
   recordDeliveries,
@@ -189,6 +190,24 @@ const counts = (
   awaiting_delivery: sent - delivered - delivery_failed,
   delivery_rate_percent,
   replies: 0,
+  canceled: 0,
+});
+
+describe('a canceled campaign', () => {
+  it('is reported canceled, with the messages its cancel left unsent', async () => {
+    const workspaceId = await workspace();
+    const id = await batch(workspaceId, { source: 'campaign', name: 'Autumn', recipients: 5 });
+    await settle(id, { 1: 'sent', 2: 'failed' });
+    expect(await cancelCampaign(stack.sql, workspaceId, id)).toMatchObject({ kind: 'canceled' });
+    const report = await call(getCampaignReport, contextFor(workspaceId, new Date()), {
+      campaign_id: id,
+    });
+    expect(report.campaign).toMatchObject({
+      status: 'canceled',
+      ...counts(5, 1, 1, 0, 0, 0),
+      canceled: 3,
+    });
+  });
 });
 
 describe('campaign and Quick Send tools (SPEC §2.5, §4.5 rule 1)', () => {
