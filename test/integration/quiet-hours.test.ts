@@ -12,7 +12,7 @@ import { workspaceUpdate } from '../../cli/commands/workspaces.js';
 import { UsageError } from '../../cli/output.js';
 import { addUser } from '../../commands/users.js';
 import { ConsoleBrowser, visibleText } from '../support/console.js';
-import { inbox, lookup, postMessages } from '../support/send.js';
+import { dispatchPrepared, inbox, lookup, messageRows, postMessages } from '../support/send.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
 
 const simulatorUrl = inject('simulatorUrl');
@@ -291,6 +291,46 @@ describe('a marketing campaign in quiet hours', () => {
     }
     const waiting = await browser.get(`/console/w/${tenant.slug}/batches/${marketing}`);
     expect(visibleText(waiting.body)).not.toContain('waiting for quiet hours');
+  });
+
+  it('fails a held message as expired when its validity ends before its window opens', {
+    timeout: 60_000,
+  }, async () => {
+    const tenant = await createTenant(stack.admin);
+    const [number] = french(1) as [string];
+    const { window } = await windowOpeningInParis(180);
+    await setQuietHours(tenant, window);
+    let validUntil = new Date(0);
+    const id = await dispatchPrepared(
+      stack,
+      tenant.workspaceId,
+      { body: 'Flash sale', providerSlug: 'own', recipients: [number], purpose: 'marketing' },
+      async (campaignId) => {
+        const [row] = await stack.sql<{ validUntil: Date }[]>`
+          update campaigns set valid_until = date_trunc('second', now()) + interval '6 seconds'
+          where id = ${campaignId} returning valid_until`;
+        validUntil = row?.validUntil as Date;
+      },
+    );
+    // Held until its validity ends, not until the window opens 3 hours ahead...
+    await expect
+      .poll(() => heldUntil(id), { timeout: 5_000, interval: 100 })
+      .toEqual([{ recipient: number, heldUntil: validUntil }]);
+    // ...then woken to fail as expired, never sent.
+    await expect
+      .poll(async () => (await lookup(stack, tenant.token, id)).status, {
+        timeout: 30_000,
+        interval: 250,
+      })
+      .toBe('completed');
+    expect(await messageRows(stack, id)).toMatchObject([
+      {
+        status: 'failed',
+        providerSlug: null,
+        error: 'validity period ended before it could be submitted',
+      },
+    ]);
+    expect(await inbox(simulatorUrl, number)).toEqual([]);
   });
 
   it('is canceled while it waits: the held messages become canceled and the sleeping run ends', {
