@@ -312,6 +312,66 @@ describe('campaignWorkflow: chunks and lanes', { timeout: 60_000 }, () => {
   });
 });
 
+describe('campaignWorkflow: quiet hours', { timeout: 60_000 }, () => {
+  const campaignId = 43;
+  const HOLD_MS = 14 * 3_600_000;
+
+  it('sleeps on a durable timer until the held messages may go, then runs the chunk again', async () => {
+    const inputs: unknown[] = [];
+    await withWorker(
+      {
+        submitChunk: async (input) => {
+          inputs.push(input);
+          return inputs.length === 1
+            ? { completed: false, heldUntil: new Date(Date.now() + HOLD_MS).toISOString() }
+            : { completed: true };
+        },
+      },
+      async (taskQueue, workflowId) => {
+        await env.client.workflow.execute<typeof campaignWorkflow>('campaignWorkflow', {
+          workflowId,
+          taskQueue,
+          args: [{ campaignId, total: 30 }],
+        });
+        const { events } = await env.client.workflow.getHandle(workflowId).fetchHistory();
+        const [timer] = timers(events ?? []);
+        expect(timer).toBeGreaterThan(HOLD_MS - 60_000);
+        expect(timer).toBeLessThanOrEqual(HOLD_MS);
+        expect(await finalStatus(workflowId)).toBe('completed');
+      },
+    );
+    const chunk = { campaignId, fromSeq: 1, toSeq: 30, quietHours: true };
+    expect(inputs).toEqual([chunk, chunk]);
+  });
+
+  it('wakes on a cancel and ends: no further run of the chunk', async () => {
+    const calls: string[] = [];
+    await withWorker(
+      {
+        submitChunk: async () => {
+          calls.push('chunk');
+          return { completed: false, heldUntil: new Date(Date.now() + HOLD_MS).toISOString() };
+        },
+        completeCampaign: async () => {
+          calls.push('complete');
+        },
+      },
+      async (taskQueue, workflowId) => {
+        const handle = await env.client.workflow.start<typeof campaignWorkflow>(
+          'campaignWorkflow',
+          { workflowId, taskQueue, args: [{ campaignId, total: 30 }] },
+        );
+        await until(() => calls.length === 1, 'the first run of the chunk');
+        // Time stands still while a signal is awaited: the run is asleep on its timer.
+        await handle.signal('campaignCanceled');
+        await handle.result();
+        expect(await finalStatus(workflowId)).toBe('canceled');
+      },
+    );
+    expect(calls).toEqual(['chunk', 'complete']);
+  });
+});
+
 describe('otpWorkflow: reconcile loop and expiry', { timeout: 60_000 }, () => {
   const requestId = 'otp-1';
   const MINUTE = 60_000;
