@@ -18,6 +18,7 @@ import {
 } from './support/campaigns.js';
 import { cpuByPart, cpuPerRequest } from './support/cpu.js';
 import { measureLatency, median, round, runConcurrently } from './support/measure.js';
+import { personalizedAcceptLatency } from './support/personalized.js';
 import { scrapedByPrometheus } from './support/prometheus.js';
 import { type BenchStack, log, startBenchStack } from './support/stack.js';
 
@@ -31,6 +32,18 @@ const LATENCY_PLAN = [
   { recipients: CAMPAIGN_SIZE, concurrency: 1, requests: 20 },
   { recipients: CAMPAIGN_SIZE, concurrency: 32, requests: 64 },
 ];
+
+/**
+ * Plain and personalised 1,000-recipient sends in alternating rounds at concurrency 1.
+ * BENCH_PERSONALIZED_ROUNDS and BENCH_PERSONALIZED_PER_ROUND shrink it; BENCH_SMS_ONLY=personalized
+ * runs only this part (a quick check of it).
+ */
+const PERSONALIZED_LATENCY = {
+  rounds: Number(process.env.BENCH_PERSONALIZED_ROUNDS ?? 4),
+  perRound: Number(process.env.BENCH_PERSONALIZED_PER_ROUND ?? 10),
+  concurrency: 1,
+};
+const ONLY_PERSONALIZED = process.env.BENCH_SMS_ONLY === 'personalized';
 
 async function acceptLatency(stack: BenchStack) {
   const results = [];
@@ -84,11 +97,27 @@ async function main() {
   try {
     // Zero latency, no receipts: the figures are Herald's own cost per message.
     await simulatorBehaviour(stack, 'none');
+    if (ONLY_PERSONALIZED) {
+      // One campaign first: the rounds wait for campaigns to drain, which needs one completed.
+      log('warming up');
+      await sendCampaigns(stack, 1);
+      log('202 latency: 1,000 recipients, personalised and plain');
+      const personalized = await personalizedAcceptLatency(stack, PERSONALIZED_LATENCY);
+      const result = {
+        benchmark: 'sms',
+        shape: stack.shape,
+        personalized_accept_latency_202: personalized,
+      };
+      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+      return;
+    }
     log('warming up');
     await sendCampaigns(stack, 1);
     await baseline(stack, CAMPAIGN_SIZE);
 
     const accept = await acceptLatency(stack);
+    log('202 latency: 1,000 recipients, personalised and plain');
+    const personalizedAccept = await personalizedAcceptLatency(stack, PERSONALIZED_LATENCY);
     const drainRuns = [];
     const baselineRuns = [];
     for (let run = 0; run < DRAIN_RUNS; run++) {
@@ -129,6 +158,7 @@ async function main() {
       machine: { cpus: cpus().length, node: process.version },
       setup: `${stack.setup}; simulator at 0 ms latency without receipts`,
       accept_latency_202: accept,
+      personalized_accept_latency_202: personalizedAccept,
       one_recipient_c32_over_workflow_start_floor_c32: single32OverFloor,
       drain_1000: {
         runs_s: drainRuns.map((run) => run.seconds),

@@ -103,6 +103,16 @@ const DEFINITIONS: Definition[] = [
     aim: { text: '≤ 500', verdict: ['sms_1_worker', 'thousand_recipients_c32_p99_at_most_500_ms'] },
   },
   {
+    figure: '1,000-recipient personalised send, concurrency 1, p50 ms',
+    read: (f) =>
+      number(at(f, 'sms_1_worker', 'personalized_accept_latency_202.personalized.p50_ms')),
+  },
+  {
+    figure: '1,000-recipient send c1 p50, personalised ÷ plain (same rounds)',
+    read: (f) =>
+      number(at(f, 'sms_1_worker', 'personalized_accept_latency_202.p50_personalized_over_plain')),
+  },
+  {
     figure: 'OTP send, concurrency 1, p50 ms',
     read: (f) => number(at(f, 'otp', 'send.concurrency_1.p50_ms')),
   },
