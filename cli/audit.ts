@@ -365,7 +365,23 @@ const AUDITED: Record<string, CommandAudit> = {
         recipients: option(options, 'recipients')
           .split(',')
           .filter((recipient) => recipient.trim() !== '').length,
-        dispatch_confirmed: field(output, 'status') === 'queued',
+        dispatch_confirmed: field(output, 'status') !== 'paused',
+        ...(given(options, 'send-at') !== undefined && {
+          scheduled_at: given(options, 'send-at') ?? null,
+        }),
+      }),
+    ),
+  },
+  'campaign cancel': {
+    lines: line(
+      'campaign.canceled',
+      ({ output }) => `campaign #${field(output, 'id')}`,
+      // As the console records it: what was canceled, and the claimed ones still settling.
+      ({ output }) => ({
+        canceled: Number(field(output, 'canceled_count')),
+        settling: Number(field(output, 'queued_count')),
+        sent: Number(field(output, 'sent_count')),
+        failed: Number(field(output, 'failed_count')),
       }),
     ),
   },

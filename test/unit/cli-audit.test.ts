@@ -136,6 +136,17 @@ const RUNS: Record<string, AuditInput> = {
     },
     output: { id: 21, status: 'paused' },
   },
+  'campaign cancel': {
+    options: { workspace: 'acme', id: '21' },
+    output: {
+      id: 21,
+      status: 'canceled',
+      canceled_count: 790,
+      queued_count: 10,
+      sent_count: 200,
+      failed_count: 0,
+    },
+  },
   'campaign resume': {
     options: { workspace: 'acme', id: '21' },
     output: { id: 21, status: 'queued' },
@@ -275,6 +286,29 @@ describe('CLI audit lines', () => {
         action: 'campaign.created',
         target: 'campaign #21',
         details: { name: 'Spring sale', recipients: 2, dispatch_confirmed: false },
+      },
+    ]);
+    const scheduled = {
+      options: { ...RUNS['campaign create']?.options, 'send-at': '2026-12-01T09:00:00+10:00' },
+      output: { id: 22, status: 'scheduled', scheduled_at: '2026-11-30T23:00:00.000Z' },
+    };
+    expect(auditLinesOf('campaign create', scheduled as AuditInput)).toEqual([
+      {
+        action: 'campaign.created',
+        target: 'campaign #22',
+        details: {
+          name: 'Spring sale',
+          recipients: 2,
+          dispatch_confirmed: true,
+          scheduled_at: '2026-12-01T09:00:00+10:00',
+        },
+      },
+    ]);
+    expect(lines('campaign cancel')).toEqual([
+      {
+        action: 'campaign.canceled',
+        target: 'campaign #21',
+        details: { canceled: 790, settling: 10, sent: 200, failed: 0 },
       },
     ]);
   });
