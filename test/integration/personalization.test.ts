@@ -6,6 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { setGuard, showGuard } from '../../commands/guard-settings.js';
+import { eraseRecipient } from '../../db/recipient-erasure.js';
+import { dropCampaignPersonalData } from '../../db/retention.js';
+import { maskedNumber } from '../../domain/phone.js';
 import {
   type InboxMessage,
   invalid,
@@ -381,6 +384,48 @@ describe('personalised sends', () => {
     const wrong = entries.filter((entry) => entry.body !== expected.get(entry.to));
     expect(wrong).toEqual([]);
     expect(new Set(entries.map((entry) => entry.to)).size).toBe(1000);
+  });
+});
+
+describe('personal data in rendered texts', () => {
+  it('erasing a number empties its own text and masks it where another text quotes it; retention empties the rest', async () => {
+    const tenant = await createTenant(stack.admin);
+    const [a, b, c] = numbers(3) as [string, string, string];
+    const id = await sendQueued(
+      stack,
+      tenant.token,
+      {
+        recipients: [a, b, c],
+        message: 'Hi {{name}}, call {{contact}}',
+        personalization: {
+          [a]: { name: 'Ann', contact: '+61200000000' },
+          [b]: { name: 'Bob', contact: a },
+          [c]: { name: 'Cat', contact: a.slice(1) },
+        },
+      },
+      { total: 3 },
+    );
+    await waitForCompletion(stack, tenant.token, id);
+    const erased = await eraseRecipient(stack.sql, {
+      number: a,
+      workspaceId: tenant.workspaceId,
+      erasedForm: `erased-${a}`,
+    });
+    expect(erased.texts).toBe(2);
+    expect(await messageTexts(id)).toEqual([
+      { recipient: maskedNumber(a), body: '', segments: 1 },
+      { recipient: b, body: `Hi Bob, call ${maskedNumber(a)}`, segments: 1 },
+      { recipient: c, body: `Hi Cat, call ${maskedNumber(a)}`, segments: 1 },
+    ]);
+
+    // Older than any window a test uses: only this campaign is due.
+    await stack.sql`update campaigns set created_at = now() - interval '5000 days' where id = ${id}`;
+    while ((await dropCampaignPersonalData(stack.sql, 4000, 100)) > 0);
+    expect(await messageTexts(id)).toEqual([
+      { recipient: maskedNumber(a), body: '', segments: 1 },
+      { recipient: maskedNumber(b), body: '', segments: 1 },
+      { recipient: maskedNumber(c), body: '', segments: 1 },
+    ]);
   });
 });
 
