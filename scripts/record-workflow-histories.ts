@@ -37,6 +37,7 @@ import { freePort } from '../cli/embedded/ports.js';
 import { findTemporalCli, startTemporalDevServer } from '../cli/embedded/temporal.js';
 import {
   startCampaignWorkflow,
+  startHelpReplyWorkflow,
   startOtpWorkflow,
   startWebhookWorkflow,
 } from '../temporal/workflow-starts.js';
@@ -44,6 +45,7 @@ import { startTimeSkippingEnvironment } from '../test/support/time-skipping.js';
 import {
   CAMPAIGN_CANCELED_SIGNAL,
   campaignWorkflowId,
+  helpReplyWorkflowId,
   OTP_TASK_QUEUE,
   otpWorkflowId,
   searchAttributes,
@@ -82,6 +84,7 @@ const activities: Partial<Activities> = {
   },
   completeCampaign: async () => {},
   beginScheduledCampaign: async () => 'queued',
+  sendHelpReply: async () => 'sent',
   submitOtp: async ({ requestId }) => ({ status: otpScripts.get(requestId)?.submit ?? 'failed' }),
   reconcileOtp: async ({ requestId }) => ({
     status: otpScripts.get(requestId)?.reconcile.shift() ?? 'pending',
@@ -259,6 +262,11 @@ const scenarios: Record<string, Scenario> = {
       7,
     );
     return finished(client, webhookLaneWorkflowId(WORKSPACE_ID, lane.subject, 7));
+  },
+  /** HELP's automatic answer to one inbound message, started as the api starts it: sent. */
+  'help-reply': async (client) => {
+    await startHelpReplyWorkflow(client, { workspaceId: WORKSPACE_ID, inboundId: 7 });
+    return finished(client, helpReplyWorkflowId(WORKSPACE_ID, 7));
   },
   /** Today's daily run, started as the schedule starts it, with nothing to clean. */
   'maintenance-daily': async (client) => {
