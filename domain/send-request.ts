@@ -155,9 +155,11 @@ export const sendRequestSchema = z
         `Up to ${MAX_REFERENCE_LENGTH} characters; stored with the campaign`,
       ),
       send_at: optional(
-        text().pipe(
-          z.iso.datetime({ offset: true, error: SEND_AT_FORMAT }).transform((at) => new Date(at)),
-        ),
+        text()
+          .meta({ format: 'date-time', examples: ['2026-12-01T09:00:00+10:00'] })
+          .pipe(
+            z.iso.datetime({ offset: true, error: SEND_AT_FORMAT }).transform((at) => new Date(at)),
+          ),
         `When to send: ISO 8601 with a time zone offset, 1 minute to ${SCHEDULE_MAX_AHEAD_DAYS} days ahead. The campaign is \`scheduled\` until then; message validity counts from then`,
       ),
     },

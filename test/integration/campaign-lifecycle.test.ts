@@ -157,6 +157,30 @@ describe('send_at', () => {
   });
 });
 
+describe('the OpenAPI document', () => {
+  it('describes send_at with an example, and the cancel answer with one', async () => {
+    const document = (await stack.app.inject({ url: '/api/v1/openapi.json' })).json();
+    expect(
+      document.paths['/api/v1/messages'].post.requestBody.content['application/json'].schema
+        .properties.send_at,
+    ).toEqual({
+      description: expect.stringContaining('ISO 8601 with a time zone offset, 1 minute to 35 days'),
+      anyOf: [
+        { type: 'string', format: 'date-time', examples: ['2026-12-01T09:00:00+10:00'] },
+        { type: 'null' },
+      ],
+    });
+    const cancel = document.paths['/api/v1/messages/{campaign}/cancel'].post;
+    expect(Object.keys(cancel.responses)).toEqual(
+      expect.arrayContaining(['200', '401', '403', '404', '409']),
+    );
+    expect(cancel.responses['200'].content['application/json'].example.data.message).toMatchObject({
+      status: 'canceled',
+      canceled_count: 798,
+    });
+  });
+});
+
 describe('POST /api/v1/messages/{id}/cancel', () => {
   it('cancels a scheduled campaign: nothing is sent at its time, a second cancel answers the same', async () => {
     const recipients = numbers(3);
