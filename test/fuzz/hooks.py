@@ -21,6 +21,16 @@ STATEFUL_REFUSALS = {
         # The workspace's fraud guard: its blocked ranges and allowed countries.
         r"The recipients\.\d+ field is in a blocked number range \(\+\d+\) for SMS\.",
         r"The recipients\.\d+ field is in a country this workspace does not send to for SMS\.",
+        # send_at is read against the clock; and an RFC 3339 date-time the ISO 8601 reading
+        # refuses (a lowercase t or z, second 60).
+        r"The send at field must be a date between 1 minute and 35 days from now\.",
+        r"The send at field must be a valid ISO 8601 date and time with a time zone offset\.",
+        # personalization: its keys against the recipients, its values against the message.
+        r"The personalization\.\S+ field must be one of the recipients\.",
+        r"The personalization\.\S+ field repeats a recipient given before\.",
+        r"The personalization\.\S+ field has no value for .+, used in the message\.",
+        r"The personalization\.\S+ field makes the message (blank|longer than 1600 characters)\.",
+        r"The message field has .+, which is not a variable name: .+",
         KEY_REUSED,
     ],
     "POST /api/v1/otp/send": [
