@@ -20,7 +20,7 @@ import {
   type Variables,
 } from './personalization.js';
 import { E164, parseE164 } from './phone.js';
-import { fitsCharacters, NOT_BLANK, optional } from './request-schema.js';
+import { fitsCharacters, NO_NUL, NOT_BLANK, optional } from './request-schema.js';
 
 /** send-request.ts's MAX_MESSAGE_LENGTH (that module imports this one). */
 const MAX_MESSAGE_LENGTH = 1600;
@@ -59,7 +59,12 @@ const variables = z
   .meta({
     propertyNames: { pattern: VARIABLE_NAME.source },
     maxProperties: MAX_VARIABLES,
-    additionalProperties: { type: 'string', maxLength: MAX_VARIABLE_LENGTH },
+    additionalProperties: {
+      type: 'string',
+      maxLength: MAX_VARIABLE_LENGTH,
+      // No NUL: the api refuses one in any string (api/input-guard.ts).
+      pattern: NO_NUL.source,
+    },
   });
 
 export const personalizationField = optional(

@@ -441,7 +441,7 @@ describe('the OpenAPI document', () => {
         type: 'object',
         propertyNames: { pattern: '^[a-z][a-z0-9_]{0,31}$' },
         maxProperties: 20,
-        additionalProperties: { type: 'string', maxLength: 1600 },
+        additionalProperties: { type: 'string', maxLength: 1600, pattern: '^[^\\u0000]*$' },
       },
     });
     expect(schema.properties.personalization.anyOf[0].examples).toEqual([
