@@ -75,6 +75,8 @@ describe('validateSendRequest: accepted bodies', () => {
       providerSlug: null,
       failoverRouteSlug: null,
       reference: null,
+      sendAt: null,
+      personalized: null,
     });
   });
 
@@ -88,6 +90,7 @@ describe('validateSendRequest: accepted bodies', () => {
         provider_slug: null,
         failover_route_slug: null,
         reference: null,
+        send_at: null,
         unknown: { anything: true },
       }),
     ).toEqual(accepted(base));
@@ -109,6 +112,7 @@ describe('validateSendRequest: accepted bodies', () => {
         routing_type: 'failover',
         failover_route_slug: 'au-primary_2',
         reference: 'order-42',
+        send_at: '2026-12-01T09:00:00+10:00',
       }),
     ).toEqual({
       recipients: [MOBILE],
@@ -119,6 +123,8 @@ describe('validateSendRequest: accepted bodies', () => {
       providerSlug: null,
       failoverRouteSlug: 'au-primary_2',
       reference: 'order-42',
+      sendAt: new Date('2026-11-30T23:00:00.000Z'),
+      personalized: null,
     });
   });
 
