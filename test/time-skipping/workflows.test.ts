@@ -4,6 +4,7 @@
  * exactly which activities a run asks for, with which input, in which order. What the activities
  * do against Postgres and the providers is the real-stack suites' job (test/integration).
  */
+import { activityInfo } from '@temporalio/activity';
 import {
   WithStartWorkflowOperation,
   WorkflowFailedError,
@@ -315,6 +316,12 @@ describe('campaignWorkflow: chunks and lanes', { timeout: 60_000 }, () => {
 describe('campaignWorkflow: quiet hours', { timeout: 60_000 }, () => {
   const campaignId = 43;
   const HOLD_MS = 14 * 3_600_000;
+  /**
+   * HOLD_MS from now by the test server's clock, which earlier tests have skipped ahead of the
+   * real one: the workflow's timer reads that clock.
+   */
+  const heldUntil = () =>
+    new Date(activityInfo().currentAttemptScheduledTimestampMs + HOLD_MS).toISOString();
 
   it('sleeps on a durable timer until the held messages may go, then runs the chunk again', async () => {
     const inputs: unknown[] = [];
@@ -323,7 +330,7 @@ describe('campaignWorkflow: quiet hours', { timeout: 60_000 }, () => {
         submitChunk: async (input) => {
           inputs.push(input);
           return inputs.length === 1
-            ? { completed: false, heldUntil: new Date(Date.now() + HOLD_MS).toISOString() }
+            ? { completed: false, heldUntil: heldUntil() }
             : { completed: true };
         },
       },
@@ -350,7 +357,7 @@ describe('campaignWorkflow: quiet hours', { timeout: 60_000 }, () => {
       {
         submitChunk: async () => {
           calls.push('chunk');
-          return { completed: false, heldUntil: new Date(Date.now() + HOLD_MS).toISOString() };
+          return { completed: false, heldUntil: heldUntil() };
         },
         completeCampaign: async () => {
           calls.push('complete');
