@@ -77,6 +77,8 @@ export const scheduledRestart: Scenario = {
       const lookups: { when: string; statuses: (string | null)[] }[] = [
         { when: 'after the 202', statuses: await statuses(stack, tenant, campaigns) },
       ];
+      // When the last lookup that must say scheduled was answered: before send_at, or it proves nothing.
+      let lookedUpBy = Date.now();
 
       await sleep(BEFORE_KILL_MS);
       const killedAt = Date.now();
@@ -93,12 +95,13 @@ export const scheduledRestart: Scenario = {
       ]);
       const backAt = Date.now();
       log(`every process back, ${seconds(backAt - sendAtMs)} s from send_at`);
-      if (!downAcross)
+      if (!downAcross) {
         lookups.push({
           when: 'after the restart',
           statuses: await statuses(stack, tenant, campaigns),
         });
-      const lookedUpBy = Date.now();
+        lookedUpBy = Date.now();
+      }
 
       const completed = await untilAllCompleted(
         stack,
