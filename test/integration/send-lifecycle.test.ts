@@ -130,8 +130,17 @@ describe('campaign counters (SPEC §2.1, §3)', () => {
       status: 'completed',
       queued_count: 0,
       sent_count: 3,
+      // Receipts may come before or after the campaign completes.
+      delivered_count: expect.any(Number),
       completed_at: expect.stringMatching(ISO),
     });
+    // Then every receipt (the simulator delivers) is counted on the campaign.
+    await expect
+      .poll(async () => (await lookup(stack, tenant.token, id)).delivered_count, {
+        timeout: 15_000,
+      })
+      .toBe(3);
+    expect(await lookup(stack, tenant.token, id)).toMatchObject({ undelivered_count: 0 });
     const [row] = await stack.sql<{ completedAt: Date }[]>`
       select completed_at from campaigns where id = ${id}`;
     expect(done.completed_at).toBe(row?.completedAt.toISOString());
