@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { campaignCancel, campaignCreate } from '../../cli/commands/campaigns.js';
 import { webhookCreate } from '../../cli/commands/webhooks.js';
+import { dispatchCampaign } from '../../commands/dispatch-campaign.js';
 import { parseEnv } from '../../config/env.js';
 import { dropCampaignPersonalData } from '../../db/retention.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
@@ -16,6 +17,7 @@ import {
   lookup,
   numbers,
   postMessages,
+  saveDirectCampaign,
   simulatorProvider,
 } from '../support/send.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
@@ -318,6 +320,60 @@ describe('POST /api/v1/messages/{id}/cancel', () => {
         completed_at: atCancel.completed_at,
       },
     });
+  });
+
+  it('answers 30 cancels raced at once the same, and writes campaign.canceled once', async () => {
+    const endpoint = (
+      await webhookCreate(
+        { ...stack.admin, env: { ...stack.admin.env, WEBHOOK_ALLOW_PRIVATE_URLS: true } },
+        { workspace: tenant.slug, url: 'http://127.0.0.1:9/raced', events: 'campaign.canceled' },
+      )
+    ).json as { id: number };
+    const id = await dispatchPrepared(
+      stack,
+      tenant.workspaceId,
+      { body: 'Raced', providerSlug: 'own', recipients: numbers(5), sendAt: inAMinute() },
+      async () => {},
+    );
+    const answers = await Promise.all(Array.from({ length: 30 }, () => cancel(id)));
+    expect(new Set(answers.map((answer) => answer.statusCode))).toEqual(new Set([200]));
+    expect(new Set(answers.map((answer) => answer.body)).size).toBe(1);
+    expect(answers[0]?.json().data.message).toMatchObject({
+      status: 'canceled',
+      canceled_count: 5,
+    });
+    const events = await stack.sql<{ endpointIds: number[] }[]>`
+      select endpoint_ids from webhook_events
+      where type = 'campaign.canceled' and data->>'campaign_id' = ${String(id)}`;
+    // Once, to every endpoint of the workspace that takes it (an earlier test added one too).
+    expect(events).toHaveLength(1);
+    expect(events[0]?.endpointIds).toContain(endpoint.id);
+  });
+
+  it('keeps a paused campaign canceled when the sweeper dispatches it afterwards', async () => {
+    const recipients = numbers(3);
+    const id = await saveDirectCampaign(stack, tenant.workspaceId, {
+      body: 'Paused, then canceled',
+      providerSlug: 'own',
+      recipients,
+    });
+    expect((await cancel(id)).json().data.message).toMatchObject({
+      status: 'canceled',
+      canceled_count: 3,
+    });
+    // What the paused-campaign sweeper (or a keyed retry) does next.
+    const { confirmed, workflowId } = await dispatchCampaign(stack, {
+      workspaceId: tenant.workspaceId,
+      campaignId: id,
+    });
+    expect(confirmed).toBe(true);
+    await stack.temporal.workflow.getHandle(workflowId).result();
+    expect(await lookup(stack, tenant.token, id)).toMatchObject({
+      status: 'canceled',
+      sent_count: 0,
+      canceled_count: 3,
+    });
+    for (const to of recipients) expect(await inbox(simulatorUrl, to)).toEqual([]);
   });
 
   it('leaves a canceled campaign to retention like a completed one', async () => {
