@@ -8,22 +8,12 @@ import {
   campaignExists,
   listCampaignRecipients,
 } from '../db/campaign-recipients.js';
-import { maskedNumber } from '../domain/phone.js';
-import {
-  type RecipientQuery,
-  type RecipientStatus,
-  recipientCursor,
-} from '../domain/recipient-listing.js';
+import { maskedNumber, numberShown } from '../domain/phone.js';
+import { type RecipientQuery, recipientCursor } from '../domain/recipient-listing.js';
 import type { CommandDeps } from './deps.js';
 
-export interface ListedRecipient {
-  recipient: string;
-  status: RecipientStatus;
-  errorCode: string | null;
-  provider: string | null;
-  sentAt: Date | null;
-  receiptAt: Date | null;
-}
+/** A row as listed: its number as the key may see it. */
+export type ListedRecipient = Omit<CampaignRecipientRow, 'seq'>;
 
 export interface RecipientListing {
   recipients: ListedRecipient[];
@@ -40,10 +30,10 @@ function withNumberMasked(text: string, number: string): string {
 function shown(row: CampaignRecipientRow, fullNumbers: boolean): ListedRecipient {
   const { seq: _seq, recipient, errorCode, ...rest } = row;
   // An erased or retained-past number is stored masked already, and its texts scrubbed.
-  if (fullNumbers || !recipient.startsWith('+')) return { recipient, errorCode, ...rest };
+  const masking = !fullNumbers && recipient.startsWith('+');
   return {
-    recipient: maskedNumber(recipient),
-    errorCode: errorCode === null ? null : withNumberMasked(errorCode, recipient),
+    recipient: numberShown(recipient, fullNumbers),
+    errorCode: masking && errorCode !== null ? withNumberMasked(errorCode, recipient) : errorCode,
     ...rest,
   };
 }

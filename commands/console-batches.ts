@@ -19,7 +19,7 @@ import {
 } from '../db/reporting.js';
 import { type CampaignStatus, FINAL_CAMPAIGN_STATUSES } from '../domain/campaign-status.js';
 import { ratePercent } from '../domain/delivery-rate.js';
-import { maskedNumber } from '../domain/phone.js';
+import { numberShown } from '../domain/phone.js';
 import type { CommandDeps } from './deps.js';
 
 export type { BatchCursor, BatchFilter, FailureGroup, ReportBatch };
@@ -142,7 +142,7 @@ export async function loadBatchRecipients(
   return {
     recipients: page.map(({ recipient, ...row }) => ({
       ...row,
-      number: options.fullNumbers ? recipient : maskedNumber(recipient),
+      number: numberShown(recipient, options.fullNumbers),
     })),
     afterSeq: rows.length > RECIPIENT_PAGE_SIZE ? (page.at(-1)?.seq ?? null) : null,
   };

@@ -7,7 +7,7 @@ import {
   type InboundListItem,
   listInboundMessages,
 } from '../db/inbound-messages.js';
-import { maskedNumber } from '../domain/phone.js';
+import { numberShown } from '../domain/phone.js';
 import type { CommandDeps } from './deps.js';
 
 type Deps = Pick<CommandDeps, 'sql'>;
@@ -36,8 +36,7 @@ export async function loadInbox(
   return {
     replies: page.map(({ from, ...reply }) => ({
       ...reply,
-      // Retention and erasure leave a masked number: shown as it is.
-      number: options.fullNumbers || !from.startsWith('+') ? from : maskedNumber(from),
+      number: numberShown(from, options.fullNumbers),
     })),
     before: rows.length > INBOX_PAGE_SIZE ? (page.at(-1)?.id ?? null) : null,
     helpText: await findWorkspaceHelpText(deps.sql, workspaceId),

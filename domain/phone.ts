@@ -57,3 +57,11 @@ export function serves(countries: Countries, e164: string): boolean {
 export function maskedNumber(e164: string): string {
   return `•••• ${e164.slice(-4)}`;
 }
+
+/**
+ * A stored number as a viewer may see it: in full with recipients.read, else masked. Retention
+ * and erasure leave a number masked already: it is shown as it is.
+ */
+export function numberShown(stored: string, full: boolean): string {
+  return full || !stored.startsWith('+') ? stored : maskedNumber(stored);
+}
