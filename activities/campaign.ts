@@ -13,6 +13,7 @@ import {
   settleMessages,
 } from '../db/campaign-messages.js';
 import type { Sql } from '../db/client.js';
+import { coalescedWrites } from '../db/coalesced-writes.js';
 import { ensureOptOutLinks, optOut } from '../db/opt-outs.js';
 import { findFailoverRoute } from '../db/providers.js';
 import { earliestHold, findQuietHours, holdMessages } from '../db/quiet-hours.js';
@@ -46,6 +47,8 @@ export interface CampaignActivityDeps {
 
 /** Messages submitted concurrently within a chunk; each batch is one attempt write and one settle. */
 const BATCH_SIZE = 50;
+/** Most claims one coalesced UPDATE carries (claimOne): more than a chunk ever has in flight. */
+const CLAIMS_PER_WRITE = 500;
 /** How often an uncertain submission not found yet is looked up again. */
 const LOOKUP_AGAIN_MS = 3_000;
 /** Well inside the workflow's 10 s heartbeat timeout. */
@@ -195,9 +198,48 @@ async function outsideQuietHours(
   return holds.flatMap(({ message, until }) => (until ? [] : [message]));
 }
 
-/** Claims one message, or throws ClaimWithdrawn when its campaign was canceled. */
+type ClaimAnswer = 'claimed' | 'withdrawn' | 'lease-lost';
+
+/** Per lease, one writer per campaign and provider: the claims made meanwhile go in one UPDATE. */
+const claimWriters = new WeakMap<
+  SubmissionLease,
+  Map<string, (seq: number) => Promise<ClaimAnswer>>
+>();
+
+function claimWriter(lease: SubmissionLease, campaignId: number, provider: string) {
+  const writers = claimWriters.get(lease) ?? new Map();
+  claimWriters.set(lease, writers);
+  const key = `${campaignId}/${provider}`;
+  let writer = writers.get(key);
+  if (!writer) {
+    writer = coalescedWrites(
+      async (seqs: number[]): Promise<ClaimAnswer[]> => {
+        const { leaseHeld, claimed } = await markAttempts(lease.sql, {
+          campaignId,
+          seqs,
+          provider,
+          lease: { key: lease.key, token: lease.token, marginMs: MAX_SUBMISSION_MS },
+        });
+        const taken = new Set(claimed);
+        return seqs.map((seq) =>
+          !leaseHeld ? 'lease-lost' : taken.has(seq) ? 'claimed' : 'withdrawn',
+        );
+      },
+      { max: CLAIMS_PER_WRITE },
+    );
+    writers.set(key, writer);
+  }
+  return writer;
+}
+
+/**
+ * Claims one message as it is about to be written, or throws ClaimWithdrawn when its campaign was
+ * canceled (LeaseLost when the lease ended). Claims made while one is being written go together.
+ */
 async function claimOne(lease: SubmissionLease, campaignId: number, seq: number, provider: string) {
-  if (!(await claim(lease, campaignId, [seq], provider)).has(seq)) throw new ClaimWithdrawn();
+  const answer = await claimWriter(lease, campaignId, provider)(seq);
+  if (answer === 'lease-lost') throw new LeaseLost('it ended before the submission was marked');
+  if (answer === 'withdrawn') throw new ClaimWithdrawn();
 }
 
 export function createCampaignActivities(deps: CampaignActivityDeps) {
@@ -269,9 +311,10 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
       // A route's provider that does not serve the recipient's country is passed over.
       if (index < start || !serves(provider.countries, message.recipient)) continue;
       // The attempt is marked before the message leaves Herald: with its batch for a provider that
-      // can look messages up, else just before its own submission, after any throughput wait, so
-      // an interruption leaves as few messages uncertain as it can. A message an earlier attempt
-      // left uncertain is claimed again, so a cancel since then holds it back.
+      // can look messages up, else at the moment it is written (in its SMPP window slot, right
+      // before its HTTP request), so an interruption leaves uncertain only what may have left. A
+      // message an earlier attempt left uncertain is claimed again, so a cancel since then holds
+      // it back.
       const markFirst = index > start || !provider.lookup || message.attemptProvider !== null;
       const submittedAt = performance.now();
       const outcome = await submitWithRetries(

@@ -67,9 +67,13 @@ const RETRY_DELAYS_MS = [200, 1000, 3000];
 export type SubmissionOutcome = SubmitOutcome | { kind: 'expired'; reason: string };
 
 export interface SubmissionGuards {
-  /** Asked right before every submission leaves Herald; throws when this attempt may not send. */
+  /** Asked right before every submission is written; throws when this attempt may not send. */
   fence: SubmissionFence;
-  /** Runs once, right before the first submission leaves Herald (and before the fence). */
+  /**
+   * Runs once, right before the first submission is written (and before the fence): inside the
+   * adapter, after its own waits (OutboundSms.beforeWrite), so what it marks has left or is
+   * leaving Herald. A throw there writes nothing and is thrown from here.
+   */
   beforeFirstSubmission?: () => Promise<void>;
 }
 
@@ -95,11 +99,13 @@ export async function submitWithRetries(
       throughputWait.observe({ provider: label }, secondsSince(waitStarted));
     if (message.validUntil && Date.now() >= message.validUntil.getTime())
       return { kind: 'expired', reason: 'validity period ended before it could be submitted' };
-    await before?.();
-    before = undefined;
-    await guards.fence.ensure();
+    const beforeWrite = async () => {
+      await before?.();
+      before = undefined;
+      await guards.fence.ensure();
+    };
     const called = performance.now();
-    const answer = await submitTraced(provider, message);
+    const answer = await submitTraced(provider, { ...message, beforeWrite });
     providerCallDuration.observe({ provider: label, outcome: answer.kind }, secondsSince(called));
     return answer;
   };

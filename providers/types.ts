@@ -29,6 +29,12 @@ export interface OutboundSms {
   callbackUrl: string | null;
   /** Not to be delivered after this (the message's validity period); providers that can, pass it on. */
   validUntil?: Date | null;
+  /**
+   * Awaited once, right before the message's first bytes are written to the provider (after any
+   * wait inside the adapter: an SMPP window slot); the caller marks the message as possibly sent
+   * there. When it throws, nothing is written and `submit` rejects with its error.
+   */
+  beforeWrite?: () => Promise<void>;
 }
 
 /**
@@ -77,6 +83,7 @@ export interface SmsProvider extends WebhookParser {
    * (activities/throughput.ts); null when it sets no limit.
    */
   readonly messagesPerSecond: number | null;
+  /** Every adapter awaits `message.beforeWrite` right before it writes anything (OutboundSms). */
   submit(message: OutboundSms): Promise<SubmitOutcome>;
   /**
    * Finds a submission by its reference, to settle an unknown outcome. Absent when the vendor

@@ -182,6 +182,7 @@ export class SimulatorProvider implements SmsProvider {
 
   async submit(message: OutboundSms): Promise<SubmitOutcome> {
     let answer: JsonAnswer;
+    await message.beforeWrite?.();
     try {
       answer = await requestJson(new URL('/v1/messages', this.baseUrl), {
         method: 'POST',

@@ -8,7 +8,9 @@
  * - `enquire_link` every 30 s; no `enquire_link_resp` within 10 s means the bind is dead: the
  *   socket is destroyed and a new bind made. The SMSC's own enquire_link is answered.
  * - At most `window` `submit_sm` await their response; the others queue, in order, and wait for
- *   a free slot, also across a reconnect.
+ *   a free slot, also across a reconnect. A submission's `beforeWrite` runs once it holds a slot,
+ *   right before its first write: until then nothing of it has left Herald, and a throw there
+ *   frees the slot and writes nothing.
  * - ESME_RTHROTTLED and ESME_RMSGQFUL pause the bind's submissions (500 ms, 1, 2, 4, 8 s) and the
  *   PDU is sent again on the same bind; after the fifth back-off it fails, asking the caller to
  *   wait the last back-off (`retryAfterMs`) before it tries again.
@@ -91,6 +93,8 @@ export type PduResult =
 
 interface Job {
   params: Record<string, unknown>;
+  /** Awaited in a window slot right before the first write; cleared once it has run. */
+  beforeWrite?: () => Promise<void>;
   enqueuedAt: number;
   throttles: number;
   rebinds: number;
@@ -98,6 +102,8 @@ interface Job {
   lastStatus: number | null;
   timer?: NodeJS.Timeout;
   settle(result: PduResult): void;
+  /** `beforeWrite` threw: nothing was written, the submission rejects with its error. */
+  withhold(error: unknown): void;
 }
 
 type ConnectionState = 'connecting' | 'binding' | 'bound' | 'unbinding' | 'closed';
@@ -107,6 +113,8 @@ interface Connection {
   state: ConnectionState;
   /** Written submit_sm by sequence number. */
   inFlight: Map<number, Job>;
+  /** Window slots held by submissions whose `beforeWrite` is running. */
+  preparing: number;
   /** deliver_sm being handled, still owed a response. */
   deliveries: number;
   /** Unbinding because Herald asked (it then sends unbind itself), not the SMSC. */
@@ -196,22 +204,31 @@ export class SmppClient {
     return this.#binds;
   }
 
-  /** Submits one PDU's fields as a submit_sm, through the window. */
-  submitPdu(params: Record<string, unknown>): Promise<PduResult> {
+  /**
+   * Submits one PDU's fields as a submit_sm, through the window. `beforeWrite` is awaited once
+   * the submission holds a window slot, right before it is written; when it throws, nothing is
+   * written and the promise rejects with its error.
+   */
+  submitPdu(
+    params: Record<string, unknown>,
+    beforeWrite?: () => Promise<void>,
+  ): Promise<PduResult> {
     if (this.#closed)
       return Promise.resolve({ kind: 'not-sent', reason: 'the SMPP client is closed' });
     if (this.#refusal && !this.#connection) {
       this.#ensureConnection();
       return Promise.resolve({ kind: 'not-sent', reason: this.#refusal });
     }
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       this.#queue.push({
         params,
+        beforeWrite,
         enqueuedAt: Date.now(),
         throttles: 0,
         rebinds: 0,
         lastStatus: null,
         settle: resolve,
+        withhold: reject,
       });
       this.#ensureConnection();
       this.#startSweep();
@@ -222,28 +239,36 @@ export class SmppClient {
   /**
    * Submits a message, one part after another; the first part's id is the message's. A part
    * refused after earlier ones were accepted leaves the message partly sent: that outcome is
-   * `unknown`, since sending it again would repeat the accepted parts.
+   * `unknown`, since sending it again would repeat the accepted parts. `beforeWrite` runs before
+   * the first part only (submitPdu).
    */
-  async submitMessage(message: SmppMessage, defaultSource: string | null): Promise<SmppSubmission> {
+  async submitMessage(
+    message: SmppMessage,
+    defaultSource: string | null,
+    beforeWrite?: () => Promise<void>,
+  ): Promise<SmppSubmission> {
     const encoded = encodeSms(message.body, this.#nextReference());
     const source = smppAddress(message.from ?? defaultSource);
     const destination: SmppAddress = smppAddress(message.to);
     const partIds: string[] = [];
     for (const [index, shortMessage] of encoded.parts.entries()) {
-      const result = await this.submitPdu({
-        source_addr_ton: source.ton,
-        source_addr_npi: source.npi,
-        source_addr: source.addr,
-        dest_addr_ton: destination.ton,
-        dest_addr_npi: destination.npi,
-        destination_addr: destination.addr,
-        esm_class: encoded.esmClass,
-        // A final delivery receipt, whether delivered or not.
-        registered_delivery: 0x01,
-        ...(message.validUntil ? { validity_period: smppAbsoluteTime(message.validUntil) } : {}),
-        data_coding: encoded.dataCoding,
-        short_message: shortMessage,
-      });
+      const result = await this.submitPdu(
+        {
+          source_addr_ton: source.ton,
+          source_addr_npi: source.npi,
+          source_addr: source.addr,
+          dest_addr_ton: destination.ton,
+          dest_addr_npi: destination.npi,
+          destination_addr: destination.addr,
+          esm_class: encoded.esmClass,
+          // A final delivery receipt, whether delivered or not.
+          registered_delivery: 0x01,
+          ...(message.validUntil ? { validity_period: smppAbsoluteTime(message.validUntil) } : {}),
+          data_coding: encoded.dataCoding,
+          short_message: shortMessage,
+        },
+        index === 0 ? beforeWrite : undefined,
+      );
       if (result.kind === 'response' && result.status === ESME_ROK) {
         partIds.push(result.messageId);
         continue;
@@ -321,6 +346,7 @@ export class SmppClient {
       session,
       state: 'connecting',
       inFlight: new Map(),
+      preparing: 0,
       deliveries: 0,
       ownUnbind: false,
       finishing: false,
@@ -459,7 +485,7 @@ export class SmppClient {
     while (
       connection?.state === 'bound' &&
       this.#queue.length > 0 &&
-      connection.inFlight.size < this.#options.window
+      connection.inFlight.size + connection.preparing < this.#options.window
     ) {
       const wait = this.#pausedUntil - Date.now();
       if (wait > 0) {
@@ -467,8 +493,37 @@ export class SmppClient {
         this.#pumpTimer = timer(wait, () => this.#pump());
         return;
       }
-      this.#write(connection, this.#queue.shift() as Job);
+      const job = this.#queue.shift() as Job;
+      if (job.beforeWrite) void this.#prepare(connection, job, job.beforeWrite);
+      else this.#write(connection, job);
     }
+  }
+
+  /**
+   * Runs a submission's `beforeWrite` in the slot it holds, then writes it; a throw frees the slot
+   * with nothing written. A bind lost meanwhile sends it back to the front of the queue.
+   */
+  async #prepare(connection: Connection, job: Job, beforeWrite: () => Promise<void>) {
+    job.beforeWrite = undefined;
+    connection.preparing++;
+    let failure: { error: unknown } | undefined;
+    try {
+      await beforeWrite();
+    } catch (error) {
+      failure = { error };
+    }
+    connection.preparing--;
+    if (failure) job.withhold(failure.error);
+    else if (this.#closed) job.settle({ kind: 'not-sent', reason: 'the SMPP client closed' });
+    else if (connection.state === 'bound' && this.#pausedUntil <= Date.now())
+      this.#write(connection, job);
+    else {
+      this.#queue.unshift(job);
+      this.#ensureConnection();
+      this.#startSweep();
+    }
+    this.#maybeFinishUnbind(connection);
+    this.#pump();
   }
 
   #write(connection: Connection, job: Job) {
@@ -549,7 +604,8 @@ export class SmppClient {
       connection.session.send(connection.unbindResponse);
       connection.unbindResponse = undefined;
     }
-    if (connection.state !== 'unbinding' || connection.inFlight.size > 0) return;
+    if (connection.state !== 'unbinding' || connection.inFlight.size + connection.preparing > 0)
+      return;
     this.#finishUnbind(connection);
   }
 

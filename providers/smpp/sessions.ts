@@ -125,7 +125,10 @@ export class SmppSessions {
     }
   }
 
-  /** Submits through the provider's bind, making it if there is none yet. */
+  /**
+   * Submits through the provider's bind, making it if there is none yet; `message.beforeWrite`
+   * runs once the message holds a slot of the bind's window (SmppClient.submitPdu).
+   */
   async submit(config: SmppProviderConfig, message: OutboundSms): Promise<SubmitOutcome> {
     if (this.#closed) return { kind: 'failed', reason: 'the worker is shutting down' };
     const entry = this.#entryFor(config);
@@ -133,6 +136,7 @@ export class SmppSessions {
     const { outcome, partIds } = await entry.client.submitMessage(
       { to: message.to, from: message.from, body: message.body, validUntil: message.validUntil },
       config.sourceAddr,
+      message.beforeWrite,
     );
     if (outcome.kind === 'accepted' && partIds.length > 1) {
       // Accepted whatever happens here; without the map, receipts for later parts go unmatched.

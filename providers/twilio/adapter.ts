@@ -210,7 +210,9 @@ export class TwilioProvider implements SmsProvider {
       `/2010-04-01/Accounts/${accountSid}/Messages.json`,
       this.#options.base_url ?? TWILIO_API_URL,
     );
+    const body = this.#form(message).toString();
     let response: Response;
+    await message.beforeWrite?.();
     try {
       response = await fetch(url, {
         method: 'POST',
@@ -219,7 +221,7 @@ export class TwilioProvider implements SmsProvider {
           'content-type': 'application/x-www-form-urlencoded',
           accept: 'application/json',
         },
-        body: this.#form(message).toString(),
+        body,
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
     } catch (error) {

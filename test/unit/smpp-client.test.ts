@@ -83,6 +83,47 @@ describe('SmppClient', () => {
     expect(peer.messages.map((each) => each.to).sort()).toEqual([...recipients].sort());
   });
 
+  it('runs beforeWrite in a window slot, once per message, right before its first part is written', async () => {
+    const { peer, client } = await peerAndClient({ window: 1 });
+    peer.responseDelayMs = 100;
+    const events: string[] = [];
+    const hook = (name: string) => async () => {
+      // Nothing of this message has been written yet, and no other PDU holds the slot.
+      events.push(`${name} hook after ${peer.parts.length} parts, ${peer.maxOutstanding} at most`);
+    };
+    const long = 'Long '.repeat(50);
+    const [first, second] = await Promise.all([
+      client.submitMessage(message('+61400000101'), null, hook('first')),
+      client.submitMessage(message('+61400000102', long), null, hook('second')),
+    ]);
+    expect(first.outcome.kind).toBe('accepted');
+    expect(second.outcome.kind).toBe('accepted');
+    expect(second.partIds).toHaveLength(2);
+    expect(events).toEqual([
+      'first hook after 0 parts, 0 at most',
+      'second hook after 1 parts, 1 at most',
+    ]);
+    expect(peer.maxOutstanding).toBe(1);
+    expect(peer.problems).toEqual([]);
+  });
+
+  it('writes nothing of a message whose beforeWrite throws, frees its slot, and rejects with its error', async () => {
+    const { peer, client } = await peerAndClient({ window: 1 });
+    const refused = new Error('submission lease lost: a newer attempt is waiting for it');
+    const results = await Promise.allSettled([
+      client.submitMessage(message('+61400000201'), null, async () => {
+        throw refused;
+      }),
+      client.submitMessage(message('+61400000202'), null, async () => {}),
+    ]);
+    expect(results[0]).toEqual({ status: 'rejected', reason: refused });
+    expect(results[1]).toMatchObject({
+      status: 'fulfilled',
+      value: { outcome: { kind: 'accepted' } },
+    });
+    expect(peer.parts.map((part) => part.to)).toEqual(['61400000202']);
+  });
+
   it('backs off on ESME_RTHROTTLED and resubmits on the same bind', async () => {
     const { peer, client } = await peerAndClient();
     peer.throttle(2);
