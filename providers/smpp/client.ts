@@ -515,9 +515,14 @@ export class SmppClient {
     connection.preparing--;
     if (failure) job.withhold(failure.error);
     else if (this.#closed) job.settle({ kind: 'not-sent', reason: 'the SMPP client closed' });
-    else if (connection.state === 'bound' && this.#pausedUntil <= Date.now())
-      this.#write(connection, job);
-    else {
+    else if (connection.state === 'bound' && this.#pausedUntil <= Date.now()) {
+      try {
+        this.#write(connection, job);
+      } catch (error) {
+        // The PDU could not be encoded: nothing was written.
+        job.withhold(error);
+      }
+    } else {
       this.#queue.unshift(job);
       this.#ensureConnection();
       this.#startSweep();
