@@ -1,6 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Sql } from '../db/client.js';
-import { claimLease, newLeaseToken, releaseLease, renewLease } from '../db/submission-leases.js';
+import {
+  claimFreeLease,
+  claimLease,
+  newLeaseToken,
+  releaseLease,
+  renewLease,
+} from '../db/submission-leases.js';
 
 /**
  * Fenced submissions (README "Exactly once"). Work that submits to a provider holds a lease in
@@ -80,6 +86,11 @@ export class SubmissionLease implements SubmissionFence {
    * lease runs out. Throws LeaseLost when a newer attempt has already held it, or on `signal`.
    */
   static async acquire(sql: Sql, key: string, signal?: AbortSignal): Promise<SubmissionLease> {
+    if (signal?.aborted) throw new LeaseLost('the attempt was cancelled');
+    const freeAskedAt = performance.now();
+    const free = await claimFreeLease(sql, key, SUBMISSION_LEASE_MS);
+    if (free !== null)
+      return new SubmissionLease(sql, key, free, freeAskedAt + SUBMISSION_LEASE_MS, signal);
     const token = await newLeaseToken(sql);
     for (;;) {
       if (signal?.aborted) throw new LeaseLost('the attempt was cancelled');

@@ -6,6 +6,26 @@ export async function newLeaseToken(sql: Sql): Promise<number> {
   return Number(row?.token);
 }
 
+/**
+ * Takes the lease with a new token when nobody holds it (never held, released or expired): the
+ * token in one round trip, or null when someone holds it (then claimLease waits its turn).
+ */
+export async function claimFreeLease(
+  sql: Sql,
+  key: string,
+  leaseMs: number,
+): Promise<number | null> {
+  const [taken] = await sql<{ token: number }[]>`
+    insert into submission_leases as l (lease_key, token, expires_at)
+    values (${key}, nextval('submission_lease_tokens'),
+            clock_timestamp() + make_interval(secs => ${leaseMs / 1000}))
+    on conflict (lease_key) do update
+      set token = excluded.token, expires_at = excluded.expires_at, wanted_by = null
+      where l.token < excluded.token and l.expires_at <= clock_timestamp()
+    returning token`;
+  return taken ? Number(taken.token) : null;
+}
+
 export type LeaseClaim =
   | { held: true }
   /** Someone holds it: `waitMs` until its lease ends, unless it is renewed before then. */

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCampaignActivities } from '../../activities/campaign.js';
 import { insertProvider } from '../../db/providers.js';
 import {
+  claimFreeLease,
   claimLease,
   deleteStaleLeases,
   newLeaseToken,
@@ -231,6 +232,21 @@ describe('submission leases', () => {
       held: false,
       superseded: true,
     });
+  });
+
+  it('is taken in one round trip only while nobody holds it, with the newest token', async () => {
+    const lease = key();
+    const first = await claimFreeLease(stack.sql, lease, 200);
+    expect(first).toEqual(expect.any(Number));
+    expect(await claimFreeLease(stack.sql, lease, 5_000)).toBeNull();
+    expect(await claimLease(stack.sql, lease, await newLeaseToken(stack.sql), 5_000)).toMatchObject(
+      { held: false },
+    );
+    await sleep(300);
+    // The waiting token lost nothing: the free claim's token is newer still, and fences it out.
+    const second = await claimFreeLease(stack.sql, lease, 5_000);
+    expect(second).toBeGreaterThan(first as number);
+    expect(await renewLease(stack.sql, lease, first as number, 5_000)).toBe(false);
   });
 
   it('is not renewed after it ran out', async () => {
