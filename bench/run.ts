@@ -6,6 +6,8 @@
  * Prints one JSON document with the figures side by side
  * and each aim met or missed, and writes it, with a Markdown table, to bench/results/.
  * BENCH_SHAPES=dev (or cluster) runs one shape.
+ * BENCH_PEER=1 adds the comparison with the Jasmin SMS Gateway (bench/peer.ts, about half an hour
+ * for its 3 rounds, so only when asked for) as `peer`.
  */
 import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -67,6 +69,12 @@ const webhookTriggers = await runBenchmark('bench/webhook-triggers.ts', {});
 // What metrics cost: the sustained SMS load with and without them, on the dev shape.
 log('metrics on and off');
 const metrics = await runBenchmark('bench/metrics.ts', {});
+// Herald beside Jasmin (../shared/peer/): slow, so opt-in.
+let peer: object | undefined;
+if (process.env.BENCH_PEER === '1') {
+  log('peer: Herald beside the Jasmin SMS Gateway');
+  peer = await runBenchmark('bench/peer.ts', {});
+}
 
 const rows = figureRows(runs);
 const document = {
@@ -77,6 +85,7 @@ const document = {
   runs,
   webhook_triggers: webhookTriggers,
   metrics,
+  ...(peer ? { peer } : {}),
 };
 const results = new URL('./results/', import.meta.url);
 await mkdir(results, { recursive: true });
