@@ -391,24 +391,38 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
       quietHours?: boolean;
     }): Promise<{ completed: boolean; heldUntil?: string }> {
       let resumeFrom = (activityInfo().heartbeatDetails as number | undefined) ?? input.fromSeq;
+      // A local activity (a small campaign's first try) cannot beat: its workflow task's timeout
+      // notices a lost worker instead.
+      const beat = activityInfo().isLocal ? () => {} : heartbeat;
       // Beat before the first database call, and while a slow batch runs, so a dead worker is
       // noticed within the heartbeat timeout.
-      heartbeat(resumeFrom);
-      const beating = setInterval(() => heartbeat(resumeFrom), HEARTBEAT_INTERVAL_MS);
+      beat(resumeFrom);
+      const beating = setInterval(() => beat(resumeFrom), HEARTBEAT_INTERVAL_MS);
       let lease: SubmissionLease | undefined;
       try {
-        const campaign = await findCampaignForSubmission(deps.sql, input.campaignId);
+        // Independent reads go together: each round trip to Postgres is on a message's way out.
+        const [found, leased] = await Promise.allSettled([
+          findCampaignForSubmission(deps.sql, input.campaignId),
+          SubmissionLease.acquire(
+            deps.sql,
+            chunkLeaseKey(input.campaignId, input.fromSeq),
+            Context.current().cancellationSignal,
+          ),
+        ]);
+        // Held even if the other read failed: then `finally` releases it.
+        if (leased.status === 'fulfilled') lease = leased.value;
+        if (found.status === 'rejected') throw found.reason;
+        if (leased.status === 'rejected') throw leased.reason;
+        lease = leased.value;
+        const campaign = found.value;
         if (!campaign)
           throw activityFailure('CampaignNotFound', `campaign ${input.campaignId} not found`);
-        lease = await SubmissionLease.acquire(
-          deps.sql,
-          chunkLeaseKey(campaign.id, input.fromSeq),
-          Context.current().cancellationSignal,
-        );
-        const chain = await providerChain(deps, campaign);
+        const [chain, unsent] = await Promise.all([
+          providerChain(deps, campaign),
+          findPendingMessages(deps.sql, campaign.id, resumeFrom, input.toSeq),
+        ]);
         const pacer = createPacer(deps.sql, campaign.workspaceId);
-        const found = await findPendingMessages(deps.sql, campaign.id, resumeFrom, input.toSeq);
-        const pending = input.quietHours ? await outsideQuietHours(deps, campaign, found) : found;
+        const pending = input.quietHours ? await outsideQuietHours(deps, campaign, unsent) : unsent;
         for (let offset = 0; offset < pending.length; offset += BATCH_SIZE) {
           await otpFirst.beforeCampaignBatch();
           let batch = pending.slice(offset, offset + BATCH_SIZE);
@@ -438,7 +452,7 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
           const failure = outcomes.find((outcome) => outcome.status === 'rejected');
           if (failure) throw failure.reason;
           resumeFrom = (batch.at(-1)?.seq ?? input.fromSeq) + 1;
-          heartbeat(resumeFrom);
+          beat(resumeFrom);
         }
         const held =
           input.quietHours &&

@@ -44,7 +44,7 @@ export async function startWorkerRole(options: {
   temporalAddress: string;
   registerStop: RegisterStop;
   onFailure: (error: Error) => void;
-}): Promise<{ queues: string[]; sdkMetricsUrl: string | undefined }> {
+}): Promise<{ queues: string[]; sdkMetricsUrl: string | undefined; colocatedClient: Client }> {
   const { env, temporal } = options;
   // The Runtime serves the SDK's worker metrics on loopback; METRICS_PORT passes them on.
   const sdkMetricsAddress =
@@ -85,6 +85,7 @@ export async function startWorkerRole(options: {
   return {
     queues: [TASK_QUEUE, OTP_TASK_QUEUE, WEBHOOK_TASK_QUEUE],
     sdkMetricsUrl: sdkMetricsAddress && `http://${sdkMetricsAddress}/metrics`,
+    colocatedClient: worker.colocatedClient,
   };
 }
 

@@ -13,6 +13,7 @@ import { type ActivityDeps, createActivities } from '../activities/index.js';
 import { createSmppSessions } from '../activities/smpp-binds.js';
 import { redactSecrets } from '../security/log-redaction.js';
 import { jsonLogLine } from '../telemetry/log-lines.js';
+import { colocatedClient } from '../temporal/client.js';
 import { startHelpReplyWorkflow } from '../temporal/workflow-starts.js';
 import { OTP_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from '../workflows/definitions.js';
 import { startPausedCampaignSweeper } from './paused-campaigns.js';
@@ -32,6 +33,12 @@ const workflowsPath = fileURLToPath(
  * that only queue there, ahead of an OTP.
  */
 const MAIN_ACTIVITY_SLOTS = 4;
+
+/**
+ * Small campaigns' first tries run at once as local activities (workflows/campaign.ts); one that
+ * finds every slot taken goes to the main queue's fair slots instead.
+ */
+const LOCAL_FIRST_TRIES = 8;
 
 /**
  * How long activities in flight may run on once shutdown begins (SIGTERM, Ctrl-C) before they are
@@ -74,6 +81,11 @@ export interface RunningWorker {
   done: Promise<void>;
   /** Stops polling, lets in-flight tasks finish, then closes the connection. */
   shutdown(): Promise<void>;
+  /**
+   * A client on the worker's connection, for the api of the same process: the campaigns it
+   * starts are started eagerly, on this worker (temporal/client.ts colocatedClient).
+   */
+  colocatedClient: Client;
 }
 
 export async function startHeraldWorker(
@@ -119,6 +131,7 @@ export async function startHeraldWorker(
     activities,
     ...tracingWorkerOptions(),
     maxConcurrentActivityTaskExecutions: options.mainActivitySlots ?? MAIN_ACTIVITY_SLOTS,
+    maxConcurrentLocalActivityExecutions: LOCAL_FIRST_TRIES,
     shutdownGraceTime: SHUTDOWN_GRACE_TIME,
   });
   // OTP requests and webhook deliveries: slots of their own, never behind campaign chunks.
@@ -172,6 +185,7 @@ export async function startHeraldWorker(
     .finally(() => connection.close());
   return {
     done,
+    colocatedClient: colocatedClient(connection, options.namespace),
     async shutdown() {
       await Promise.all([dispatcher?.stop(), sweeper?.stop()]);
       stopAll();

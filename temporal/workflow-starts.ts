@@ -22,6 +22,7 @@ import {
 import type { helpReplyWorkflow } from '../workflows/help-reply.js';
 import type { otpWorkflow } from '../workflows/otp.js';
 import type { webhookWorkflow } from '../workflows/webhook.js';
+import { startsEagerly } from './client.js';
 import { withinDeadline } from './deadline.js';
 
 /**
@@ -89,6 +90,8 @@ export async function startCampaignWorkflow(
         ],
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        // Its first workflow task comes back in the start's answer, to the worker beside us.
+        requestEagerStart: startsEagerly(temporal),
         ...labels({
           workspaceId,
           kind: 'campaign',

@@ -159,6 +159,8 @@ async function startParts(
   lifecycle.add('Temporal client', () => temporal.connection.close());
 
   let sdkMetricsUrl: string | undefined;
+  // With a worker beside it, the api starts runs through the worker's connection, eagerly.
+  let apiTemporal = temporal;
   if (roles.includes('worker')) {
     const worker = await startWorkerRole({
       env,
@@ -173,12 +175,20 @@ async function startParts(
       },
     });
     sdkMetricsUrl = worker.sdkMetricsUrl;
+    apiTemporal = worker.colocatedClient;
     const quoted = worker.queues.map((queue) => `"${queue}"`);
     lines.push(`Worker       polling task queues ${quoted.join(', ')}`);
   }
 
   if (roles.includes('api')) {
-    const publicUrl = await startApiRole({ env, secret, sql, temporal, registerStop, log });
+    const publicUrl = await startApiRole({
+      env,
+      secret,
+      sql,
+      temporal: apiTemporal,
+      registerStop,
+      log,
+    });
     lines.unshift(`API          ${publicUrl}  (health: ${publicUrl}/health)`);
   }
   const metricsUrl = await startMetricsRole({ env, sql, sdkMetricsUrl, registerStop });

@@ -82,6 +82,10 @@ const DEV_SERVER_DYNAMIC_CONFIG = [
   'matching.enableFairness=true',
   'matching.numTaskqueueReadPartitions=1',
   'matching.numTaskqueueWritePartitions=1',
+  // A run started beside a worker gets its first task in the start's answer, and an activity
+  // its workflow schedules comes back in the task's completion: no poll round trip for either.
+  'system.enableEagerWorkflowStart=true',
+  'system.enableActivityEagerExecution=true',
 ];
 
 /**

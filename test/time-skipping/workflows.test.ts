@@ -229,6 +229,66 @@ describe('campaignWorkflow: chunks and lanes', { timeout: 60_000 }, () => {
     expect(calls.at(-1)).toBe(`complete ${campaignId}`);
   });
 
+  /** Each chunk submitted, and whether as the local first try. */
+  async function chunksOfRun(total: number, firstTry: Mocked['submitChunk']) {
+    const chunks: { range: string; local: boolean }[] = [];
+    const events = await withWorker(
+      {
+        submitChunk: async (input) => {
+          const local = activityInfo().isLocal;
+          chunks.push({ range: range(input), local });
+          if (local && firstTry) return firstTry(input);
+          return { completed: true };
+        },
+        completeCampaign: async () => {},
+      },
+      async (taskQueue, workflowId) => {
+        await env.client.workflow.execute<typeof campaignWorkflow>('campaignWorkflow', {
+          workflowId,
+          taskQueue,
+          args: [{ campaignId, total }],
+        });
+        expect(await finalStatus(workflowId)).toBe('completed');
+        return (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+      },
+    );
+    const activityTasks = events.filter((event) => event.activityTaskScheduledEventAttributes);
+    return { chunks, activityTasks: activityTasks.length };
+  }
+
+  it('sends a campaign of at most ten as a local activity in its first workflow task: no activity task', async () => {
+    expect(await chunksOfRun(10, undefined)).toEqual({
+      chunks: [{ range: '1-10', local: true }],
+      activityTasks: 0,
+    });
+  });
+
+  it.each([
+    ['failed', async () => Promise.reject(new Error('Postgres went away'))],
+    [
+      'left messages for quiet hours',
+      async () => ({ completed: false, heldUntil: new Date(0).toISOString() }),
+    ],
+  ])(
+    'leaves to the chunk activity what a local first try that %s did not finish',
+    async (_, firstTry) => {
+      expect(await chunksOfRun(5, firstTry)).toEqual({
+        chunks: [
+          { range: '1-5', local: true },
+          { range: '1-5', local: false },
+        ],
+        activityTasks: 1,
+      });
+    },
+  );
+
+  it('sends a campaign of eleven through the chunk activity only', async () => {
+    expect(await chunksOfRun(11, undefined)).toEqual({
+      chunks: [{ range: '1-11', local: false }],
+      activityTasks: 1,
+    });
+  });
+
   it('asks for the total of a run dispatched without one', async () => {
     const calls: string[] = [];
     await withWorker(
