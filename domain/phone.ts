@@ -1,9 +1,9 @@
 /**
  * Phone number checks (SPEC §4.1, §8). Pure: no Node built-ins, so it is safe to import inside
- * Temporal workflows. `libphonenumber-js/max` carries the full metadata, so validity and number
- * type are accurate; 1,000 numbers validate in about 15 ms once warm.
+ * Temporal workflows. Validity, country and type are libphonenumber's with its full metadata,
+ * worked out once per deciding prefix (domain/number-plan.ts; bench/numbers.ts).
  */
-import { type PhoneNumber, parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { type PlanAnswer, planAnswer } from './number-plan.js';
 
 /**
  * Strict E.164, the one definition every layer uses: `+`, then 8 to 15 digits, the first not 0;
@@ -14,10 +14,9 @@ export const E164 = new RegExp(`^\\+${DIGITS}$`);
 /** The digits of an E.164 number without its `+`, as an SMSC writes an international address. */
 export const E164_DIGITS = new RegExp(`^${DIGITS}$`);
 
-function parseStrict(value: unknown): PhoneNumber | undefined {
+function parseStrict(value: unknown): PlanAnswer | undefined {
   if (typeof value !== 'string' || !E164.test(value)) return undefined;
-  const parsed = parsePhoneNumberFromString(value, { extract: false });
-  return parsed?.isValid() ? parsed : undefined;
+  return planAnswer(value);
 }
 
 /**
@@ -32,7 +31,7 @@ export function parseE164(value: unknown): string | undefined {
 export function isAustralianMobile(e164: string): boolean {
   const parsed = parseStrict(e164);
   if (parsed?.country !== 'AU') return false;
-  const type = parsed.getType();
+  const type = parsed.type;
   return type === 'MOBILE' || type === 'FIXED_LINE_OR_MOBILE';
 }
 
