@@ -233,6 +233,32 @@ function claimWriter(lease: SubmissionLease, campaignId: number, provider: strin
 }
 
 /**
+ * Per lease, one writer of its campaign's acceptances by providers that cannot look messages up:
+ * recorded as they come (together when they come together), not with the batch, since a crash
+ * would leave them claimed and unsettled, to be failed as unknown although they were accepted.
+ */
+const acceptanceWriters = new WeakMap<
+  SubmissionLease,
+  (settled: SettledMessage) => Promise<void>
+>();
+
+function recordAccepted(lease: SubmissionLease, campaignId: number, settled: SettledMessage) {
+  let writer = acceptanceWriters.get(lease);
+  if (!writer) {
+    writer = coalescedWrites(
+      async (items: SettledMessage[]) => {
+        await settleMessages(lease.sql, campaignId, items);
+        return items.map(() => undefined);
+      },
+      { max: CLAIMS_PER_WRITE },
+    );
+    acceptanceWriters.set(lease, writer);
+  }
+  // Not recorded now (Postgres away): the batch's settlement records it.
+  return writer(settled).catch(() => {});
+}
+
+/**
  * Claims one message as it is about to be written, or throws ClaimWithdrawn when its campaign was
  * canceled (LeaseLost when the lease ended). Claims made while one is being written go together.
  */
@@ -341,8 +367,11 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
       });
       if (!outcome) return canceled;
       switch (outcome.kind) {
-        case 'accepted':
-          return sent(provider.slug, outcome.providerMessageId);
+        case 'accepted': {
+          const accepted = sent(provider.slug, outcome.providerMessageId);
+          if (!provider.lookup) await recordAccepted(lease, campaign.id, accepted);
+          return accepted;
+        }
         case 'rejected':
           if (!outcome.optedOut) break;
           // The recipient told this provider STOP: no other provider may carry the message.

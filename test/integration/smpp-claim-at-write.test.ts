@@ -1,8 +1,9 @@
 /**
  * A campaign message sent through SMPP is marked as possibly sent (its attempt provider) only when
  * its submit_sm is written, in a slot of the bind's window: one still queued behind a full window
- * is not, so a crash leaves unknown at most the window, and a cancel still holds it back. Against
- * the local SMSC peer (test/support/smsc-peer.ts), through the stack's worker.
+ * is not, and one accepted is recorded as sent at once, so a crash leaves unknown at most the
+ * window, and a cancel still holds back what is queued. Against the local SMSC peer
+ * (test/support/smsc-peer.ts), through the stack's worker.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,6 +52,10 @@ async function claimedUnsettled(campaignId: number): Promise<number> {
   return row?.count ?? 0;
 }
 
+async function statuses(campaignId: number): Promise<string[]> {
+  return (await messageRows(stack, campaignId)).map((row) => row.status);
+}
+
 function send(recipients: string[], message: string) {
   return sendQueued(
     stack,
@@ -77,6 +82,13 @@ describe('an SMPP message is claimed when its PDU is written', () => {
     // The first PDU holds the only slot for 1.5 s: the other three wait in the queue, unclaimed.
     await sleep(700);
     expect(await claimedUnsettled(id)).toBe(1);
+    // Its acceptance is recorded as it comes, not with the batch: a crash now leaves unknown only
+    // the one PDU in the window.
+    await expect.poll(() => statuses(id), { timeout: 15_000, interval: 20 }).toContain('sent');
+    expect(await claimedUnsettled(id)).toBeLessThanOrEqual(1);
+    expect(
+      (await statuses(id)).filter((status) => status === 'queued').length,
+    ).toBeGreaterThanOrEqual(2);
     peer.responseDelayMs = 0;
 
     await expect
