@@ -227,9 +227,12 @@ describe('a campaign through an SMPP provider', () => {
       // Text only.
       [f, [{ stat: 'REJECTD', err: '003', format: 'text', doneAt: minute(0, base) }]],
     ];
-    for (const [to, steps] of plans) peer.receiptsFor(to, steps);
-    // The batch settles once every submission is answered: holding one answer back makes the
-    // others' receipts arrive before their messages are settled.
+    for (const [to, steps] of plans) {
+      peer.receiptsFor(to, steps);
+      // Receipts sent before the submission is answered arrive before its message is settled.
+      peer.receiptsBeforeAnswer(to);
+      peer.delayAnswer(to, 2_500);
+    }
     peer.delayAnswer(held, 3_000);
     const before = Date.now();
     const id = await sendQueued(

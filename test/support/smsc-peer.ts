@@ -160,6 +160,11 @@ export interface SmscPeer {
   refuse(to: string, status: number): void;
   /** Delays the answer to submit_sm to this number. */
   delayAnswer(to: string, ms: number): void;
+  /**
+   * Keeps a message to this number, and sends its receipts, as soon as it is read, before its
+   * (maybe delayed) answer: receipts that overtake the submission's own answer.
+   */
+  receiptsBeforeAnswer(to: string): void;
   /** Answers the next `count` submit_sm with ESME_RTHROTTLED (or `status`). */
   throttle(count: number, status?: number): void;
   /** Once `parts` parts are kept: sends unbind instead of answering the next submit_sm. */
@@ -197,6 +202,7 @@ export async function startSmscPeer(options: SmscPeerOptions): Promise<SmscPeer>
   const plans = new Map<string, ReceiptStep[]>();
   const refusals = new Map<string, number>();
   const answerDelays = new Map<string, number>();
+  const receiptsFirst = new Set<string>();
   const assembling = new Map<string, Map<number, PeerPart>>();
   const sessions = new Set<PeerSession>();
   const outbox: Delivery[] = [];
@@ -237,6 +243,7 @@ export async function startSmscPeer(options: SmscPeerOptions): Promise<SmscPeer>
     receiptsFor: (to, steps) => void plans.set(to, steps),
     refuse: (to, status) => void refusals.set(to, status),
     delayAnswer: (to, ms) => void answerDelays.set(to, ms),
+    receiptsBeforeAnswer: (to) => void receiptsFirst.add(to),
     throttle(count, status = ESME.RTHROTTLED) {
       throttleCount = count;
       throttleStatus = status;
@@ -539,16 +546,19 @@ export async function startSmscPeer(options: SmscPeerOptions): Promise<SmscPeer>
       if (refusal !== undefined) return answer(refusal);
       peerSession.outstanding++;
       maxOutstanding = Math.max(maxOutstanding, peerSession.outstanding);
+      // Kept (and receipted) at once when its receipts are to overtake the answer.
+      const early = receiptsFirst.has(`+${part.to}`) ? String(nextId++) : null;
+      if (early) keep({ ...part, messageId: early });
       const respond = () => {
         peerSession.outstanding--;
         // A PDU not answered before the connection went is not kept: Herald cannot know of it.
         if (peerSession.dropping || session.socket.destroyed || !session.socket.writable) return;
-        const messageId = String(nextId++);
+        const messageId = early ?? String(nextId++);
         count(ESME.ROK);
         const response = pdu.response({ message_id: messageId });
         // Kept once its answer is written: an answer lost with the socket leaves nothing kept.
         session.socket.write(response.toBuffer(), (error) => {
-          if (!error) keep({ ...part, messageId });
+          if (!error && !early) keep({ ...part, messageId });
         });
       };
       const delay = answerDelays.get(`+${part.to}`) ?? peer.responseDelayMs;
