@@ -26,6 +26,7 @@ import { heldUntil } from '../domain/quiet-hours.js';
 import type { SmppSessions } from '../providers/smpp/sessions.js';
 import type { LookupOutcome, SmsProvider } from '../providers/types.js';
 import { newOptOutToken } from '../security/tokens.js';
+import { campaignChunks } from '../telemetry/metrics.js';
 import { LeaseLost, MAX_SUBMISSION_MS, RECORDING_GRACE_MS, SubmissionLease } from './lease.js';
 import { OtpFirst } from './otp-first.js';
 import { resolveProviders, submitWithRetries } from './submission.js';
@@ -422,7 +423,9 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
       let resumeFrom = (activityInfo().heartbeatDetails as number | undefined) ?? input.fromSeq;
       // A local activity (a small campaign's first try) cannot beat: its workflow task's timeout
       // notices a lost worker instead.
-      const beat = activityInfo().isLocal ? () => {} : heartbeat;
+      const local = activityInfo().isLocal;
+      campaignChunks.inc({ run: local ? 'local' : 'activity' });
+      const beat = local ? () => {} : heartbeat;
       // Beat before the first database call, and while a slow batch runs, so a dead worker is
       // noticed within the heartbeat timeout.
       beat(resumeFrom);

@@ -32,6 +32,20 @@ export const sends = new Counter({
   registers,
 });
 
+export const campaignStarts = new Counter({
+  name: 'herald_campaign_starts_total',
+  help: "Campaign runs started, by whether Temporal handed the first workflow task straight to this process's worker (eager: true) or it went through a poll",
+  labelNames: ['eager'] as const,
+  registers,
+});
+
+export const campaignChunks = new Counter({
+  name: 'herald_campaign_chunks_total',
+  help: "Chunks of campaigns a worker ran, by how: `local` (a small campaign's first try, inside its workflow task) or `activity`",
+  labelNames: ['run'] as const,
+  registers,
+});
+
 export const providerCallDuration = new Histogram({
   name: 'herald_provider_call_duration_seconds',
   help: 'One submission to a provider, request to answer, by provider vendor and outcome',

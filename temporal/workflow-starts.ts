@@ -4,6 +4,7 @@ import {
   WorkflowExecutionAlreadyStartedError,
 } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
+import { campaignStarts } from '../telemetry/metrics.js';
 import type { campaignWorkflow } from '../workflows/campaign.js';
 import {
   helpReplyWorkflowId,
@@ -76,7 +77,7 @@ export async function startCampaignWorkflow(
 ): Promise<boolean> {
   const { workspaceId, campaignId } = campaign;
   try {
-    await withinDeadline(temporal, confirmBy, () =>
+    const run = await withinDeadline(temporal, confirmBy, () =>
       temporal.workflow.start<typeof campaignWorkflow>('campaignWorkflow', {
         workflowId: campaign.workflowId,
         taskQueue: TASK_QUEUE,
@@ -106,6 +107,7 @@ export async function startCampaignWorkflow(
         }),
       }),
     );
+    campaignStarts.inc({ eager: String(run.eagerlyStarted) });
     return true;
   } catch (error) {
     return alreadyStarted(error);

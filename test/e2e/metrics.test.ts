@@ -105,6 +105,12 @@ describe('metrics', { timeout: 180_000 }, () => {
       sample(text, 'herald_sends_total{kind="campaign",provider="own",outcome="accepted"}'),
     ).toBe(2);
     expect(sample(text, 'herald_receipt_delay_seconds_count{status="delivered"}')).toBe(2);
+    // Its run started on this process's own worker, and its two messages went in the first
+    // workflow task, as a local activity: no poll and no activity task before they left.
+    expect(sample(text, 'herald_campaign_starts_total{eager="true"}')).toBe(1);
+    expect(sample(text, 'herald_campaign_starts_total{eager="false"}')).toBeUndefined();
+    expect(sample(text, 'herald_campaign_chunks_total{run="local"}')).toBe(1);
+    expect(sample(text, 'herald_campaign_chunks_total{run="activity"}')).toBeUndefined();
     expect(
       sample(
         text,
