@@ -343,6 +343,13 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
       // message an earlier attempt left uncertain is claimed again, so a cancel since then holds
       // it back.
       const markFirst = index > start || !provider.lookup || message.attemptProvider !== null;
+      // Without a lookup a marked, unsettled message would be failed as unknown after a crash:
+      // its acceptance is recorded at once, in its SMPP window slot.
+      let recorded = false;
+      const record = async (providerMessageId: string) => {
+        await recordAccepted(lease, campaign.id, sent(provider.slug, providerMessageId));
+        recorded = true;
+      };
       const submittedAt = performance.now();
       const outcome = await submitWithRetries(
         provider,
@@ -353,6 +360,7 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
           reference,
           callbackUrl: new URL(`/webhooks/providers/${provider.slug}`, deps.publicUrl).toString(),
           validUntil: campaign.validUntil,
+          afterAccepted: provider.lookup ? undefined : record,
         },
         pacer,
         {
@@ -369,9 +377,8 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
       if (!outcome) return canceled;
       switch (outcome.kind) {
         case 'accepted': {
-          const accepted = sent(provider.slug, outcome.providerMessageId);
-          if (!provider.lookup) await recordAccepted(lease, campaign.id, accepted);
-          return accepted;
+          if (!provider.lookup && !recorded) await record(outcome.providerMessageId);
+          return sent(provider.slug, outcome.providerMessageId);
         }
         case 'rejected':
           if (!outcome.optedOut) break;

@@ -35,6 +35,12 @@ export interface OutboundSms {
    * there. When it throws, nothing is written and `submit` rejects with its error.
    */
   beforeWrite?: () => Promise<void>;
+  /**
+   * Awaited with the provider's id once it accepted the message, before an adapter with a window
+   * (SMPP) gives the message's slot to another: the caller records the acceptance there, so what
+   * is marked and not recorded never exceeds the window. An adapter without one may skip it.
+   */
+  afterAccepted?: (providerMessageId: string) => Promise<void>;
 }
 
 /**

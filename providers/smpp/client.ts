@@ -10,7 +10,8 @@
  * - At most `window` `submit_sm` await their response; the others queue, in order, and wait for
  *   a free slot, also across a reconnect. A submission's `beforeWrite` runs once it holds a slot,
  *   right before its first write: until then nothing of it has left Herald, and a throw there
- *   frees the slot and writes nothing.
+ *   frees the slot and writes nothing. Its `afterAccepted` runs on an ESME_ROK answer to its
+ *   last part, before the slot is freed.
  * - ESME_RTHROTTLED and ESME_RMSGQFUL pause the bind's submissions (500 ms, 1, 2, 4, 8 s) and the
  *   PDU is sent again on the same bind; after the fifth back-off it fails, asking the caller to
  *   wait the last back-off (`retryAfterMs`) before it tries again.
@@ -95,6 +96,8 @@ interface Job {
   params: Record<string, unknown>;
   /** Awaited in a window slot right before the first write; cleared once it has run. */
   beforeWrite?: () => Promise<void>;
+  /** Awaited with the message id of an ESME_ROK answer, still in the job's window slot. */
+  afterAccepted?: (messageId: string) => Promise<void>;
   enqueuedAt: number;
   throttles: number;
   rebinds: number;
@@ -113,8 +116,11 @@ interface Connection {
   state: ConnectionState;
   /** Written submit_sm by sequence number. */
   inFlight: Map<number, Job>;
-  /** Window slots held by submissions whose `beforeWrite` is running. */
-  preparing: number;
+  /**
+   * Window slots held by submissions not written (their `beforeWrite` running) or answered (their
+   * `afterAccepted` running).
+   */
+  holding: number;
   /** deliver_sm being handled, still owed a response. */
   deliveries: number;
   /** Unbinding because Herald asked (it then sends unbind itself), not the SMSC. */
@@ -212,6 +218,7 @@ export class SmppClient {
   submitPdu(
     params: Record<string, unknown>,
     beforeWrite?: () => Promise<void>,
+    afterAccepted?: (messageId: string) => Promise<void>,
   ): Promise<PduResult> {
     if (this.#closed)
       return Promise.resolve({ kind: 'not-sent', reason: 'the SMPP client is closed' });
@@ -223,6 +230,7 @@ export class SmppClient {
       this.#queue.push({
         params,
         beforeWrite,
+        afterAccepted,
         enqueuedAt: Date.now(),
         throttles: 0,
         rebinds: 0,
@@ -246,6 +254,7 @@ export class SmppClient {
     message: SmppMessage,
     defaultSource: string | null,
     beforeWrite?: () => Promise<void>,
+    afterAccepted?: (providerMessageId: string) => Promise<void>,
   ): Promise<SmppSubmission> {
     const encoded = encodeSms(message.body, this.#nextReference());
     const source = smppAddress(message.from ?? defaultSource);
@@ -268,6 +277,9 @@ export class SmppClient {
           short_message: shortMessage,
         },
         index === 0 ? beforeWrite : undefined,
+        afterAccepted && index === encoded.parts.length - 1
+          ? (messageId) => afterAccepted(partIds[0] ?? messageId)
+          : undefined,
       );
       if (result.kind === 'response' && result.status === ESME_ROK) {
         partIds.push(result.messageId);
@@ -346,7 +358,7 @@ export class SmppClient {
       session,
       state: 'connecting',
       inFlight: new Map(),
-      preparing: 0,
+      holding: 0,
       deliveries: 0,
       ownUnbind: false,
       finishing: false,
@@ -485,7 +497,7 @@ export class SmppClient {
     while (
       connection?.state === 'bound' &&
       this.#queue.length > 0 &&
-      connection.inFlight.size + connection.preparing < this.#options.window
+      connection.inFlight.size + connection.holding < this.#options.window
     ) {
       const wait = this.#pausedUntil - Date.now();
       if (wait > 0) {
@@ -505,14 +517,14 @@ export class SmppClient {
    */
   async #prepare(connection: Connection, job: Job, beforeWrite: () => Promise<void>) {
     job.beforeWrite = undefined;
-    connection.preparing++;
+    connection.holding++;
     let failure: { error: unknown } | undefined;
     try {
       await beforeWrite();
     } catch (error) {
       failure = { error };
     }
-    connection.preparing--;
+    connection.holding--;
     if (failure) job.withhold(failure.error);
     else if (this.#closed) job.settle({ kind: 'not-sent', reason: 'the SMPP client closed' });
     else if (connection.state === 'bound' && this.#pausedUntil <= Date.now()) {
@@ -582,12 +594,31 @@ export class SmppClient {
         this.#retire(connection, true);
       }
     } else {
-      job.settle({
-        kind: 'response',
-        status,
-        messageId: typeof response.message_id === 'string' ? response.message_id : '',
-      });
+      const messageId = typeof response.message_id === 'string' ? response.message_id : '';
+      if (status === ESME_ROK && job.afterAccepted) {
+        void this.#recordAccepted(connection, job, job.afterAccepted, messageId);
+        return;
+      }
+      job.settle({ kind: 'response', status, messageId });
     }
+    this.#maybeFinishUnbind(connection);
+    this.#pump();
+  }
+
+  /**
+   * Runs an accepted submission's `afterAccepted` in the slot it still holds, then frees the slot:
+   * what its caller records there never lags the window. A failure there is the caller's.
+   */
+  async #recordAccepted(
+    connection: Connection,
+    job: Job,
+    afterAccepted: (messageId: string) => Promise<void>,
+    messageId: string,
+  ) {
+    connection.holding++;
+    await afterAccepted(messageId).catch(() => {});
+    connection.holding--;
+    job.settle({ kind: 'response', status: ESME_ROK, messageId });
     this.#maybeFinishUnbind(connection);
     this.#pump();
   }
@@ -609,7 +640,7 @@ export class SmppClient {
       connection.session.send(connection.unbindResponse);
       connection.unbindResponse = undefined;
     }
-    if (connection.state !== 'unbinding' || connection.inFlight.size + connection.preparing > 0)
+    if (connection.state !== 'unbinding' || connection.inFlight.size + connection.holding > 0)
       return;
     this.#finishUnbind(connection);
   }

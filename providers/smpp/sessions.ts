@@ -137,6 +137,7 @@ export class SmppSessions {
       { to: message.to, from: message.from, body: message.body, validUntil: message.validUntil },
       config.sourceAddr,
       message.beforeWrite,
+      message.afterAccepted,
     );
     if (outcome.kind === 'accepted' && partIds.length > 1) {
       // Accepted whatever happens here; without the map, receipts for later parts go unmatched.

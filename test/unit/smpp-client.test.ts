@@ -107,6 +107,29 @@ describe('SmppClient', () => {
     expect(peer.problems).toEqual([]);
   });
 
+  it('runs afterAccepted with the message id before the slot goes to the next message', async () => {
+    const { peer, client } = await peerAndClient({ window: 1 });
+    const events: string[] = [];
+    const [first, second] = await Promise.all([
+      client.submitMessage(message('+61400000301'), null, undefined, async (id) => {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        events.push(`first accepted as ${id}, ${peer.parts.length} parts at the SMSC`);
+      }),
+      client.submitMessage(message('+61400000302'), null, async () => {
+        events.push('second about to be written');
+      }),
+    ]);
+    expect(first).toEqual({
+      outcome: { kind: 'accepted', providerMessageId: '1' },
+      partIds: ['1'],
+    });
+    expect(second.outcome).toEqual({ kind: 'accepted', providerMessageId: '2' });
+    expect(events).toEqual([
+      'first accepted as 1, 1 parts at the SMSC',
+      'second about to be written',
+    ]);
+  });
+
   it('writes nothing of a message whose beforeWrite throws, frees its slot, and rejects with its error', async () => {
     const { peer, client } = await peerAndClient({ window: 1 });
     const refused = new Error('submission lease lost: a newer attempt is waiting for it');
