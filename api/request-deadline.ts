@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Admission } from '../commands/admission.js';
 import {
   type AnswerDeadline,
   type DeadlineAnswer,
@@ -6,6 +7,16 @@ import {
 } from '../commands/answer-deadline.js';
 import { ERROR_CATALOGUE } from '../domain/errors.js';
 import { OUTAGE_RETRY_AFTER_S } from './error-handler.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route's admission (commands/admission.ts): a slot is taken before anything else of the
+     * request runs, signing in included, and held until its answer is written.
+     */
+    admission?: Admission;
+  }
+}
 
 /**
  * A request still running after this is answered, so that every answer comes within 5 s even
@@ -17,9 +28,11 @@ export const REQUEST_DEADLINE_MS = 4_500;
 
 /**
  * Time kept after `answerBy`: a Temporal call's deadline overshoots by up to about 0.6 s while
- * its connection retries, and the answer is then stored (a few database calls) and written.
+ * its connection retries, and the answer is then stored (a few database calls) and written. A
+ * third of a shorter deadline (tests'), so that `answerBy` never comes before the request.
  */
 const ANSWER_MARGIN_MS = 1_500;
+const answerMargin = (deadlineMs: number) => Math.min(ANSWER_MARGIN_MS, deadlineMs / 3);
 
 const UNAVAILABLE: DeadlineAnswer = {
   status: 503,
@@ -34,10 +47,10 @@ class RequestDeadline implements AnswerDeadline {
   private answer = UNAVAILABLE;
 
   constructor(
-    at: number,
+    deadlineMs: number,
     private readonly write: (answer: DeadlineAnswer) => void,
   ) {
-    this.answerBy = at - ANSWER_MARGIN_MS;
+    this.answerBy = Date.now() + deadlineMs - answerMargin(deadlineMs);
   }
 
   /** The deadline has come: write the answer that is true now, unless the reply is under way. */
@@ -81,7 +94,7 @@ export function deadlineOf(request: FastifyRequest): AnswerDeadline {
  */
 export function enforceRequestDeadline(app: FastifyInstance, deadlineMs = REQUEST_DEADLINE_MS) {
   app.addHook('onRequest', (request, reply, done) => {
-    const deadline = new RequestDeadline(Date.now() + deadlineMs, ({ status, body }) => {
+    const deadline = new RequestDeadline(deadlineMs, ({ status, body }) => {
       request.log.warn({ deadlineMs, status }, 'request deadline passed');
       reply.raw.writeHead(status, {
         'content-type': 'application/json; charset=utf-8',
@@ -98,7 +111,13 @@ export function enforceRequestDeadline(app: FastifyInstance, deadlineMs = REQUES
       deadlineMs,
     );
     reply.raw.once('close', () => clearTimeout(timer));
-    done();
+    const admission = request.routeOptions.config?.admission;
+    if (!admission) return done();
+    // Refused here (503, Retry-After), before the body is read: a refusal costs next to nothing.
+    admission.enter(deadline.answerBy).then((leave) => {
+      reply.raw.once('close', leave);
+      done();
+    }, done);
   });
   app.addHook('onSend', (_request, reply, payload, done) => {
     answering.add(reply);

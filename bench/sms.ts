@@ -6,6 +6,7 @@
 import { cpus } from 'node:os';
 import { requestJson } from '../providers/json-http.js';
 import { measureTemporalFloor } from './floor/measure.js';
+import { sendsUnderLoad } from './support/admission.js';
 import {
   CAMPAIGN_SIZE,
   clearInbox,
@@ -44,6 +45,28 @@ const PERSONALIZED_LATENCY = {
   concurrency: 1,
 };
 const ONLY_PERSONALIZED = process.env.BENCH_SMS_ONLY === 'personalized';
+
+/**
+ * No false `paused` (README "Admission"): 1,000-recipient sends at concurrency 64 while a second
+ * stack on the same machine takes 1,000-recipient sends at concurrency 32. Every answer is 202
+ * `queued` or a refusal with Retry-After that saved nothing; `paused` must be 0.
+ * BENCH_SMS_ONLY=admission runs only this step.
+ */
+const UNDER_LOAD = { requests: 256, concurrency: 64, loadConcurrency: 32 };
+const ONLY_ADMISSION = process.env.BENCH_SMS_ONLY === 'admission';
+
+async function admissionUnderLoad(stack: BenchStack) {
+  log('1,000-recipient sends at concurrency 64 while a second stack is busy');
+  const loadStack = await startBenchStack();
+  try {
+    await simulatorBehaviour(loadStack, 'none');
+    // Last step: the campaigns it saved are left to drain as the stacks close.
+    const result = await sendsUnderLoad(stack, loadStack, UNDER_LOAD);
+    return { ...result, no_false_paused: result.paused === 0 };
+  } finally {
+    await loadStack.close();
+  }
+}
 
 async function acceptLatency(stack: BenchStack) {
   const results = [];
@@ -111,6 +134,14 @@ async function main() {
       process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       return;
     }
+    if (ONLY_ADMISSION) {
+      log('warming up');
+      await sendCampaigns(stack, 1);
+      const underLoad = await admissionUnderLoad(stack);
+      const result = { benchmark: 'sms', shape: stack.shape, sends_under_load: underLoad };
+      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+      return;
+    }
     log('warming up');
     await sendCampaigns(stack, 1);
     await baseline(stack, CAMPAIGN_SIZE);
@@ -139,6 +170,7 @@ async function main() {
       'default',
       stack.dataDir,
     );
+    const underLoad = await admissionUnderLoad(stack);
 
     const drainSeconds = median(drainRuns.map((run) => run.seconds));
     const drainRate = CAMPAIGN_SIZE / drainSeconds;
@@ -178,12 +210,14 @@ async function main() {
         sustained: sustainedBaseline,
       },
       temporal_floor: temporalFloor,
+      sends_under_load: underLoad,
       prometheus: metrics ?? 'not installed: no Prometheus scraped this run',
       aims: {
         one_recipient_c32_at_least_0_6x_workflow_start_floor: single32OverFloor >= 0.6,
         thousand_recipients_c32_p99_at_most_500_ms: (bulk32?.p99_ms ?? Infinity) <= 500,
         drain_at_least_0_9x_baseline: drainFraction >= 0.9,
         sustained_at_least_0_9x_baseline: sustainedFraction >= 0.9,
+        no_paused_answer_under_load: underLoad.no_false_paused,
       },
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -23,6 +23,8 @@ export async function dispatchCampaign(
   confirmBy = Date.now() + DISPATCH_CONFIRM_MS,
   /** What the start needs, when the caller has just read it. */
   known?: CampaignDispatchInfo,
+  /** Told as soon as Temporal confirms, before the dispatch is recorded. */
+  onConfirmed?: () => void,
 ): Promise<{ confirmed: boolean; info: CampaignDispatchInfo; workflowId: string }> {
   const { workspaceId, campaignId } = campaign;
   const info = known ?? (await findCampaignDispatchInfo(deps.sql, campaignId));
@@ -33,6 +35,9 @@ export async function dispatchCampaign(
     { ...info, workspaceId, campaignId, workflowId },
     confirmBy,
   );
-  if (confirmed) await recordDispatch(deps.sql, campaignId, workflowId);
+  if (confirmed) {
+    onConfirmed?.();
+    await recordDispatch(deps.sql, campaignId, workflowId);
+  }
   return { confirmed, info, workflowId };
 }

@@ -6,6 +6,7 @@ import { HeraldError, validationError } from '../domain/errors.js';
 import type { SendRequest } from '../domain/send-request.js';
 import { erasedOptOutForms } from '../security/recipient-hash.js';
 import { campaignWorkflowId } from '../workflows/definitions.js';
+import { sendAdmission } from './admission.js';
 import { type AnswerDeadline, type DeadlineAnswer, NO_DEADLINE } from './answer-deadline.js';
 import { campaignTexts } from './campaign-texts.js';
 import type { CommandDeps } from './deps.js';
@@ -87,12 +88,13 @@ async function saveCampaign(
   key: string | null,
   attach: IdempotentWork['attach'],
   deadline: AnswerDeadline,
-): Promise<SavedCampaign> {
+): Promise<SavedCampaign & { started: () => void }> {
   if (request.sendAt && !isSchedulable(request.sendAt, new Date()))
     throw validationError({ send_at: [SCHEDULE_WINDOW_ERROR] });
   const routing = await resolveRouting(deps.sql, principal, request);
   let committing: number | undefined;
   let saved: SavedCampaign;
+  let started = () => {};
   try {
     saved = await insertCampaignWithinCap(
       deps.sql,
@@ -113,6 +115,8 @@ async function saveCampaign(
       },
       async (tx, campaign) => {
         await attach(String(campaign.id), tx);
+        // Too late to confirm its start once committed: roll back and refuse (README "Admission").
+        started = sendAdmission.committing(deadline.answerBy);
         const uncertain = uncertainSave(campaign.id);
         deadline.saving({ status: 503, body: JSON.stringify({ message: uncertain.message }) });
         committing = campaign.id;
@@ -124,7 +128,7 @@ async function saveCampaign(
     deadline.notSaved();
     throw error;
   }
-  return saved;
+  return { ...saved, started };
 }
 
 /**
@@ -145,8 +149,9 @@ export async function sendCampaign(
 
   return idempotently(deps, scope, received, async ({ resourceId, attach }) => {
     let saved: SavedCampaign;
+    let started = () => {};
     if (resourceId === null) {
-      saved = await saveCampaign(deps, principal, request, key, attach, deadline);
+      ({ started, ...saved } = await saveCampaign(deps, principal, request, key, attach, deadline));
       deadline.saved(answerFor(saved, false, key));
     } else {
       // A retry with the key: the campaign an earlier attempt saved, as it stands now.
@@ -163,6 +168,11 @@ export async function sendCampaign(
       { workspaceId: principal.workspaceId, campaignId: saved.view.id },
       Math.min(Date.now() + DISPATCH_CONFIRM_MS, deadline.answerBy),
       saved.dispatch,
+      () => {
+        started();
+        // Confirmed: should recording it outlast the deadline, the deadline answers queued.
+        deadline.saved(answerFor(saved, true, key));
+      },
     ).then(
       (outcome) => outcome.confirmed,
       // Saved but not recorded as dispatched (Postgres away): the sweeper finishes it.

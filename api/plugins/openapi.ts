@@ -136,6 +136,9 @@ function withHttpAnswers(document: OpenAPIV3_1.Document): OpenAPIV3_1.Document {
       for (const [status, response] of Object.entries(added)) responses[status] ??= response;
       const conflict = responses['409'];
       if (conflict) conflict.headers = { 'Retry-After': retryAfter };
+      // A route's own 503 (a send's admission) carries Retry-After as the generic one does.
+      const unavailable = responses['503'];
+      if (unavailable) unavailable.headers ??= { 'Retry-After': retryAfter };
       for (const [status, links] of Object.entries(LINKS[`${method} ${path}`] ?? {})) {
         const response = responses[status];
         if (response) response.links = links;

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { sendAdmission } from '../../commands/admission.js';
 import { cancelCampaign } from '../../commands/cancel-campaign.js';
 import { presentCampaign } from '../../commands/presenters.js';
 import { sendCampaign } from '../../commands/send-campaign.js';
@@ -16,6 +17,7 @@ import {
   messageOnlySchema,
   notFoundSchema,
   sendLimitedResponse,
+  sendUnavailableResponse,
   validationErrorSchema,
 } from '../schemas/common.js';
 import { campaignLookupResponseSchema, sendResponseSchema } from '../schemas/messages.js';
@@ -26,7 +28,8 @@ export const messageRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (ap
   app.post(
     '/messages',
     {
-      config: { ability: 'messages:send' },
+      // README "Admission": sends are admitted only as fast as they can be confirmed.
+      config: { ability: 'messages:send', admission: sendAdmission },
       schema: {
         summary: 'Send an SMS to 1–1,000 recipients',
         tags: ['Messages'],
@@ -40,6 +43,7 @@ export const messageRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (ap
           ),
           422: validationErrorSchema,
           429: sendLimitedResponse("the workspace's daily cap would be exceeded"),
+          503: sendUnavailableResponse,
         },
       },
     },

@@ -55,6 +55,11 @@ export const authErrorResponses = {
   429: messageOnlySchema.describe(RATE_LIMITED),
 };
 
+/** A send's 503 (README "Admission"); api/plugins/openapi.ts adds its Retry-After header. */
+export const sendUnavailableResponse = messageOnlySchema.describe(
+  'Unless its message names a campaign (which may have been saved: look it up), nothing was saved: retry after Retry-After, a keyed send with the same Idempotency-Key. Herald is at capacity: the send could not have been saved and its start confirmed within the request deadline, so it was refused first (Retry-After: 1). Or Postgres or Temporal is unavailable, or the 4.5 s deadline passed (Retry-After: 2). A saved send is answered 202, `paused` only when Temporal could not be reached',
+);
+
 /** A send's 429: the rate limits, or a fraud guard limit (README "Fraud guard"). */
 export const sendLimitedResponse = (guardLimits: string) =>
   messageOnlySchema.describe(`${RATE_LIMITED}; or ${guardLimits}, with Retry-After`);
