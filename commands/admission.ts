@@ -22,6 +22,8 @@ export const SEND_SLOTS = 8;
 const MIN_PHASE_MS = 500;
 /** The least its tail (commit and start) is assumed to take. */
 const MIN_TAIL_MS = 300;
+/** Room over the slowest recent tail: a start under load varies from one send to the next. */
+const TAIL_SAFETY = 1.5;
 /** How long a measured duration counts: the load it tells of may be over since. */
 const MEMORY_MS = 10_000;
 /** What a refused send is told to wait: a phase lasts well under a second when not overloaded. */
@@ -114,7 +116,7 @@ export class Admission {
    */
   committing(answerBy: number): () => void {
     const now = Date.now();
-    if (now + this.tails.value(now) > answerBy) throw atCapacity();
+    if (now + TAIL_SAFETY * this.tails.value(now) > answerBy) throw atCapacity();
     return () => this.tails.add(Date.now() - now);
   }
 
