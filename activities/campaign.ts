@@ -448,11 +448,10 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
             Context.current().cancellationSignal,
           ),
         ]);
-        // Held even if the other read failed: then `finally` releases it.
-        if (leased.status === 'fulfilled') lease = leased.value;
-        if (found.status === 'rejected') throw found.reason;
         if (leased.status === 'rejected') throw leased.reason;
+        // Held before the other read's failure is thrown, so that `finally` releases it.
         lease = leased.value;
+        if (found.status === 'rejected') throw found.reason;
         const campaign = found.value;
         if (!campaign)
           throw activityFailure('CampaignNotFound', `campaign ${input.campaignId} not found`);
