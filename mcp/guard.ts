@@ -4,7 +4,7 @@ import type { OAuthDeps } from './oauth/deps.js';
 import { MCP_SCOPE } from './oauth/metadata.js';
 
 export type GuardResult =
-  | { ok: true; grant: AccessGrant }
+  | { ok: true; grant: AccessGrant; token: string }
   | { ok: false; status: 401 | 403; wwwAuthenticate: string; body: Record<string, string> };
 
 /** RFC 6750 §2.1 b64token; the scheme name is case-insensitive (RFC 9110 §11.1). */
@@ -55,5 +55,5 @@ export async function guardMcpRequest(
   if (!grant.lastUsedAt || Date.now() - grant.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {
     await touchConnection(deps.sql, grant.connectionId);
   }
-  return { ok: true, grant };
+  return { ok: true, grant, token };
 }

@@ -1,8 +1,8 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import type { CommandDeps } from '../commands/deps.js';
 import { createDeliverySummaryCache } from './delivery-summary-cache.js';
 import { guardMcpRequest } from './guard.js';
+import { createMcpHttpHandler } from './http-handler.js';
 import type { OAuthDeps } from './oauth/deps.js';
 import {
   authorizationServerMetadata,
@@ -11,6 +11,23 @@ import {
 } from './oauth/metadata.js';
 import { authorizationServerRoutes } from './oauth/routes.js';
 import { createMcpServer } from './server.js';
+import type { ToolCaller } from './tools/tool.js';
+
+/** Who a request is served for, handed through the SDK to the per-request server factory. */
+interface RequestScope {
+  caller: ToolCaller;
+  log: FastifyBaseLogger;
+}
+
+/** The web-standard request the MCP SDK reads: method, URL and headers; the body is parsed already. */
+function webRequest(request: FastifyRequest, origin: string): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
+  }
+  return new Request(new URL(request.url, origin), { method: request.method, headers });
+}
 
 /**
  * The MCP feature: discovery documents, the authorization server (under `/oauth` and
@@ -38,6 +55,13 @@ export async function mcpRoutes(app: FastifyInstance, { deps }: { deps: CommandD
   await app.register(authorizationServerRoutes, { prefix: '/oauth', deps: oauth });
   await app.register(authorizationServerRoutes, { prefix: '/mcp/oauth', deps: oauth });
 
+  const handler = createMcpHttpHandler<RequestScope>(
+    ({ caller, log }) =>
+      createMcpServer({ sql: deps.sql, caller, now: () => new Date(), deliverySummaries }, log),
+    app.log,
+  );
+  app.addHook('onClose', () => handler.close());
+
   app.post('/mcp', async (request, reply) => {
     const guard = await guardMcpRequest(oauth, request.headers.authorization);
     if (!guard.ok) {
@@ -46,23 +70,19 @@ export async function mcpRoutes(app: FastifyInstance, { deps }: { deps: CommandD
         .header('www-authenticate', guard.wwwAuthenticate)
         .send(guard.body);
     }
-    const caller = { workspaceId: guard.grant.workspaceId, userId: guard.grant.userId };
-    const server = createMcpServer(
-      { sql: deps.sql, caller, now: () => new Date(), deliverySummaries },
-      request.log,
+    const { grant, token } = guard;
+    const response = await handler.answer(
+      webRequest(request, urls.issuer),
+      request.body,
+      {
+        token,
+        clientId: grant.clientId,
+        scopes: grant.scope.split(' '),
+        resource: new URL(grant.resource),
+      },
+      { caller: { workspaceId: grant.workspaceId, userId: grant.userId }, log: request.log },
     );
-    // Stateless: every request stands alone, so any api replica can answer it.
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
-    reply.hijack();
-    reply.raw.on('close', () => {
-      transport.close().catch(() => {});
-      server.close().catch(() => {});
-    });
-    await server.connect(transport);
-    await transport.handleRequest(request.raw, reply.raw, request.body);
+    return reply.send(response);
   });
 
   // No server-initiated stream and no sessions in stateless mode.

@@ -1,10 +1,11 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import type { FastifyBaseLogger } from 'fastify';
+import { z } from 'zod';
 import { isDatabaseUnavailable } from '../db/client.js';
 import { ERROR_CATALOGUE, HeraldError } from '../domain/errors.js';
 import { inSpan } from '../telemetry/tracing.js';
 import { accessProblem } from './access.js';
+import { serverIcons, toolIcons } from './icons.js';
 import { tools } from './tools/index.js';
 import { type ToolContext, ToolRefusal } from './tools/tool.js';
 
@@ -36,13 +37,31 @@ export function toolErrorResult(error: unknown, log: FastifyBaseLogger): CallToo
   return toolError(`${message} The report could not be produced; try again shortly.`);
 }
 
-/** An MCP server for one authenticated request: the read-only reporting tools of SPEC §4.5. */
+/** How long a client may reuse `server/discover` and `tools/list` (2026-07-28 `ttlMs`): both change only with a release. */
+const TOOL_LIST_TTL_MS = 3_600_000;
+
+/**
+ * An MCP server for one authenticated request, in either protocol era: the read-only reporting
+ * tools of SPEC §4.5.
+ */
 export function createMcpServer(context: ToolContext, log: FastifyBaseLogger): McpServer {
   const server = new McpServer(
-    { name: 'herald-reporting', title: 'Herald reporting', version: '1.0.0' },
+    {
+      name: 'herald-reporting',
+      title: 'Herald reporting',
+      version: '1.0.0',
+      description:
+        'Read-only delivery reporting for one Herald workspace: campaigns, Quick Send and API SMS batches, delivery totals and team counts.',
+      icons: serverIcons,
+    },
     {
       instructions:
         'Read-only delivery reporting for one Herald workspace: campaigns, Quick Send and API SMS batches, delivery totals and team counts. It cannot send messages or change settings.',
+      // The same for every caller of every workspace: a shared cache may keep them.
+      cacheHints: {
+        'server/discover': { ttlMs: TOOL_LIST_TTL_MS, cacheScope: 'public' },
+        'tools/list': { ttlMs: TOOL_LIST_TTL_MS, cacheScope: 'public' },
+      },
     },
   );
   for (const tool of tools) {
@@ -51,8 +70,9 @@ export function createMcpServer(context: ToolContext, log: FastifyBaseLogger): M
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: tool.inputSchema,
-        outputSchema: tool.outputSchema,
+        icons: toolIcons[tool.icon],
+        inputSchema: z.object(tool.inputSchema),
+        outputSchema: z.object(tool.outputSchema),
         annotations: { title: tool.title, ...READ_ONLY },
       },
       // A span per tool call (README, "Tracing"), child of the /mcp request's: its name only.

@@ -17,6 +17,7 @@ const { id, name, status, purpose, created_at, completed_at } =
 export const getCampaignReport = defineTool({
   name: 'get_campaign_report',
   title: 'Campaign report',
+  icon: 'campaigns',
   description:
     'Reports one named campaign by id, read live: name, status, purpose, routing (a direct provider or a failover route), created and completed times, recipient and delivery counts, and the delivery rate (delivered as a percentage of sent). A Quick Send or API SMS id is refused; use get_quick_send_report for those.',
   inputSchema: {

@@ -8,6 +8,7 @@ const DAY_MS = 86_400_000;
 export const getCompletedCampaignSummary = defineTool({
   name: 'get_completed_campaign_summary',
   title: 'Completed campaign summary',
+  icon: 'campaigns',
   description:
     'Totals of the named campaigns that completed in the last 7 or 30 days, chosen by their completion time, with the recipient and delivery counts of those campaigns as they stand now (receipts that arrive after completion still count). Quick Send and API SMS batches are excluded. This describes a different population from get_delivery_summary, which counts every message event of campaigns, Quick Send and API SMS by its own delivery-history timestamp.',
   inputSchema: { days: daysInput },

@@ -19,6 +19,7 @@ const { id, name, status, purpose, created_at, completed_at } = batchSummaryFiel
 export const getQuickSendReport = defineTool({
   name: 'get_quick_send_report',
   title: 'Quick Send report',
+  icon: 'quickSends',
   description:
     'Reports one Quick Send batch (dashboard Quick Send or API SMS) by id, read live: source, name, status, purpose, routing (a direct provider or a failover route), created and completed times, recipient and delivery counts, and the delivery rate (delivered as a percentage of sent). A campaign id is refused; use get_campaign_report for those.',
   inputSchema: {

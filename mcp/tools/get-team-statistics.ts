@@ -5,6 +5,7 @@ import { defineTool } from './tool.js';
 export const getTeamStatistics = defineTool({
   name: 'get_team_statistics',
   title: 'Team statistics',
+  icon: 'team',
   description:
     'Counts the people of this workspace: all members, active members (not suspended), and pending invitations (not yet accepted, revoked or expired). No names or email addresses are returned.',
   inputSchema: {},

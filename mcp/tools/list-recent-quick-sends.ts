@@ -18,6 +18,7 @@ const quickSendItem = z.object({ id, source: quickSendSource, ...summary, ...bat
 export const listRecentQuickSends = defineTool({
   name: 'list_recent_quick_sends',
   title: 'List recent Quick Sends',
+  icon: 'quickSends',
   description:
     'Lists the most recent Quick Send batches of this workspace, newest first: sent from the dashboard (source quick_send) or through the REST API (source api; unknown for older records). Each has its status, recipient count and delivery counts as they stand now. Named campaigns are not included (use list_recent_campaigns).',
   inputSchema: { limit: limitInput },

@@ -3,6 +3,7 @@ import type { Sql } from '../../db/client.js';
 import type { Permission } from '../../domain/access.js';
 import { type ErrorCode, HeraldError } from '../../domain/errors.js';
 import type { DeliverySummaryCache } from '../delivery-summary-cache.js';
+import type { toolIcons } from '../icons.js';
 
 /** Who is calling: resolved from the access token, re-checked against Postgres on every call. */
 export interface ToolCaller {
@@ -27,6 +28,8 @@ export interface ToolContext {
 export interface HeraldTool<Input extends z.ZodRawShape, Output extends z.ZodRawShape> {
   name: string;
   title: string;
+  /** The subject's icon clients show beside the tool. */
+  icon: keyof typeof toolIcons;
   description: string;
   inputSchema: Input;
   outputSchema: Output;
