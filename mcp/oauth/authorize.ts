@@ -6,6 +6,7 @@ import { MCP_SCOPE } from './metadata.js';
 import { messagePage, signInPage } from './pages.js';
 import { S256_CHALLENGE } from './pkce.js';
 import { isLoopbackCallback, redirectUriProblem, sameCallback } from './redirect-uris.js';
+import { canonicalResource } from './resource.js';
 import { sealRequest } from './sealed-request.js';
 
 export type AuthorizationQuery = Record<string, string | undefined>;
@@ -101,7 +102,8 @@ function requestProblem(
   if (query.scope !== undefined && !query.scope.split(' ').includes(MCP_SCOPE)) {
     return problem('invalid_scope', `scope must include ${MCP_SCOPE}.`);
   }
-  if ((query.resource ?? deps.urls.resource) !== deps.urls.resource) {
+  // RFC 8707: compared after RFC 3986 normalisation; the grant carries the canonical spelling.
+  if (query.resource !== undefined && canonicalResource(query.resource) !== deps.urls.resource) {
     return problem('invalid_target', `resource must be ${deps.urls.resource}.`);
   }
   return undefined;

@@ -1,3 +1,5 @@
+import { canonicalResource } from './resource.js';
+
 /** The URLs of the authorization server and the MCP resource, derived from PUBLIC_URL. */
 export interface OAuthUrls {
   issuer: string;
@@ -8,7 +10,8 @@ export interface OAuthUrls {
 export const MCP_SCOPE = 'mcp:use';
 
 export function oauthUrls(publicUrl: string): OAuthUrls {
-  const issuer = publicUrl.replace(/\/+$/, '');
+  // PUBLIC_URL is an origin (config/env.ts): canonical, it is what resource indicators compare with.
+  const issuer = canonicalResource(publicUrl) ?? publicUrl.replace(/\/+$/, '');
   return {
     issuer,
     resource: `${issuer}/mcp`,

@@ -8,7 +8,13 @@ import {
 import { keyedHash } from '../../security/tokens.js';
 import type { OAuthDeps } from './deps.js';
 import { OAuthError } from './errors.js';
-import { redirectUriProblem } from './redirect-uris.js';
+import {
+  isAllowlisted,
+  malformedRedirectUri,
+  notAllowlisted,
+  type RedirectPolicy,
+  redirectUriProblem,
+} from './redirect-uris.js';
 
 /** SPEC §8: 10 registrations per minute from one address. */
 export const REGISTRATIONS_PER_WINDOW = 10;
@@ -78,6 +84,29 @@ function metadataProblem(error: z.ZodError): string {
   return `${field}: ${issue?.message ?? 'invalid'}`;
 }
 
+/**
+ * The callbacks a registration keeps. A malformed one, or one the open policy refuses, refuses
+ * the registration. Off the operator's allowlist, a callback is dropped instead (RFC 7591 §3.2.1:
+ * the server may replace requested metadata) and named in `dropped_redirect_uris`: Cursor
+ * registers three callbacks and VS Code four, and an allowlist naming the one in use must not
+ * refuse them all. Only when none is allowed is the registration refused, naming each.
+ */
+function allowedCallbacks(policy: RedirectPolicy, requested: string[]) {
+  for (const uri of requested) {
+    const problem =
+      policy.allowlist.length > 0 ? malformedRedirectUri(uri) : redirectUriProblem(uri, policy);
+    if (problem) throw new OAuthError('invalid_redirect_uri', problem);
+  }
+  const kept = requested.filter(
+    (uri) => policy.allowlist.length === 0 || isAllowlisted(uri, policy),
+  );
+  const dropped = requested.filter((uri) => !kept.includes(uri));
+  if (kept.length === 0) {
+    throw new OAuthError('invalid_redirect_uri', dropped.map(notAllowlisted).join(' '));
+  }
+  return { kept, dropped };
+}
+
 /** Dynamic Client Registration (RFC 7591): returns the 201 body. */
 export async function registerClient(deps: OAuthDeps, ip: string, body: unknown) {
   const admission = await admitRegistration(deps.sql, ip, REGISTRATIONS_PER_WINDOW, WINDOW_SECONDS);
@@ -97,11 +126,8 @@ export async function registerClient(deps: OAuthDeps, ip: string, body: unknown)
       metadataProblem(parsed.error),
     );
   }
-  const metadata = parsed.data;
-  for (const uri of metadata.redirect_uris) {
-    const problem = redirectUriProblem(uri, deps.redirectPolicy);
-    if (problem) throw new OAuthError('invalid_redirect_uri', problem);
-  }
+  const { kept, dropped } = allowedCallbacks(deps.redirectPolicy, parsed.data.redirect_uris);
+  const metadata = { ...parsed.data, redirect_uris: kept };
   const clientId = `mcp_${randomBytes(16).toString('base64url')}`;
   const secret =
     metadata.token_endpoint_auth_method === 'client_secret_post'
@@ -148,6 +174,7 @@ export async function registerClient(deps: OAuthDeps, ip: string, body: unknown)
     ...(secret === undefined ? {} : { client_secret: secret, client_secret_expires_at: 0 }),
     client_name: client.name,
     redirect_uris: client.redirectUris,
+    ...(dropped.length === 0 ? {} : { dropped_redirect_uris: dropped }),
     token_endpoint_auth_method: client.tokenEndpointAuthMethod,
     grant_types,
     response_types,

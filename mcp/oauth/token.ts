@@ -17,7 +17,7 @@ import { findByKeyedHash, keyedHash, matchesKeyedHash } from '../../security/tok
 import { LIFETIMES, type OAuthDeps } from './deps.js';
 import { OAuthError } from './errors.js';
 import { verifierMatches } from './pkce.js';
-import { sameCallback } from './redirect-uris.js';
+import { canonicalResource } from './resource.js';
 
 export type TokenForm = Record<string, string | undefined>;
 
@@ -88,13 +88,15 @@ async function exchangeCode(deps: OAuthDeps, client: OAuthClient, form: TokenFor
   if (code.expired) throw invalidGrant('The authorization code has expired.');
   if (code.clientId !== client.id)
     throw invalidGrant('The authorization code was issued to another client.');
-  if (!form.redirect_uri || !sameCallback(form.redirect_uri, code.redirectUri)) {
+  // RFC 6749 §4.1.3: identical to the authorization request's, which may have been another
+  // loopback port or name than the one registered; the code is bound to the one used.
+  if (form.redirect_uri !== code.redirectUri) {
     throw invalidGrant('redirect_uri does not match the authorization request.');
   }
   if (!verifierMatches(form.code_verifier, code.codeChallenge)) {
     throw invalidGrant('code_verifier does not match the code_challenge.');
   }
-  if (form.resource !== undefined && form.resource !== code.resource) {
+  if (form.resource !== undefined && canonicalResource(form.resource) !== code.resource) {
     throw new OAuthError('invalid_target', `resource must be ${code.resource}.`);
   }
   if (code.connectionRevoked) throw invalidGrant('The connection has been revoked.');
@@ -128,7 +130,7 @@ async function refresh(deps: OAuthDeps, client: OAuthClient, form: TokenForm) {
     throw invalidGrant('The refresh token is invalid.');
   }
   if (!token.usable) throw invalidGrant(REFRESH_REVOKED);
-  if (form.resource !== undefined && form.resource !== token.resource) {
+  if (form.resource !== undefined && canonicalResource(form.resource) !== token.resource) {
     throw new OAuthError('invalid_target', `resource must be ${token.resource}.`);
   }
   const replayed = async () => {

@@ -858,7 +858,7 @@ describe('the resource indicator (RFC 8707)', () => {
     for (const resource of [
       'https://other.example/mcp',
       main.server.baseUrl,
-      `${main.server.resource}/`,
+      `${main.server.resource}//`,
     ]) {
       const response = await fetch(
         authorizationUrl(main, client, { code_challenge: challenge, state, resource }),
@@ -962,7 +962,7 @@ describe('redirect URIs', () => {
         'https://attacker.example/callback',
         'http://127.0.0.1:9/callback/other',
         'http://127.0.0.1:9/callback?x=1',
-        'http://localhost:9/callback',
+        'http://localhost:9/callback/other',
       ]) {
         const url = authorizationUrl(main, client, {
           code_challenge: challenge,
@@ -1053,6 +1053,7 @@ describe('redirect URIs', () => {
       ['the exact HTTPS callback', HTTPS_CALLBACK],
       ['the loopback callback', LOOPBACK_CALLBACK],
       ['the loopback callback on another port', 'http://127.0.0.1:49152/callback'],
+      ['the loopback callback on another loopback name', 'http://localhost:8765/callback'],
     ])('registers %s', async (_case, uri) => {
       const client = await register({ redirect_uris: [uri] }, restricted);
       expect(client.redirect_uris).toEqual([uri]);
@@ -1065,7 +1066,7 @@ describe('redirect URIs', () => {
       ['another host', 'https://evil.example.com/oauth/callback?tenant=1'],
       ['HTTP instead of HTTPS', 'http://app.example.com/oauth/callback?tenant=1'],
       ['another loopback path', 'http://127.0.0.1:8765/other'],
-      ['another loopback host name', 'http://localhost:8765/callback'],
+      ['another loopback host name on another path', 'http://localhost:8765/other'],
       ['a loopback query', 'http://127.0.0.1:8765/callback?x=1'],
       ['a callback an open server would take', 'https://client.example/callback'],
     ])('refuses to register %s', async (_case, uri) => {
