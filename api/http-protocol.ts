@@ -86,12 +86,33 @@ export const httpProtocolOptions = {
 };
 
 /**
+ * An MCP client given a URL without `/mcp` (the base URL, the console's): SPEC §7 answers it 404,
+ * not 405. Told by what every Streamable HTTP client sends, as the body is not read yet: an MCP
+ * header, or a POST accepting an event stream; and any POST to the base URL.
+ */
+function looksLikeMcp(request: FastifyRequest): boolean {
+  const { headers } = request;
+  const path = request.url.split('?', 1)[0];
+  if (path === '/mcp') return false;
+  if (
+    headers['mcp-protocol-version'] !== undefined ||
+    headers['mcp-session-id'] !== undefined ||
+    headers['mcp-method'] !== undefined
+  ) {
+    return true;
+  }
+  if (request.method !== 'POST') return false;
+  return path === '/' || /text\/event-stream/i.test(headers.accept ?? '');
+}
+
+/**
  * A request no route takes: when other methods are routed at that path, 405 with `Allow`
- * (RFC 9110 §15.5.6), before the body is read or the caller authenticated; else the 404 stands.
+ * (RFC 9110 §15.5.6), before the body is read or the caller authenticated; else, and for an MCP
+ * request at a URL that is not the MCP endpoint, the 404 stands.
  */
 export function answerUndeclaredMethods(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {
-    if (!request.is404) return;
+    if (!request.is404 || looksLikeMcp(request)) return;
     const allowed = app.supportedMethods.filter(
       (method) => app.findRoute({ method, url: request.url }) !== null,
     );

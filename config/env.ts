@@ -67,6 +67,35 @@ export const envSchema = z.object({
     .int('must be a number of seconds')
     .min(0, 'must be a number of seconds')
     .default(30),
+  /**
+   * Browser origins that may call /mcp and the public OAuth endpoints (CORS, mcp/browser-edge.ts):
+   * `*` (any; bearer tokens, never cookies) or a comma-separated list of origins.
+   */
+  MCP_CORS_ORIGINS: z
+    .string()
+    .default('*')
+    .transform(commaSeparated)
+    .pipe(
+      z
+        .array(z.string().refine(isOriginOrAny, { error: 'must be * or a list of origins' }))
+        .refine((list) => !list.includes('*') || list.length === 1, {
+          error: 'must be * alone or a list of origins',
+        })
+        .transform((list) => list.map((entry) => (entry === '*' ? entry : new URL(entry).origin))),
+    ),
+  /** Host names besides PUBLIC_URL's that /mcp and the OAuth endpoints answer (DNS rebinding). */
+  MCP_ALLOWED_HOSTS: z
+    .string()
+    .default('')
+    .transform(commaSeparated)
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)$/i, 'must be a comma-separated list of host names')
+          .transform((host) => host.toLowerCase()),
+      ),
+    ),
   SIMULATOR_PORT: port.default(4010),
   /** Where `herald worker` serves /livez and /readyz (on HOST); unset: no probe port. */
   WORKER_HEALTH_PORT: port.optional(),
@@ -180,6 +209,22 @@ export const envSchema = z.object({
 });
 
 export type Env = z.infer<typeof envSchema>;
+
+function commaSeparated(list: string): string[] {
+  return list
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+}
+
+/** `*`, or an http(s) origin: a scheme, a host and maybe a port, nothing after. */
+function isOriginOrAny(entry: string): boolean {
+  if (entry === '*') return true;
+  if (!URL.canParse(entry)) return false;
+  const url = new URL(entry);
+  const bare = url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
+  return bare && !entry.endsWith('?') && !entry.endsWith('#') && /^https?:$/.test(url.protocol);
+}
 
 /** An address, an address/prefix, or one of proxy-addr's named ranges. */
 function isTrustedProxyEntry(entry: string): boolean {

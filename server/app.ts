@@ -28,6 +28,7 @@ import { otpRoutes } from '../api/routes/otp.js';
 import { providerWebhookRoutes } from '../api/routes/provider-webhooks.js';
 import { addSecurityHeaders } from '../api/security-headers.js';
 import { consoleRoutes } from '../console/plugin.js';
+import { browserEdgePolicyOf, guardBrowserEdge } from '../mcp/browser-edge.js';
 import { mcpRoutes } from '../mcp/routes.js';
 import { redactSecrets } from '../security/log-redaction.js';
 import { tracedChildLogger, traceRequests } from './http-tracing.js';
@@ -73,6 +74,8 @@ export function buildApp(
   traceRequests(app);
   if (deps.env.METRICS_PORT !== undefined) recordHttpMetrics(app);
   enforceRequestDeadline(app, options.requestDeadlineMs);
+  // Before the 405s: a CORS preflight at /mcp or an OAuth endpoint is answered here.
+  if (deps.env.MCP_ENABLED) guardBrowserEdge(app, browserEdgePolicyOf(deps.env, deps.publicUrl));
   answerUndeclaredMethods(app);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
