@@ -3,6 +3,7 @@ import { signInWithPassword } from '../../commands/sign-in.js';
 import { checkTotpCode, secondFactorDue } from '../../commands/totp.js';
 import { findSignInWorkspaces } from '../../db/member-access.js';
 import { findClient } from '../../db/oauth-clients.js';
+import { findConsentParties } from '../../db/oauth-consent.js';
 import {
   approveAuthorization,
   chooseWorkspace,
@@ -15,7 +16,15 @@ import {
 import { keyedHash, matchesKeyedHash } from '../../security/tokens.js';
 import { callbackUrl } from './authorize.js';
 import { LIFETIMES, type OAuthDeps } from './deps.js';
-import { codePage, consentPage, messagePage, signInPage, workspacePage } from './pages.js';
+import {
+  type ClientWebsite,
+  codePage,
+  consentPage,
+  messagePage,
+  signInPage,
+  workspacePage,
+} from './pages.js';
+import { isLoopbackCallback } from './redirect-uris.js';
 import { openRequest } from './sealed-request.js';
 
 /** What a step of the sign-in and consent pages answers: a page, or a redirect. */
@@ -34,7 +43,11 @@ const BUSY_RETRY_AFTER_SECONDS = 2;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const expired = (): Interaction => ({
+type PageInteraction = Extract<Interaction, { kind: 'page' }>;
+
+const page = (html: string): PageInteraction => ({ kind: 'page', status: 200, html });
+
+const expired = (): PageInteraction => ({
   kind: 'page',
   status: 400,
   html: messagePage(
@@ -51,10 +64,6 @@ async function findStored(deps: OAuthDeps, id: string) {
 function sameBrowser(deps: OAuthDeps, authorization: PendingAuthorization, cookie?: string) {
   if (!cookie || !authorization.browserHash) return false;
   return matchesKeyedHash(deps.secret, 'oauth-browser-hash', cookie, authorization.browserHash);
-}
-
-async function clientName(deps: OAuthDeps, clientId: string): Promise<string> {
-  return (await findClient(deps.sql, clientId))?.name ?? 'Unknown client';
 }
 
 const minutes = (seconds: number) => {
@@ -149,32 +158,48 @@ export async function signIn(
       html: codePage({ requestId: authorization.id }),
     };
   }
+  const next =
+    workspaceId !== null
+      ? await consentFor(deps, { ...authorization, userId: user.id, workspaceId })
+      : page(workspacePage({ requestId: authorization.id, workspaces }));
+  return { ...next, setBrowser: browser };
+}
+
+/** The client's own website from its registration: shown only when it is an https address. */
+function clientWebsite(metadata: Record<string, unknown>): ClientWebsite {
+  const uri = metadata.client_uri;
+  if (typeof uri !== 'string') return { kind: 'none' };
+  try {
+    return new URL(uri).protocol === 'https:' ? { kind: 'https', uri } : { kind: 'other' };
+  } catch {
+    return { kind: 'other' };
+  }
+}
+
+/** The consent page of a request whose user and workspace are known. */
+async function consentFor(
+  deps: OAuthDeps,
+  authorization: PendingAuthorization & { userId: number; workspaceId: number },
+): Promise<PageInteraction> {
+  const parties = await findConsentParties(deps.sql, authorization);
+  if (!parties) return expired();
   return {
     kind: 'page',
     status: 200,
-    setBrowser: browser,
-    html:
-      workspaceId !== null
-        ? await consentFor(deps, authorization, workspaces)
-        : workspacePage({ requestId: authorization.id, workspaces }),
+    html: consentPage({
+      requestId: authorization.id,
+      client: {
+        name: parties.clientName,
+        website: clientWebsite(parties.clientMetadata),
+        registeredAt: parties.clientRegisteredAt,
+      },
+      workspace: { name: parties.workspaceName, slug: parties.workspaceSlug },
+      userEmail: parties.userEmail,
+      redirectUri: authorization.redirectUri,
+      callbackIsLoopback: isLoopbackCallback(authorization.redirectUri),
+      now: new Date(),
+    }),
   };
-}
-
-async function consentFor(
-  deps: OAuthDeps,
-  authorization: PendingAuthorization,
-  workspaces?: { id: number; name: string }[],
-): Promise<string> {
-  const choices =
-    workspaces ??
-    (authorization.userId ? await findSignInWorkspaces(deps.sql, authorization.userId) : []);
-  const workspace = choices.find((choice) => choice.id === authorization.workspaceId);
-  return consentPage({
-    requestId: authorization.id,
-    clientName: await clientName(deps, authorization.clientId),
-    workspaceName: workspace?.name ?? 'this workspace',
-    redirectUri: authorization.redirectUri,
-  });
 }
 
 export async function pickWorkspace(
@@ -200,11 +225,11 @@ export async function pickWorkspace(
     };
   }
   await chooseWorkspace(deps.sql, authorization.id, chosen.id);
-  return {
-    kind: 'page',
-    status: 200,
-    html: await consentFor(deps, { ...authorization, workspaceId: chosen.id }, workspaces),
-  };
+  return consentFor(deps, {
+    ...authorization,
+    userId: authorization.userId,
+    workspaceId: chosen.id,
+  });
 }
 
 export async function decide(
@@ -279,13 +304,13 @@ export async function verifyCode(
     );
   }
   await completeAuthorizationSecondFactor(deps.sql, authorization.id);
+  if (authorization.workspaceId !== null) {
+    return consentFor(deps, {
+      ...authorization,
+      userId: authorization.userId,
+      workspaceId: authorization.workspaceId,
+    });
+  }
   const workspaces = await findSignInWorkspaces(deps.sql, authorization.userId);
-  return {
-    kind: 'page',
-    status: 200,
-    html:
-      authorization.workspaceId !== null
-        ? await consentFor(deps, authorization, workspaces)
-        : workspacePage({ requestId: authorization.id, workspaces }),
-  };
+  return page(workspacePage({ requestId: authorization.id, workspaces }));
 }

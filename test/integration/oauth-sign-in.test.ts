@@ -91,7 +91,7 @@ async function signIn(
   };
 }
 
-const alert = (text: string) => `<p class="error" role="alert">${text}</p>`;
+const alert = (text: string) => `<p class="alert error" role="alert">${text}</p>`;
 
 function expectThrottled(answer: Answer) {
   expect(answer.status).toBe(429);
