@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { callbackPatternProblem } from '../domain/callback-pattern.js';
 import { ringProblem } from '../domain/key-ring.js';
 
 /** The one place that reads `process.env`. Empty strings count as unset, as in compose files. */
@@ -23,7 +24,15 @@ const port = z.coerce
 export const envSchema = z.object({
   PORT: port.default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
-  PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  PUBLIC_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+    .refine(isOrigin, {
+      error:
+        'must be an origin without a path, query or fragment (e.g. https://herald.example.com): Herald serves at the root of its host, where OAuth discovery (RFC 8414, RFC 9728) looks; give it a host of its own',
+    })
+    .optional(),
+  /** Lets PUBLIC_URL be plain http:// when NODE_ENV=production (a test bed, never the internet). */
+  ALLOW_INSECURE_PUBLIC_URL: flag.default(false),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection URL')
@@ -61,7 +70,14 @@ export const envSchema = z.object({
         .map((uri) => uri.trim())
         .filter(Boolean),
     )
-    .pipe(z.array(z.url({ error: 'must be a comma-separated list of URLs' }))),
+    .pipe(
+      z.array(
+        z.url({ error: 'must be a comma-separated list of URLs' }).superRefine((entry, context) => {
+          const problem = callbackPatternProblem(entry);
+          if (problem) context.addIssue({ code: 'custom', message: problem });
+        }),
+      ),
+    ),
   MCP_DELIVERY_SUMMARY_CACHE_TTL: z.coerce
     .number({ error: 'must be a number of seconds' })
     .int('must be a number of seconds')
@@ -257,15 +273,43 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
 
 /** Rules between variables, reported as a variable's own are. */
 function problemsAcross(env: Env): string[] {
+  const problems: string[] = [];
   // Node's rule: the headers are part of the request.
-  return env.HTTP_HEADERS_TIMEOUT_MS > env.HTTP_REQUEST_TIMEOUT_MS
-    ? ['  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS']
-    : [];
+  if (env.HTTP_HEADERS_TIMEOUT_MS > env.HTTP_REQUEST_TIMEOUT_MS) {
+    problems.push('  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS');
+  }
+  if (insecureInProduction(env) && env.PUBLIC_URL && new URL(env.PUBLIC_URL).protocol === 'http:') {
+    problems.push(
+      '  PUBLIC_URL: must be https:// when NODE_ENV=production (sign-in, OAuth codes and tokens travel through it; MCP requires HTTPS); set ALLOW_INSECURE_PUBLIC_URL=true to run on plain http anyway',
+    );
+  }
+  return problems;
+}
+
+/** Production without the explicit exception: PUBLIC_URL must be https. */
+function insecureInProduction(env: Env): boolean {
+  return env.NODE_ENV === 'production' && !env.ALLOW_INSECURE_PUBLIC_URL;
+}
+
+/**
+ * Scheme, host and port only. Herald has no path prefix: discovery under one would need
+ * path-inserted well-known URLs (RFC 8414 §3, RFC 9728 §3) that only Herald's host could serve.
+ */
+function isOrigin(url: string): boolean {
+  const parsed = new URL(url);
+  return parsed.pathname === '/' && !parsed.search && !parsed.hash && !/[?#]/.test(url);
 }
 
 /** Settings derived from several variables, computed in one place. */
 export function publicUrlOf(env: Env): string {
-  return env.PUBLIC_URL ?? `http://${connectableHost(env.HOST)}:${env.PORT}`;
+  if (env.PUBLIC_URL) return env.PUBLIC_URL;
+  // The default is plain http: the api and worker in production need the address clients reach.
+  if (insecureInProduction(env)) {
+    throw new ConfigError(
+      'Invalid environment:\n  PUBLIC_URL: required when NODE_ENV=production (the https:// address clients reach Herald at)',
+    );
+  }
+  return `http://${connectableHost(env.HOST)}:${env.PORT}`;
 }
 
 /** The local simulator listens on HOST too (`herald start`, `herald simulator`). */

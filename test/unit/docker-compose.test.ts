@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { envSchema } from '../../config/env.js';
+import { envSchema, parseEnv } from '../../config/env.js';
 
 interface Service {
   image?: string;
@@ -131,7 +131,12 @@ describe('docker-compose.yml production topology', () => {
         .filter(([, value]) => value !== '');
       const parsed = envSchema.safeParse(Object.fromEntries(values));
       expect(parsed.error?.issues ?? [], name).toEqual([]);
+      // With the rules between variables: PUBLIC_URL https in production (config/env.ts).
+      expect(() => parseEnv(Object.fromEntries(values)), name).not.toThrow();
       expect(env.HERALD_SECRET, name).toMatch(/^\$\{HERALD_SECRET:\?.+\}$/);
+      // Unset, PUBLIC_URL would be plain http, which production refuses.
+      expect(env.PUBLIC_URL, name).toMatch(/^\$\{PUBLIC_URL:\?.+\}$/);
+      expect(interpolate(env.ALLOW_INSECURE_PUBLIC_URL ?? ''), name).toBe('false');
       // Unset, `own` would point at a simulator on localhost that no container runs.
       expect(env.OWN_PROVIDER_URL, name).toMatch(/^\$\{OWN_PROVIDER_URL:\?.+\}$/);
       expect(env.NODE_ENV, name).toBe('production');
