@@ -174,6 +174,17 @@ describe('Origin', () => {
     expect(response.headers['access-control-allow-origin']).toBe('http://localhost:6274');
   });
 
+  it('lets a browser read a discovery 404, so its client tries the next well-known URL', async () => {
+    const response = await open.app.inject({
+      method: 'GET',
+      url: '/.well-known/openid-configuration',
+      headers: { origin: 'http://localhost:6274' },
+    });
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toMatchObject({ code: 'NOT-404' });
+    expect(response.headers['access-control-allow-origin']).toBe('http://localhost:6274');
+  });
+
   it("lets the sign-in and consent pages be posted from Herald's own pages only", async () => {
     const post = (origin?: string) =>
       open.app.inject({
@@ -301,6 +312,25 @@ describe('CORS preflight', () => {
       expect(response.statusCode).toBe(status);
       expect(corsHeadersOf(response.headers)).toEqual({});
     }
+  });
+});
+
+describe('A browser client with a token', () => {
+  it('reads the tools/list answer from a listed origin', async () => {
+    const token = await accessToken(listed);
+    const response = await listed.app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: { ...MCP_POST, origin: LISTED_ORIGIN, authorization: `Bearer ${token}` },
+      payload: TOOLS_LIST,
+    });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().result.tools).toHaveLength(7);
+    expect(response.headers.vary).toBe('Origin');
+    expect(corsHeadersOf(response.headers)).toEqual({
+      'access-control-allow-origin': LISTED_ORIGIN,
+      'access-control-expose-headers': 'WWW-Authenticate, Mcp-Session-Id, MCP-Protocol-Version',
+    });
   });
 });
 
