@@ -4,7 +4,10 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type {
+  OAuthClientProvider,
+  OAuthDiscoveryState,
+} from '@modelcontextprotocol/sdk/client/auth.js';
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
@@ -15,6 +18,7 @@ export class HostStorage implements OAuthClientProvider {
   information: OAuthClientInformationMixed | undefined;
   savedTokens: OAuthTokens | undefined;
   verifier = '';
+  discovery: OAuthDiscoveryState | undefined;
   authorizationUrl: URL | undefined;
   constructor(
     readonly redirectUrl: string,
@@ -51,9 +55,17 @@ export class HostStorage implements OAuthClientProvider {
   codeVerifier() {
     return this.verifier;
   }
+  /** Kept beside the verifier, so the callback leg is bound to the authorization server it began with. */
+  saveDiscoveryState(state: OAuthDiscoveryState) {
+    this.discovery = state;
+  }
+  discoveryState() {
+    return this.discovery;
+  }
   invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery') {
     if (scope === 'all' || scope === 'tokens') this.savedTokens = undefined;
     if (scope === 'all' || scope === 'client') this.information = undefined;
+    if (scope === 'all' || scope === 'discovery') this.discovery = undefined;
   }
 }
 
