@@ -179,6 +179,28 @@ describe('/mcp serves the 2025 era and 2026-07-28 from one stateless handler', (
     });
   });
 
+  it.each([
+    ['null', null],
+    ['a number', 7],
+    ['no method', { jsonrpc: '2.0', id: 1 }],
+    ['a 2026 method without its envelope', { jsonrpc: '2.0', id: 1, method: 'server/discover' }],
+    ['an unknown method', { jsonrpc: '2.0', id: 1, method: 'tools/destroy', params: {} }],
+  ])('answers %s with a JSON-RPC error, never a server error', async (_name, body) => {
+    const response = await fetch(mcp.resource, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    expect(response.status, text).toBeGreaterThanOrEqual(200);
+    expect(response.status, text).toBeLessThan(500);
+    expect(JSON.parse(text)).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } });
+  });
+
   it('still asks a 2026 request for a token first', async () => {
     const response = await fetch(mcp.resource, {
       method: 'POST',
