@@ -18,7 +18,7 @@ import { deleteOldSignInFailures } from '../db/sign-in-failures.js';
 import { deleteStaleLeases } from '../db/submission-leases.js';
 import { deleteOldWebhookEvents } from '../db/webhooks.js';
 
-/** SPEC §5.2 item 7: a registration whose consent never completed expires after 30 days. */
+/** docs/spec.md §5.2 item 7: a registration whose consent never completed expires after 30 days. */
 const ABANDONED_REGISTRATION_DAYS = 30;
 /** Well past the three-day retry schedule, so a delivery still running always finds its event. */
 const WEBHOOK_EVENT_RETENTION_DAYS = 30;

@@ -3,7 +3,7 @@ import { isDatabaseUnavailable } from '../db/client.js';
 import { ERROR_CATALOGUE, HeraldError } from '../domain/errors.js';
 import { UnacceptableInputError } from './input-guard.js';
 
-/** SPEC §2.4 not-found object; `instance` is the URL of the request. */
+/** docs/spec.md §2.4 not-found object; `instance` is the URL of the request. */
 export function notFoundBody(publicUrl: string, request: FastifyRequest, detail: string) {
   return {
     title: 'Not Found',

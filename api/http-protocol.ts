@@ -86,7 +86,7 @@ export const httpProtocolOptions = {
 };
 
 /**
- * An MCP client given a URL without `/mcp` (the base URL, the console's): SPEC §7 answers it 404,
+ * An MCP client given a URL without `/mcp` (the base URL, the console's): docs/spec.md §7 answers it 404,
  * not 405. Told by what every Streamable HTTP client sends, as the body is not read yet: an MCP
  * header, or a POST accepting an event stream; and any POST to the base URL.
  */

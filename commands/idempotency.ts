@@ -100,7 +100,7 @@ function keepLease(
 }
 
 /**
- * Runs a send under its Idempotency-Key (DESIGN.md): claims the key, replays a finished answer,
+ * Runs a send under its Idempotency-Key (docs/contracts.md): claims the key, replays a finished answer,
  * and stores this answer when it is final. A non-final answer (`paused`, `pending`) releases the
  * key so that a retry continues the same resource. `work` checks anything that can change
  * between retries (providers, services) only when it creates the resource, so a retry of a
@@ -159,7 +159,7 @@ export async function idempotently(
   return { status: answer.status, body: answer.body, replayed: false };
 }
 
-/** The answer for a key this request does not hold (DESIGN.md, Idempotency-Key contract). */
+/** The answer for a key this request does not hold (docs/contracts.md, "Idempotency-Key"). */
 function answerOfKey(key: KeyState): IdempotentResponse {
   switch (key.state) {
     case 'completed':

@@ -1,4 +1,4 @@
-/** MCP connections (SPEC §5.2.6): list them, revoke one with its access and refresh tokens. */
+/** MCP connections (docs/spec.md §5.2.6): list them, revoke one with its access and refresh tokens. */
 import {
   type ConnectionListing,
   listConnections,

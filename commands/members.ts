@@ -1,4 +1,4 @@
-/** Workspace members (SPEC §5.2.5): list them, change role, permissions or status, remove one. */
+/** Workspace members (docs/spec.md §5.2.5): list them, change role, permissions or status, remove one. */
 
 import type { RevokedInvitation } from '../db/invitations.js';
 import {

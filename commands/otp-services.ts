@@ -1,6 +1,6 @@
 /**
  * Saved OTP services: settings an OTP send may name by slug. Values are checked by the rules the
- * api applies at send time (SPEC §4.3, §8), so a saved service never makes every send with it
+ * api applies at send time (docs/spec.md §4.3, §8), so a saved service never makes every send with it
  * a 422. Deleting one leaves codes already sent verifiable by request_id.
  */
 import type { TransactionSql } from '../db/client.js';

@@ -41,7 +41,7 @@ const invalid = (
 ) => validationError({ [field]: [message] });
 
 /**
- * SPEC §4.3: a service's current settings or the request's own; the template readable by the
+ * docs/spec.md §4.3: a service's current settings or the request's own; the template readable by the
  * key's user; routing from the request, else the key's direct provider, else `own`; a sender
  * approved for that provider. The own provider bills credits and takes Australian mobiles only.
  */
@@ -72,7 +72,7 @@ export async function resolveOtpSend(
     bodyTemplate = template.body;
   }
 
-  // SPEC §4.3: the key's direct provider applies only when the request gives no routing field.
+  // docs/spec.md §4.3: the key's direct provider applies only when the request gives no routing field.
   const requestRouted = request.routingType !== null || request.providerSlug !== null;
   const keyProvider =
     !requestRouted && principal.routingType === 'direct' ? principal.providerSlug : null;

@@ -1,6 +1,6 @@
 import type { CampaignView } from '../db/campaigns.js';
 
-/** SPEC §2.1 message (campaign) object. */
+/** docs/spec.md §2.1 message (campaign) object. */
 export function presentCampaign(campaign: CampaignView) {
   return {
     id: campaign.id,

@@ -51,7 +51,7 @@ async function checkOwnSender(
 }
 
 /**
- * SPEC §4.1 routing rules: explicit request routing wins; otherwise the key's routing; a key
+ * docs/spec.md §4.1 routing rules: explicit request routing wins; otherwise the key's routing; a key
  * without routing uses the `own` provider. Unknown, inactive or disabled targets are 422s, and
  * so is a sender through `own` that its operator has not approved.
  * `herald campaign create` passes a principal without routing: no key stands behind it. Then the

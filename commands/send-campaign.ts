@@ -19,7 +19,7 @@ import { resolveRouting } from './routing.js';
 const ENDPOINT = 'POST /api/v1/messages';
 
 /**
- * SPEC §4.1's answers for a saved campaign: queued (or scheduled, with `send_at`) once its
+ * docs/spec.md §4.1's answers for a saved campaign: queued (or scheduled, with `send_at`) once its
  * dispatch is confirmed, else paused.
  */
 function answerFor(saved: SavedCampaign, confirmed: boolean, key: string | null): DeadlineAnswer {

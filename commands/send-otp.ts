@@ -36,7 +36,7 @@ const MESSAGES: Record<OtpStatus, string> = {
   failed: 'The verification code could not be sent.',
 };
 
-/** SPEC §2.3, with billing as documented in the README. */
+/** docs/spec.md §2.3, with billing as documented in docs/api.md. */
 function presentOtpRequest(
   view: Pick<
     OtpRequestView,

@@ -34,7 +34,7 @@ export async function listConnections(
 
 /**
  * Revokes the connection and, in the same transaction, every access and refresh token issued
- * under it, so both stop working at once (SPEC §5.2.6).
+ * under it, so both stop working at once (docs/spec.md §5.2.6).
  */
 export async function revokeConnection(
   sql: Sql,

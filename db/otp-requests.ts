@@ -134,7 +134,7 @@ export async function claimOtpAttempt(
 }
 
 /**
- * Records the provider's acceptance and supersedes the subject's earlier codes (SPEC §3): only a
+ * Records the provider's acceptance and supersedes the subject's earlier codes (docs/spec.md §3): only a
  * code that went out replaces the previous one, so a send the provider refuses leaves the user's
  * earlier code working. Their runs read the supersession when their codes expire.
  */

@@ -1,4 +1,4 @@
-/** API key abilities (SPEC §5.1) and member permissions (SPEC §5.2). */
+/** API key abilities (docs/spec.md §5.1) and member permissions (docs/spec.md §5.2). */
 
 export const ABILITIES = [
   'messages:send',

@@ -1,5 +1,5 @@
 /**
- * What a batch is called in reports (SPEC §2.5 types `name` as a string): the name given in the
+ * What a batch is called in reports (docs/spec.md §2.5 types `name` as a string): the name given in the
  * dashboard or to a named campaign, else the send's own reference, else a readable default.
  */
 export function batchName(batch: {

@@ -18,7 +18,7 @@ export const ERROR_CATALOGUE = {
     message:
       'A request with this Idempotency-Key is still being processed. Retry with the same key shortly.',
   },
-  /** SPEC §4.4: one answer for invalid, expired, exhausted, used, superseded or unknown codes. */
+  /** docs/spec.md §4.4: one answer for invalid, expired, exhausted, used, superseded or unknown codes. */
   otp_verification_failed: { status: 422, message: 'The code is invalid or has expired.' },
   insufficient_credits: {
     status: 402,
@@ -82,7 +82,7 @@ export const ACTIVITY_FAILURES = {
   CampaignNotFound: { retryable: false },
   /** A provider could not say now whether it has a submission; ask again, never resend. */
   LookupUnanswered: { retryable: true },
-  /** Another attempt holds the submission lease (DESIGN "fenced"): retry once it has lapsed. */
+  /** Another attempt holds the submission lease (docs/contracts.md, "Temporal conventions": fenced): retry once it has lapsed. */
   SubmissionLeaseLost: { retryable: true },
   /** Messages of the campaign are still queued: completion waits for their chunks' retries. */
   CampaignIncomplete: { retryable: true },

@@ -1,5 +1,5 @@
 /**
- * OTP rules (SPEC §3, §4.3, §4.4, §8) and the schemas of the send and verify bodies, with
+ * OTP rules (docs/spec.md §3, §4.3, §4.4, §8) and the schemas of the send and verify bodies, with
  * Laravel-style messages. Pure: whether a service, template, provider or sender exists is
  * checked later against the database.
  */
@@ -75,7 +75,7 @@ export function otpTemplateProblem(template: string, codeLength: number): string
   return null;
 }
 
-/** Whether a purpose is usable (SPEC §8): up to 100 letters, digits, `.`, `_`, `:` or `-`. */
+/** Whether a purpose is usable (docs/spec.md §8): up to 100 letters, digits, `.`, `_`, `:` or `-`. */
 export function isOtpPurpose(purpose: string): boolean {
   return fitsCharacters(purpose, MAX_PURPOSE_LENGTH) && PURPOSE.test(purpose);
 }
@@ -137,7 +137,7 @@ const OTP_TEMPLATE = new RegExp(`^${NO_PLACEHOLDER}\\{code\\}${NO_PLACEHOLDER}$`
 const ONE_SEGMENT_MESSAGE = `The :attribute field ${ONE_SEGMENT}.`;
 
 /**
- * SPEC §4.3 request body: the validation and the OpenAPI description. What the workspace's
+ * docs/spec.md §4.3 request body: the validation and the OpenAPI description. What the workspace's
  * services, templates, providers and senders allow, and whether the own provider takes the
  * number, need the database: commands/otp-settings.ts checks them.
  */
@@ -301,7 +301,7 @@ export const otpSendRequestSchema = z
 
 export type OtpSendRequest = z.output<typeof otpSendRequestSchema>;
 
-/** SPEC §4.4 request body: the validation and the OpenAPI description. */
+/** docs/spec.md §4.4 request body: the validation and the OpenAPI description. */
 export const otpVerifyRequestSchema = z
   .object(
     {

@@ -1,5 +1,5 @@
 /**
- * Phone number checks (SPEC §4.1, §8). Pure: no Node built-ins, so it is safe to import inside
+ * Phone number checks (docs/spec.md §4.1, §8). Pure: no Node built-ins, so it is safe to import inside
  * Temporal workflows. Validity, country and type are libphonenumber's with its full metadata,
  * worked out once per deciding prefix (domain/number-plan.ts; bench/numbers.ts).
  */

@@ -9,7 +9,7 @@ import type { Countries } from './phone.js';
 
 /** The operator's provider: every workspace has it, it is never stored. */
 export const OWN_PROVIDER_SLUG = 'own';
-/** The `own` provider speaks the simulator's protocol (DESIGN.md "Providers"). */
+/** The `own` provider speaks the simulator's protocol (docs/contracts.md "Providers"). */
 export const OWN_PROVIDER_TYPE = 'simulator';
 
 /** A workspace provider as stored (db/providers.ts): settings as strings, credentials encrypted. */

@@ -1,5 +1,5 @@
 /**
- * The send-SMS request body (SPEC §4.1, §8): one zod schema that validates it, with Laravel-style
+ * The send-SMS request body (docs/spec.md §4.1, §8): one zod schema that validates it, with Laravel-style
  * messages keyed by request field (dot paths for recipients), and describes it in the OpenAPI
  * document. Pure: whether a provider or route exists, or needs a sender id, needs the database
  * (commands/routing.ts checks it).

@@ -3,7 +3,7 @@ import { findMemberAccess } from '../db/member-access.js';
 import { type Permission, secondFactorMissing } from '../domain/access.js';
 import type { ToolCaller } from './tools/tool.js';
 
-/** Every tool needs Developer Tools read (SPEC §5.2 item 5). */
+/** Every tool needs Developer Tools read (docs/spec.md §5.2 item 5). */
 const ALWAYS_REQUIRED: Permission = 'developer_tools.read';
 
 /**

@@ -4,7 +4,7 @@ import type { DeliverySummary } from './tools/get-delivery-summary.js';
 const MAX_ENTRIES = 1_000;
 
 /**
- * Per-process reuse of a workspace's delivery summary (SPEC §4.5 rule 3). A reused summary is
+ * Per-process reuse of a workspace's delivery summary (docs/spec.md §4.5 rule 3). A reused summary is
  * returned unchanged: its generated_at, from and to describe the original calculation.
  */
 export interface DeliverySummaryCache {

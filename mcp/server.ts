@@ -42,7 +42,7 @@ const TOOL_LIST_TTL_MS = 3_600_000;
 
 /**
  * An MCP server for one authenticated request, in either protocol era: the read-only reporting
- * tools of SPEC §4.5.
+ * tools of docs/spec.md §4.5.
  */
 export function createMcpServer(context: ToolContext, log: FastifyBaseLogger): McpServer {
   const server = new McpServer(

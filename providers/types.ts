@@ -18,7 +18,7 @@ export type {
   ReceiptRequest,
 } from '../domain/provider-definition.js';
 
-/** What Herald asks of every SMS provider adapter (DESIGN.md "Providers"). */
+/** What Herald asks of every SMS provider adapter (docs/contracts.md "Providers"). */
 
 export interface OutboundSms {
   to: string;

@@ -102,7 +102,7 @@ export function buildApp(
     },
     { prefix: '/api/v1' },
   );
-  // Off by default (SPEC §5.3): unregistered, every MCP and OAuth path is a plain 404.
+  // Off by default (docs/spec.md §5.3): unregistered, every MCP and OAuth path is a plain 404.
   if (deps.env.MCP_ENABLED) app.register(mcpRoutes, { deps });
   if (deps.env.CONSOLE_ENABLED) app.register(consoleRoutes, { deps });
   return app;

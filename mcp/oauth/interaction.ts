@@ -149,7 +149,7 @@ export async function signIn(
     workspaceId,
     browserHash,
   };
-  // With a second factor, the code comes first (SPEC §5.2 item 2: any required verification).
+  // With a second factor, the code comes first (docs/spec.md §5.2 item 2: any required verification).
   if (factor.enrolled) {
     return {
       kind: 'page',

@@ -1,5 +1,5 @@
 /**
- * Callback rules of SPEC §5.3. HTTPS callbacks match exactly, or lie under an allowlisted prefix
+ * Callback rules of docs/spec.md §5.3. HTTPS callbacks match exactly, or lie under an allowlisted prefix
  * ending in `*`; HTTP callbacks are allowed only on loopback hosts (RFC 8252 §7.3), where a
  * native client picks its port at run time and `localhost`, `127.0.0.1` and `[::1]` are one host.
  */

@@ -16,14 +16,14 @@ import {
   redirectUriProblem,
 } from './redirect-uris.js';
 
-/** SPEC §8: 10 registrations per minute from one address. */
+/** docs/spec.md §8: 10 registrations per minute from one address. */
 export const REGISTRATIONS_PER_WINDOW = 10;
 const WINDOW_SECONDS = 60;
 
 /**
- * Registrations that never completed consent are kept 30 days (SPEC §5.2); past these counts the
+ * Registrations that never completed consent are kept 30 days (docs/spec.md §5.2); past these counts the
  * oldest of them go first. A client registers before anyone signs in, so no workspace is known:
- * the installation's one authorization server has the cap the SPEC's per-workspace one would.
+ * the installation's one authorization server has the cap docs/spec.md's per-workspace one (§8) would.
  * With STORED_METADATA_LIMIT, one address holds at most 400 KiB, the installation 40 MiB.
  */
 export const UNCONSENTED_CAPS: UnconsentedCaps = { perAddress: 100, total: 10_000 };

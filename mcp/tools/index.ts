@@ -8,7 +8,7 @@ import { listRecentCampaigns } from './list-recent-campaigns.js';
 import { listRecentQuickSends } from './list-recent-quick-sends.js';
 import type { HeraldTool } from './tool.js';
 
-/** The read-only reporting tools of SPEC §4.5, in the order the spec lists them. */
+/** The read-only reporting tools of docs/spec.md §4.5, in the order the spec lists them. */
 export const tools: readonly HeraldTool<z.ZodRawShape, z.ZodRawShape>[] = [
   listRecentCampaigns,
   getCampaignReport,

@@ -1,4 +1,4 @@
-/** The simulator as a provider type: an HTTP base URL, no credentials (DESIGN.md "Providers"). */
+/** The simulator as a provider type: an HTTP base URL, no credentials (docs/contracts.md "Providers"). */
 import { z } from 'zod';
 import { declaredCountries } from '../../domain/provider-definition.js';
 import { providerCredentialsContext } from '../../security/credentials.js';

@@ -1,5 +1,5 @@
 /**
- * A campaign's lifecycle beyond SPEC §4.1 on the real stack (issue 27): `send_at` schedules it
+ * A campaign's lifecycle beyond docs/spec.md §4.1 on the real stack (issue 27): `send_at` schedules it
  * on a durable timer, POST /messages/{id}/cancel stops it (scheduled or sending), counted at the
  * simulator's inbox.
  */

@@ -1,5 +1,5 @@
 /**
- * The MCP OAuth sign-in asks for the TOTP code set up in the console (SPEC §5.2 item 2, "completes
+ * The MCP OAuth sign-in asks for the TOTP code set up in the console (docs/spec.md §5.2 item 2, "completes
  * any required verification"): the consent is unreachable until the code is given, a wrong code is
  * refused, and a user whose workspace requires a factor they lack is refused outright. The
  * console and the OAuth sign-in share one throttle for failed passwords (commands/sign-in.ts).

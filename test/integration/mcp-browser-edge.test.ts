@@ -1,6 +1,6 @@
 /**
  * The browser edge of the MCP server (mcp/browser-edge.ts): the Host and Origin checks on /mcp
- * and the authorization server, CORS for the public-client endpoints only, and SPEC §7's 404 for
+ * and the authorization server, CORS for the public-client endpoints only, and docs/spec.md §7's 404 for
  * an MCP request at a URL without /mcp (api/http-protocol.ts).
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -334,7 +334,7 @@ describe('A browser client with a token', () => {
   });
 });
 
-describe('SPEC §7: an MCP request at a URL without /mcp', () => {
+describe('docs/spec.md §7: an MCP request at a URL without /mcp', () => {
   let token: string;
 
   beforeAll(async () => {
@@ -345,7 +345,7 @@ describe('SPEC §7: an MCP request at a URL without /mcp', () => {
     ['/', MCP_POST],
     ['/', { 'content-type': 'application/json' }],
     ['/api/v1/docs', MCP_POST],
-  ])('answers 404 in the SPEC shape at %s, with a valid token', async (url, headers) => {
+  ])('answers 404 in the shape of docs/spec.md §2.4 at %s, with a valid token', async (url, headers) => {
     const response = await open.app.inject({
       method: 'POST',
       url,

@@ -1,5 +1,5 @@
 /**
- * The MCP authorization server (SPEC §4.5, §5.2, §5.3, §7, §8) driven by an independent OAuth
+ * The MCP authorization server (docs/spec.md §4.5, §5.2, §5.3, §7, §8) driven by an independent OAuth
  * client library, oauth4webapi, over real HTTP: discovery, Dynamic Client Registration, the
  * authorization code flow with PKCE, refresh rotation, revocation, the /mcp resource guard and
  * the live permission checks of every tool call.
@@ -1632,7 +1632,7 @@ describe('workspaces', () => {
   });
 });
 
-// --- Tool permissions (SPEC §5.2 item 5) -------------------------------------------------------
+// --- Tool permissions (docs/spec.md §5.2 item 5) -------------------------------------------------------
 
 const SUSPENDED = 'Insufficient access: your membership of this workspace is suspended.';
 const NOT_MEMBER = 'Insufficient access: you are no longer a member of this workspace.';
@@ -1640,7 +1640,7 @@ const NO_API = 'Insufficient access: this workspace does not include API access.
 const needs = (...permissions: Permission[]) =>
   `Insufficient access: this tool needs the ${permissions.join(' and ')} permission${permissions.length > 1 ? 's' : ''} in this workspace.`;
 
-/** Field names of the team statistics result (SPEC §2.5 leaves them open). */
+/** Field names of the team statistics result (docs/spec.md §2.5 leaves them open). */
 function teamStatistics(total: number, active: number, pending: number) {
   return { total_members: total, active_members: active, pending_invites: pending };
 }

@@ -1,5 +1,5 @@
 /**
- * The seven read-only MCP tools of SPEC §4.5 as handlers, on the real Postgres: batches are
+ * The seven read-only MCP tools of docs/spec.md §4.5 as handlers, on the real Postgres: batches are
  * written by the service's own db functions (so the reporting triggers of migration 0004 fill
  * the tables the tools read), and every result is compared whole. Transport, OAuth and the
  * per-call permission checks are tested with the MCP server (test/e2e/mcp-client.test.ts).
@@ -210,7 +210,7 @@ describe('a canceled campaign', () => {
   });
 });
 
-describe('campaign and Quick Send tools (SPEC §2.5, §4.5 rule 1)', () => {
+describe('campaign and Quick Send tools (docs/spec.md §2.5, §4.5 rule 1)', () => {
   let workspaceId: number;
   let otherWorkspaceId: number;
   let spring: number;
@@ -477,7 +477,7 @@ describe('campaign and Quick Send tools (SPEC §2.5, §4.5 rule 1)', () => {
   });
 });
 
-describe('get_delivery_summary (SPEC §2.5, §4.5 rules 2 and 3)', () => {
+describe('get_delivery_summary (docs/spec.md §2.5, §4.5 rules 2 and 3)', () => {
   it('counts each event of campaigns and Quick Sends by its own timestamp within the rolling window', async () => {
     const workspaceId = await workspace();
     const apiSend = await batch(workspaceId, { recipients: 5 });
@@ -691,7 +691,7 @@ describe('delivery receipts that overtake, repeat or arrive out of order', () =>
   });
 });
 
-describe('get_completed_campaign_summary (SPEC §4.5)', () => {
+describe('get_completed_campaign_summary (docs/spec.md §4.5)', () => {
   it('totals named campaigns by completion time, excluding Quick Sends and unfinished campaigns', async () => {
     const workspaceId = await workspace();
     const seed = async (name: string, outcomes: Record<number, 'sent' | 'failed'>) => {
@@ -747,7 +747,7 @@ describe('get_completed_campaign_summary (SPEC §4.5)', () => {
   });
 });
 
-describe('get_team_statistics (SPEC §4.5)', () => {
+describe('get_team_statistics (docs/spec.md §4.5)', () => {
   it('counts members, active members and invitations still pending', async () => {
     const workspaceId = await workspace();
     const slug = `team-${randomBytes(4).toString('hex')}`;
@@ -810,7 +810,7 @@ describe('get_team_statistics (SPEC §4.5)', () => {
 });
 
 describe('tool definitions', () => {
-  it('are the seven tools of SPEC §4.5 with the permissions of SPEC §5.2', () => {
+  it('are the seven tools of docs/spec.md §4.5 with the permissions of docs/spec.md §5.2', () => {
     expect(tools.map((tool) => [tool.name, tool.permissions])).toEqual([
       ['list_recent_campaigns', ['campaigns.read']],
       ['get_campaign_report', ['campaigns.read']],
@@ -822,7 +822,7 @@ describe('tool definitions', () => {
     ]);
   });
 
-  it('reject arguments outside the limits of SPEC §8 and apply the defaults', () => {
+  it('reject arguments outside the limits of docs/spec.md §8 and apply the defaults', () => {
     const input = (tool: HeraldTool<z.ZodRawShape, z.ZodRawShape>) => z.object(tool.inputSchema);
     for (const tool of [listRecentCampaigns, listRecentQuickSends]) {
       for (const limit of [0, 51, 2.5, '20']) {

@@ -508,7 +508,7 @@ describe('refusals', () => {
     expect(response.json()).toEqual(invalid(errors));
   });
 
-  it("404 in the SPEC's shape for another workspace's campaign, a malformed or unknown id", async () => {
+  it("404 in docs/spec.md's shape (§2.4) for another workspace's campaign, a malformed or unknown id", async () => {
     for (const id of [String(campaign), 'abc', '0', '999999999999']) {
       const token = id === String(campaign) ? other.token : fullKey;
       const response = await get(token, id);

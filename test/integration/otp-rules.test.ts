@@ -1,6 +1,6 @@
 /**
  * POST /api/v1/otp/send and /api/v1/otp/verify against the real stack: every validation rule of
- * SPEC §4.3, §4.4 and §8 answers 422 with its exact body and saves and sends nothing; then the
+ * docs/spec.md §4.3, §4.4 and §8 answers 422 with its exact body and saves and sends nothing; then the
  * settings a send may take (code length, message, sender, provider) and how it is paid for
  * (credits, a connected provider, a refund when the provider rejects, 402 without credits).
  */
@@ -110,7 +110,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
-describe('validation (SPEC §4.3, §4.4, §8)', () => {
+describe('validation (docs/spec.md §4.3, §4.4, §8)', () => {
   let tenant: Tenant;
   let narrowToken: string;
   const recipient = mobile();

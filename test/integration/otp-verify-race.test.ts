@@ -1,5 +1,5 @@
 /**
- * The five-failure limit (SPEC §4.4) under concurrency: wrong guesses and the right code for one
+ * The five-failure limit (docs/spec.md §4.4) under concurrency: wrong guesses and the right code for one
  * subject (user, recipient, purpose), queued behind one another in Postgres and spread over two
  * api instances with their own pools, as two api processes would be.
  */

@@ -97,7 +97,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
-describe('campaign counters (SPEC §2.1, §3)', () => {
+describe('campaign counters (docs/spec.md §2.1, §3)', () => {
   it('shows the messages queued while the provider is slow, then all sent and completed', async () => {
     await provider('slow', { latency_ms: 400 });
     const recipients = numbers(3);

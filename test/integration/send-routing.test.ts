@@ -1,5 +1,5 @@
 /**
- * SPEC §4.1 routing rules on the real stack: a key's routing applies when the request has none,
+ * docs/spec.md §4.1 routing rules on the real stack: a key's routing applies when the request has none,
  * explicit request routing overrides it, and a key without routing uses the own provider. Which
  * provider was used is read from campaign_messages.provider_slug and from the simulators' inboxes.
  */
@@ -93,7 +93,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
-describe('routing (SPEC §4.1 routing rules)', () => {
+describe('routing (docs/spec.md §4.1 routing rules)', () => {
   it('rule 1: a key without routing uses the own provider', async () => {
     expect(await sendAndTrace(tenant.token)).toEqual({
       usedProvider: 'own',

@@ -1,5 +1,5 @@
 /**
- * POST /api/v1/messages against the real stack: every validation rule of SPEC §4.1 and §8
+ * POST /api/v1/messages against the real stack: every validation rule of docs/spec.md §4.1 and §8
  * answers 422 with its exact body, nothing is saved, and each limit is accepted at its bound.
  * Routing is in send-routing.test.ts; counters, receipts and opt-outs in send-lifecycle.test.ts.
  */
@@ -54,7 +54,7 @@ beforeAll(async () => {
   await stack.sql`
     update failover_routes set enabled = false
     where workspace_id = ${tenant.workspaceId} and slug = 'switched-off'`;
-  // Senders through `own` are the operator's approved ones (SPEC §4.1 sender_id; issue 24, item 2).
+  // Senders through `own` are the operator's approved ones (docs/spec.md §4.1 sender_id; issue 24, item 2).
   for (const [provider, sender, approved] of [
     ['own', 'Herald 2026', true],
     ['own', 'Pending', false],
@@ -71,7 +71,7 @@ afterAll(async () => {
 const NOT_APPROVED_FOR_OWN =
   'The selected sender id is not an approved sender of the own provider.';
 
-describe('POST /api/v1/messages validation (SPEC §4.1, §8)', () => {
+describe('POST /api/v1/messages validation (docs/spec.md §4.1, §8)', () => {
   const [a, b, c] = numbers(3) as [string, string, string];
   const valid = { recipients: [a], message: 'Hello' };
   const optOut = '{opt_out_url}';

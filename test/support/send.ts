@@ -79,7 +79,7 @@ export async function waitForCompletion(
   return lookup(stack, token, id);
 }
 
-/** The exact 202 body of a confirmed send (SPEC §4.1, §2.1, §2.2); ids and times vary. */
+/** The exact 202 body of a confirmed send (docs/spec.md §4.1, §2.1, §2.2); ids and times vary. */
 export function queuedResponse(expected: {
   total: number;
   requested?: number;
@@ -132,7 +132,7 @@ export async function sendQueued(
   return json.data.message.id;
 }
 
-/** The validation body (SPEC §2.4) for a single failing field. */
+/** The validation body (docs/spec.md §2.4) for a single failing field. */
 export function invalid(field: string, message: string) {
   return { message, errors: { [field]: [message] } };
 }

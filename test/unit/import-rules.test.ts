@@ -5,7 +5,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /*
- * DESIGN.md's dependency rule, checked over every import in the tree. A small walker over the
+ * docs/contracts.md's dependency rule, checked over every import in the tree. A small walker over the
  * TypeScript compiler's own syntax tree rather than dependency-cruiser: typescript is already a
  * dependency (no new package for the supply-chain check), it tells `import type` from a value
  * import exactly as the compiler does, and the whole rule fits in this one file.
@@ -306,7 +306,7 @@ const repositoryFiles = (): SourceFile[] =>
 /** A file for the checker's own cases, as if it sat at `path` in the tree. */
 const file = (path: string, text: string): SourceFile => ({ path, facts: factsOf(path, text) });
 
-describe('import rules (DESIGN.md: dependencies point one way)', () => {
+describe('import rules (docs/contracts.md: dependencies point one way)', () => {
   it('hold for every source file in the repository', () => {
     expect(violationsOf(repositoryFiles())).toEqual([]);
   });
