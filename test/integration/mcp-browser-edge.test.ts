@@ -345,7 +345,7 @@ describe('docs/spec.md §7: an MCP request at a URL without /mcp', () => {
     ['/', MCP_POST],
     ['/', { 'content-type': 'application/json' }],
     ['/api/v1/docs', MCP_POST],
-  ])('answers 404 in the shape of docs/spec.md §2.4 at %s, with a valid token', async (url, headers) => {
+  ])('answers docs/spec.md §2.4's 404 at %s, with a valid token', async (url, headers) => {
     const response = await open.app.inject({
       method: 'POST',
       url,
