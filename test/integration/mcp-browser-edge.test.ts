@@ -121,6 +121,16 @@ describe('Origin', () => {
     expect(corsHeadersOf(response.headers)).toEqual({});
   });
 
+  it('refuses it at /mcp written with percent-encoding too, as the router reads it', async () => {
+    const response = await listed.app.inject({
+      method: 'POST',
+      url: '/%6Dcp',
+      headers: { ...MCP_POST, origin: FOREIGN_ORIGIN },
+      payload: TOOLS_LIST,
+    });
+    expect(response.statusCode).toBe(403);
+  });
+
   it('refuses a foreign Origin on the token endpoint with 403 and an OAuth error', async () => {
     const response = await listed.app.inject({
       method: 'POST',
@@ -345,7 +355,7 @@ describe('docs/spec.md §7: an MCP request at a URL without /mcp', () => {
     ['/', MCP_POST],
     ['/', { 'content-type': 'application/json' }],
     ['/api/v1/docs', MCP_POST],
-  ])('answers docs/spec.md §2.4's 404 at %s, with a valid token', async (url, headers) => {
+  ])('answers the 404 of docs/spec.md §2.4 at %s, with a valid token', async (url, headers) => {
     const response = await open.app.inject({
       method: 'POST',
       url,
