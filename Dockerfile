@@ -6,7 +6,7 @@
 
 # Compile: every dependency (TypeScript included), the sources, `npm run build` -> /app/dist.
 # No install script runs here: tsc needs none.
-FROM node:20.19.5-bookworm-slim AS build
+FROM node:22.23.3-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
@@ -14,12 +14,12 @@ COPY . .
 RUN npm run build
 
 # Production dependencies only, each tarball checked against its integrity hash in the lock.
-FROM node:20.19.5-bookworm-slim AS deps
+FROM node:22.23.3-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-FROM node:20.19.5-bookworm-slim
+FROM node:22.23.3-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json ./
