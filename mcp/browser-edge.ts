@@ -64,6 +64,7 @@ function edgeOf(path: string): Edge | null {
 /** The path as the router sees it: `/%6Dcp` is `/mcp`. */
 function decodedPath(request: FastifyRequest): string {
   const path = request.url.split('?', 1)[0] ?? '';
+  if (!path.includes('%')) return path;
   try {
     return decodeURIComponent(path);
   } catch {
