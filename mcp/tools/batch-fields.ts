@@ -103,11 +103,11 @@ export const batchPurpose = z.enum(['transactional', 'marketing']).describe('Mes
 export const quickSendSource = z
   .enum(['quick_send', 'api', 'unknown'])
   .describe(
-    'How the batch was sent: quick_send (dashboard), api (REST API), or unknown (older records without source metadata).',
+    "How the batch was sent: api (an API send, POST /api/v1/messages), quick_send (the console's Quick Send page), or unknown (older records without source metadata).",
   );
 
 export const QUICK_SEND_NAME =
-  'Name given in the dashboard, else the API send\'s reference, else "API send #<id>" ("Quick Send #<id>" for an unnamed dashboard batch).';
+  'Name given in the console, else the API send\'s reference, else "API send #<id>" ("Quick Send #<id>" for an unnamed Quick Send).';
 
 export function sourceOf(row: ReportBatch): z.infer<typeof quickSendSource> {
   return row.source ?? 'unknown';

@@ -19,7 +19,7 @@ export const getCampaignReport = defineTool({
   title: 'Campaign report',
   icon: 'campaigns',
   description:
-    'Reports one named campaign by id, read live: name, status, purpose, routing (a direct provider or a failover route), created and completed times, recipient and delivery counts, and the delivery rate (delivered as a percentage of sent). A Quick Send or API SMS id is refused; use get_quick_send_report for those.',
+    'Reports one named campaign by id, read live: name, status, purpose, routing (a direct provider or a failover route), created and completed times, recipient and delivery counts, and the delivery rate (delivered as a percentage of sent). The id of an API send or a Quick Send (an unnamed batch) is refused; use get_quick_send_report for those.',
   inputSchema: {
     campaign_id: z
       .number()

@@ -10,7 +10,7 @@ export const getCompletedCampaignSummary = defineTool({
   title: 'Completed campaign summary',
   icon: 'campaigns',
   description:
-    'Totals of the named campaigns that completed in the last 7 or 30 days, chosen by their completion time, with the recipient and delivery counts of those campaigns as they stand now (receipts that arrive after completion still count). Quick Send and API SMS batches are excluded. This describes a different population from get_delivery_summary, which counts every message event of campaigns, Quick Send and API SMS by its own delivery-history timestamp.',
+    'Totals of the named campaigns that completed in the last 7 or 30 days, chosen by their completion time, with the recipient and delivery counts of those campaigns as they stand now (receipts that arrive after completion still count). API sends and Quick Sends (unnamed batches) are excluded. This describes a different population from get_delivery_summary, which counts every message event of every batch (campaigns, API sends and Quick Sends) by its own delivery-history timestamp.',
   inputSchema: { days: daysInput },
   outputSchema: {
     period_days: z.number().int().describe('Length of the period in days: 7 or 30.'),

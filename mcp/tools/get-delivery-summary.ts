@@ -57,7 +57,7 @@ export const getDeliverySummary = defineTool({
   title: 'Delivery summary',
   icon: 'deliveries',
   description:
-    'Rolling delivery totals of the whole workspace over the last 7 or 30 days, across named campaigns, Quick Send and API SMS. Every message event counts by its own delivery-history timestamp: a submission when it was sent, a receipt when it was dated, a failure when it happened, so the totals describe activity within the period. This differs from get_completed_campaign_summary, which totals named campaigns by their completion time. The result may be reused for up to 30 seconds (by default); its generated_at, from and to then describe the original calculation.',
+    'Rolling delivery totals of the whole workspace over the last 7 or 30 days, across every batch: campaigns, API sends and Quick Sends. Every message event counts by its own delivery-history timestamp: a submission when it was sent, a receipt when it was dated, a failure when it happened, so the totals describe activity within the period. This differs from get_completed_campaign_summary, which totals named campaigns by their completion time. The result may be reused for up to 30 seconds (by default); its generated_at, from and to then describe the original calculation.',
   inputSchema: { days: daysInput },
   outputSchema,
   permissions: [],

@@ -21,14 +21,14 @@ export const getQuickSendReport = defineTool({
   title: 'Quick Send report',
   icon: 'quickSends',
   description:
-    'Reports one Quick Send batch (dashboard Quick Send or API SMS) by id, read live: source, name, status, purpose, routing (a direct provider or a failover route), created and completed times, recipient and delivery counts, and the delivery rate (delivered as a percentage of sent). A campaign id is refused; use get_campaign_report for those.',
+    'Reports one unnamed batch by id, read live (the Quick Send tools cover API sends, source api, and console Quick Sends, source quick_send): source, name, status, purpose, routing (a direct provider or a failover route), created and completed times, recipient and delivery counts, and the delivery rate (delivered as a percentage of sent). The id of a campaign (a named batch) is refused; use get_campaign_report for those.',
   inputSchema: {
     quick_send_id: z
       .number()
       .int()
       .positive()
       .describe(
-        'Id of the batch, as listed by list_recent_quick_sends (for API SMS, the campaign id of the send response).',
+        'Id of the batch, as listed by list_recent_quick_sends (for an API send, data.message.id of the send response).',
       ),
   },
   outputSchema: {

@@ -19,7 +19,7 @@ export const listRecentCampaigns = defineTool({
   title: 'List recent campaigns',
   icon: 'campaigns',
   description:
-    'Lists the most recent named campaigns of this workspace, newest first, with status, recipient count and delivery counts as they stand now. Quick Send and API SMS batches are not included (use list_recent_quick_sends). sent counts submissions to a provider; delivered and delivery_failed come from delivery receipts; awaiting_delivery is sent messages without a receipt yet.',
+    'Lists the most recent named campaigns of this workspace, newest first, with status, recipient count and delivery counts as they stand now. API sends and Quick Sends are not included (use list_recent_quick_sends). sent counts submissions to a provider; delivered and delivery_failed come from delivery receipts; awaiting_delivery is sent messages without a receipt yet.',
   inputSchema: { limit: limitInput },
   outputSchema: {
     campaigns: z.array(campaignItem).describe('Campaigns, newest first.'),

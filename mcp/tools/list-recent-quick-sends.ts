@@ -20,10 +20,10 @@ export const listRecentQuickSends = defineTool({
   title: 'List recent Quick Sends',
   icon: 'quickSends',
   description:
-    'Lists the most recent Quick Send batches of this workspace, newest first: sent from the dashboard (source quick_send) or through the REST API (source api; unknown for older records). Each has its status, recipient count and delivery counts as they stand now. Named campaigns are not included (use list_recent_campaigns).',
+    'Lists the most recent unnamed batches of this workspace, newest first: the Quick Send tools cover API sends (source api, POST /api/v1/messages) and console Quick Sends (source quick_send; unknown for older records). Each has its status, recipient count and delivery counts as they stand now. Named campaigns are not included (use list_recent_campaigns).',
   inputSchema: { limit: limitInput },
   outputSchema: {
-    quick_sends: z.array(quickSendItem).describe('Quick Send and API SMS batches, newest first.'),
+    quick_sends: z.array(quickSendItem).describe('API sends and Quick Sends, newest first.'),
   },
   permissions: ['campaigns.read'],
   async run(context, { limit }) {
