@@ -155,13 +155,15 @@ describe('Campaigns list', () => {
       visibleText(new RegExp(`<tr data-batch="${id}">[\\s\\S]*?</tr>`).exec(page.body)?.[0] ?? '');
     expect(row(ids.tenDays)).toMatch(
       new RegExp(
-        `^#${ids.tenDays} Autumn sale Named campaign paused 1 0 0 0 \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC$`,
+        `^#${ids.tenDays} Autumn sale Campaign paused 1 0 0 0 \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC$`,
       ),
     );
     expect(row(ids.quickSend)).toMatch(
       new RegExp(`^#${ids.quickSend} Quick Send #${ids.quickSend} Quick Send queued `),
     );
-    expect(row(ids.api)).toMatch(new RegExp(`^#${ids.api} API send #${ids.api} API completed `));
+    expect(row(ids.api)).toMatch(
+      new RegExp(`^#${ids.api} API send #${ids.api} API send completed `),
+    );
     // A viewer may read but not create.
     expect(page.body).not.toContain('/campaigns/new');
   });
@@ -238,7 +240,7 @@ describe('Campaigns list', () => {
     const page = await owner.get(`/console/w/${empty.slug}/campaigns`);
     expect(page.status).toBe(200);
     expect(visibleText(page.body)).toContain(
-      'No campaigns yet Batches sent with Quick Send, the REST API or a named campaign appear here. Create a campaign',
+      'Nothing sent yet Batches sent with the REST API (API sends), Quick Send or a campaign appear here. Create a campaign',
     );
   });
 
@@ -326,7 +328,7 @@ describe('Create campaign', () => {
     expect(visibleText(report.body)).toContain('The campaign was created and is sending.');
     const page = await browser.get(`/console/w/${space.slug}/campaigns?source=campaign`);
     expect(listed(page)).toEqual([id]);
-    expect(visibleText(page.body)).toContain(`#${id} Spring launch Named campaign completed 2 2`);
+    expect(visibleText(page.body)).toContain(`#${id} Spring launch Campaign completed 2 2`);
 
     const [entry] = await server.sql`
       select actor, action, target, details, source from audit_log
