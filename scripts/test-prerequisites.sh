@@ -33,3 +33,4 @@ ls .tools/temporal-test-server/temporal-test-server-*.jar >/dev/null 2>&1 ||
   scripts/fetch-temporal-test-server.sh
 scripts/install-helm.sh
 scripts/install-jaeger.sh
+scripts/install-mcp-clients.sh
