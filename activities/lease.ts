@@ -9,7 +9,7 @@ import {
 } from '../db/submission-leases.js';
 
 /**
- * Fenced submissions (README "Exactly once"). Work that submits to a provider holds a lease in
+ * Fenced submissions (docs/reliability.md "Exactly once"). Work that submits to a provider holds a lease in
  * Postgres: a successor takes the work over only after the lease ended by Postgres's clock, and a
  * holder starts a submission only while at least MAX_SUBMISSION_MS of its lease is left, measured
  * on its own monotonic clock from the moment it asked for the lease. Every provider call ends

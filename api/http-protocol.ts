@@ -5,7 +5,7 @@ import fp from 'fastify-plugin';
 
 /**
  * Answers given at the HTTP level, before a route's own code runs, in Herald's `{message}` error
- * shape (README, "Operating Herald", API reference): 405 with `Allow` for a method a path does
+ * shape (docs/api.md, "The OpenAPI document and HTTP-level answers"): 405 with `Allow` for a method a path does
  * not take, 414 for a URL too long, 415 for a body that is not JSON, 400/408/431 for what Node's
  * HTTP parser refuses. 413 (a body over `bodyLimit`) reaches the error handler as any 4xx does.
  */

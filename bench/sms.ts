@@ -47,7 +47,7 @@ const PERSONALIZED_LATENCY = {
 const ONLY_PERSONALIZED = process.env.BENCH_SMS_ONLY === 'personalized';
 
 /**
- * No false `paused` (README "Admission"): 1,000-recipient sends at concurrency 64 while a second
+ * No false `paused` (docs/api.md "Admission"): 1,000-recipient sends at concurrency 64 while a second
  * stack on the same machine takes 1,000-recipient sends at concurrency 32. Every answer is 202
  * `queued` or a refusal with Retry-After that saved nothing; `paused` must be 0.
  * BENCH_SMS_ONLY=admission runs only this step.

@@ -1,7 +1,7 @@
 import { HeraldError } from '../domain/errors.js';
 
 /**
- * Admission for sends (README "Admission"). A send that saves its campaign must then have its
+ * Admission for sends (docs/api.md "Admission"). A send that saves its campaign must then have its
  * workflow start confirmed before its answer is due (`answerBy`), else it answers `paused` although
  * nothing failed. Under load the time goes before the start: signing in and reading the body,
  * waiting for a connection, and the save itself (1,000 rows per send, every send at once on a

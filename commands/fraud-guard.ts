@@ -1,5 +1,5 @@
 /**
- * The fraud guard at send time (README "Fraud guard"): where a recipient may be sent to, how
+ * The fraud guard at send time (docs/fraud-guard.md "Fraud guard"): where a recipient may be sent to, how
  * often one number and one number range may be sent a code, and how many segments a workspace
  * may send in a day. Geo refusals are 422s of the request's field; the limits answer 429 with
  * Retry-After. Every refusal is counted per rule for the operator.

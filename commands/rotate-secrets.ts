@@ -1,6 +1,6 @@
 /**
  * `herald secrets rotate`: every ciphertext Herald stores, encrypted anew under HERALD_SECRET's
- * newest key, so the older keys can leave the ring (README "Secret rotation"). Idempotent: a value
+ * newest key, so the older keys can leave the ring (docs/operations.md "Secret rotation"). Idempotent: a value
  * already under the newest key is left alone. In batches, each rewrite a compare-and-set, so api
  * and worker processes keep running (with the same ring) while it works.
  */

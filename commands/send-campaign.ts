@@ -115,7 +115,7 @@ async function saveCampaign(
       },
       async (tx, campaign) => {
         await attach(String(campaign.id), tx);
-        // Too late to confirm its start once committed: roll back and refuse (README "Admission").
+        // Too late to confirm its start once committed: roll back and refuse (docs/api.md "Admission").
         started = sendAdmission.committing(deadline.answerBy);
         const uncertain = uncertainSave(campaign.id);
         deadline.saving({ status: 503, body: JSON.stringify({ message: uncertain.message }) });

@@ -7,7 +7,7 @@ export interface Reconciled {
 }
 
 /**
- * After a restore from a backup (README "Backups and restore"). Every campaign message and OTP
+ * After a restore from a backup (docs/operations.md "Backups and restore"). Every campaign message and OTP
  * request the restored database holds as not yet submitted may have gone out after the backup
  * was taken, and nothing in the database can tell: each is marked as attempted now, on the
  * provider its first submission would use, so a worker looks it up at that provider by its

@@ -1,5 +1,5 @@
 /**
- * Retention (RETENTION_DAYS, README "Retention and erasure"): personal data older than the window
+ * Retention (RETENTION_DAYS, docs/operations.md "Retention and erasure"): personal data older than the window
  * goes, every counter stays. A completed campaign loses its body and its messages' recipients are
  * masked (herald_masked_number, 0029), their personalised texts emptied as the body is (0035); an OTP request loses its text and its recipient likewise;
  * failed verifications are deleted; dispatched webhook events keep only the masked recipient; a

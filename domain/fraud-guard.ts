@@ -68,7 +68,7 @@ export interface GuardSettings {
 /**
  * Number ranges no ordinary sign-in or notification needs and SMS pumping favours: premium-rate,
  * shared-cost and international-network ranges whose termination fees are shared with the range
- * holder. Each prefix with the reason it is here (README "Fraud guard").
+ * holder. Each prefix with the reason it is here (docs/fraud-guard.md "Fraud guard").
  */
 export const BUILT_IN_BLOCKED_PREFIXES: readonly { prefix: string; reason: string }[] = [
   { prefix: '+870', reason: 'Inmarsat satellite service' },

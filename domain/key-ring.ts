@@ -1,7 +1,7 @@
 /**
  * HERALD_SECRET is a key ring: one key, or several separated by commas, newest first. The newest
  * key encrypts, signs and hashes everything written from now on; every key in the ring still
- * decrypts, verifies and finds what was written under it (README "Secret rotation").
+ * decrypts, verifies and finds what was written under it (docs/operations.md "Secret rotation").
  */
 export const RING_SEPARATOR = ',';
 export const MIN_KEY_LENGTH = 32;

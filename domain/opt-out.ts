@@ -35,7 +35,7 @@ const STOP_WORDS = new Set([
   'REVOKE',
 ]);
 const START_WORDS = new Set(['START', 'UNSTOP', 'YES']);
-/** Answered with the workspace's help text, when it has one (README "Replies"). */
+/** Answered with the workspace's help text, when it has one (docs/providers.md "Replies"). */
 const HELP_WORDS = new Set(['HELP', 'INFO']);
 
 /** What a reply asks for: `stop`, `start`, `help`, or nothing (any other text). */

@@ -1,6 +1,6 @@
 /**
  * The send request's `personalization` field (domain/send-request.ts): its schema, the rules it
- * has with `recipients` and `message`, and the texts it makes. Rules (README "Personalisation"):
+ * has with `recipients` and `message`, and the texts it makes. Rules (docs/api.md "Personalisation"):
  * - a key is one of the recipients (compared normalized); its value is a flat object of at most
  *   20 string variables named `[a-z][a-z0-9_]{0,31}`;
  * - every recipient, with an entry or not, must have a value for each `{{name}}` of the message

@@ -1,5 +1,5 @@
 /**
- * Personalised messages (README "Personalisation"): `{{name}}` placeholders in a message, filled
+ * Personalised messages (docs/api.md "Personalisation"): `{{name}}` placeholders in a message, filled
  * in per recipient from a flat object of string variables. Rendering is one pass: a value is
  * inserted as it is, never read for placeholders itself. Pure, the one place that renders; the
  * send request validates every recipient's text with it and the campaign stores what it returns.

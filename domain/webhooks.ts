@@ -4,7 +4,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'message.sent',
   'message.delivered',
   'message.failed',
-  /** A recipient's reply other than STOP/START (README "Replies"). */
+  /** A recipient's reply other than STOP/START (docs/providers.md "Replies"). */
   'message.received',
   'campaign.completed',
   'campaign.canceled',

@@ -3,7 +3,7 @@ import type { Env } from '../config/env.js';
 
 /**
  * What a browser may do at the MCP endpoint and the authorization server, before any route runs
- * (README, "MCP in the browser"):
+ * (docs/mcp.md, "Browser clients"):
  * - the Host must name this server (PUBLIC_URL's host, MCP_ALLOWED_HOSTS, or loopback), else 421:
  *   a DNS-rebinding page reaches Herald under the attacker's host name;
  * - a present Origin must be allowed, else 403 (MCP's Origin rule); no Origin is a non-browser client;

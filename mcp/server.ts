@@ -75,7 +75,7 @@ export function createMcpServer(context: ToolContext, log: FastifyBaseLogger): M
         outputSchema: z.object(tool.outputSchema),
         annotations: { title: tool.title, ...READ_ONLY },
       },
-      // A span per tool call (README, "Tracing"), child of the /mcp request's: its name only.
+      // A span per tool call (docs/operations.md, "Tracing"), child of the /mcp request's: its name only.
       (input: Record<string, unknown>): Promise<CallToolResult> =>
         inSpan(`mcp.tool ${tool.name}`, { 'mcp.tool.name': tool.name }, async (span) => {
           const problem = await accessProblem(context.sql, context.caller, tool.permissions);

@@ -5,7 +5,7 @@
 // optional with the os/cpu their names declare, with the integrity the registry publishes for
 // them; then it checks that every entry has an integrity hash, so that `npm ci` verifies every
 // tarball it installs, and exits 1 naming any that does not (pin a version the registry serves
-// for every platform: README, "Supply chain").
+// for every platform: docs/security.md, "Supply chain").
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 

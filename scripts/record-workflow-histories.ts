@@ -13,7 +13,7 @@
  *
  * Each lands in test/fixtures/<scenario or the name after =>.history.json. An existing fixture is
  * kept unless --replace is given: it stands for runs of an older version that may still be open
- * (README, "Changing a workflow safely").
+ * (docs/development.md, "Changing a workflow safely").
  */
 import { execFile } from 'node:child_process';
 import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -11,7 +11,7 @@ import {
 } from '../telemetry/tracing.js';
 
 /*
- * The api's HTTP server span per request (README, "Tracing"), with two fastify hooks rather than
+ * The api's HTTP server span per request (docs/operations.md, "Tracing"), with two fastify hooks rather than
  * @fastify/otel: that package builds on OpenTelemetry SDK 2.x, while Temporal's interceptors need
  * 1.x, and all Herald needs is one span per request, named by its route, active while the route
  * runs (so a workflow start, an MCP tool call or a receipt's recording are its children).

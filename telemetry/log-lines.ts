@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 
 /*
- * The worker's log lines (README, "Logs"): one JSON object a line, in the shape the api's pino
+ * The worker's log lines (docs/operations.md, "Logs"): one JSON object a line, in the shape the api's pino
  * writes (numeric `level`, `time` in epoch ms, `pid`, `hostname`, `msg`), so one log pipeline
  * reads both. Temporal's loggers add their context as fields: on a line from an activity
  * workflowId, runId, activityType, attempt (and trace_id when tracing is on); on a workflow's,

@@ -15,7 +15,7 @@ import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 
 /*
- * OpenTelemetry tracing (README, "Tracing"): off unless an OTLP endpoint is configured
+ * OpenTelemetry tracing (docs/operations.md, "Tracing"): off unless an OTLP endpoint is configured
  * (config/env.ts tracingOf). Installed once per process, globally, so that Temporal's interceptors
  * (@temporalio/interceptors-opentelemetry), the api's request spans and Herald's own spans all
  * use the same provider, context (AsyncLocalStorage) and W3C trace-context propagation.

@@ -5,7 +5,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 export const TASK_QUEUE = 'herald';
 /**
  * OTP requests run on a queue of their own, with their own worker slots: a login code never
- * waits behind campaign chunks (README "Capacity and fairness").
+ * waits behind campaign chunks (docs/reliability.md "Capacity and fairness").
  */
 export const OTP_TASK_QUEUE = 'herald-otp';
 /**

@@ -19,7 +19,7 @@ const { sendHelpReply } = proxyActivities<Activities>({
   }),
 });
 
-/** The workspace's help text, sent once to whoever replied HELP (README "Replies"). */
+/** The workspace's help text, sent once to whoever replied HELP (docs/providers.md "Replies"). */
 export async function helpReplyWorkflow({ inboundId }: HelpReplyWorkflowInput): Promise<string> {
   const status = await sendHelpReply({ inboundId });
   setRunStatus(status);

@@ -38,7 +38,7 @@ async function authenticate(deps: ApiDeps, request: FastifyRequest): Promise<Act
   const [current] = candidates;
   if (!tokenHash.equals(current)) {
     // Stored under an older key of the ring (or before per-purpose keys): re-hash it under the
-    // newest key now the token is known, so the old key can leave the ring (README "Secret rotation").
+    // newest key now the token is known, so the old key can leave the ring (docs/operations.md "Secret rotation").
     upgradeApiKeyHash(deps.sql, principal.keyId, tokenHash, current).catch((error) =>
       request.log.warn({ err: error }, 'could not upgrade the API key hash'),
     );

@@ -13,7 +13,7 @@ export const recipients = Array.from(
 export const MESSAGE = 'Your order has shipped and arrives tomorrow.';
 
 /**
- * One send, as a well-behaved client makes it: a refusal at capacity (README "Admission": 503 with
+ * One send, as a well-behaved client makes it: a refusal at capacity (docs/api.md "Admission": 503 with
  * Retry-After, nothing saved) is waited out and sent again, its wait counted in the latency.
  */
 export async function send(stack: BenchStack, count: number): Promise<{ id: number }> {

@@ -1,4 +1,4 @@
-/** herald restore reconcile: the step after a database restore (README "Backups and restore"). */
+/** herald restore reconcile: the step after a database restore (docs/operations.md "Backups and restore"). */
 import { reconcileRestore } from '../../commands/after-restore.js';
 import type { AdminContext } from '../context.js';
 import type { CommandResult } from './options.js';

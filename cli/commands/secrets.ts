@@ -32,7 +32,7 @@ export async function secretsRotate(context: AdminContext): Promise<CommandResul
   };
   return {
     json: Object.fromEntries(columns.map((column) => [JSON_NAMES[column], report[column]])),
-    human: `${columns.map(line).join('\n')}\nOnce every process runs with the new ring, older keys can leave HERALD_SECRET (README "Secret rotation").`,
+    human: `${columns.map(line).join('\n')}\nOnce every process runs with the new ring, older keys can leave HERALD_SECRET (docs/operations.md, "Secret rotation").`,
   };
 }
 

@@ -1,5 +1,5 @@
 /**
- * Workspace → Settings: quiet hours for marketing (README "Quiet hours"), an owner's or admin's
+ * Workspace → Settings: quiet hours for marketing (docs/api.md "Quiet hours"), an owner's or admin's
  * to set; `herald workspace update --quiet-hours` does the same.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';

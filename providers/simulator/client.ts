@@ -43,7 +43,7 @@ const receiptSchema = z.object({
   at: z.iso.datetime({ offset: true }),
 });
 
-/** A recipient's reply, posted to the callback_url of the message it answers (README "Inbound"). */
+/** A recipient's reply, posted to the callback_url of the message it answers (docs/providers.md, "Replies (two-way)"). */
 const inboundSchema = z.object({
   type: z.literal('inbound'),
   id: z.string().min(1),

@@ -1,5 +1,5 @@
 /**
- * Rotating HERALD_SECRET under load (README "Secret rotation"), as an operator does it: data
+ * Rotating HERALD_SECRET under load (docs/operations.md "Secret rotation"), as an operator does it: data
  * written under key A; every process restarted with the ring "B,A"; `herald secrets rotate`;
  * every process restarted with "B" alone. Campaigns go out the whole time through `herald api`
  * and `herald worker` processes, alternately through two providers whose secrets come from

@@ -1,5 +1,5 @@
 /**
- * `npm run fuzz`: schemathesis against a running stack (README "Fuzzing the REST API").
+ * `npm run fuzz`: schemathesis against a running stack (docs/development.md "Fuzzing the REST API").
  * Starts the production topology as processes (the chaos suite's stack: Postgres, Temporal,
  * simulator, one api, one worker), makes a workspace with an all-abilities key and credits, and
  * runs schemathesis over /api/v1/openapi.json with every check and every phase. Prints a summary

@@ -1,5 +1,5 @@
 /**
- * The fraud guard (README "Fraud guard"): per-recipient OTP limits, geo permissions, the range
+ * The fraud guard (docs/fraud-guard.md "Fraud guard"): per-recipient OTP limits, geo permissions, the range
  * breaker, the daily cap and the API rate limits, each with its exact answer, counted where the
  * user would count (the simulator's inbox, the rows saved), over two api instances with their own
  * pools where concurrency matters.

@@ -1,5 +1,5 @@
 /**
- * The Idempotency-Key lease follows the request holding it (README, "Idempotency-Key lease"): it
+ * The Idempotency-Key lease follows the request holding it (docs/api.md, "Idempotency-Key lease"): it
  * is 5 s long and renewed while the request works, a key whose holder died is taken over once
  * its lease has run out, the 409 says how long that is, and a holder that lost its key to another
  * writes nothing under it. A campaign is saved and tied to its key in one transaction.

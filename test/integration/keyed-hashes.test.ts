@@ -237,7 +237,7 @@ describe('OAuth', () => {
 });
 
 /**
- * HERALD_SECRET as a key ring (README "Secret rotation"): an api started with a new key prepended
+ * HERALD_SECRET as a key ring (docs/operations.md "Secret rotation"): an api started with a new key prepended
  * still finds what the old key hashed, and re-hashes what it can (API keys, OAuth client secrets)
  * on use, so they keep working once the old key leaves the ring. A token unused meanwhile cannot
  * be re-hashed (Herald never held it in clear) and is refused once the old key is gone.

@@ -107,7 +107,7 @@ describe('OpenAPI description', () => {
       required: ['message'],
       additionalProperties: false,
     };
-    // The send's own 503 (README "Admission") says when it is answered.
+    // The send's own 503 (docs/api.md "Admission") says when it is answered.
     for (const status of ['413', '414', '415', '431', '503'])
       expect(
         { ...responses[status].content['application/json'].schema, description: undefined },

@@ -20,7 +20,7 @@ import {
 import { createTenant, openStack, type Stack } from '../support/stack.js';
 
 /**
- * `herald restore reconcile` (README "Backups and restore") on a database of its own: the command
+ * `herald restore reconcile` (docs/operations.md "Backups and restore") on a database of its own: the command
  * acts on every campaign of a database, and the suite's shared one holds other files' campaigns.
  * A restored database holds as queued what the lost site may have sent after the backup.
  */

@@ -1,5 +1,5 @@
 /**
- * A message's webhook events reach an endpoint in the order they happened (README "Webhooks"):
+ * A message's webhook events reach an endpoint in the order they happened (docs/webhooks.md "Webhooks"):
  * `message.delivered` never before its `message.sent`, even when the sent event's first attempt
  * fails and is retried, or when the receipt overtook the provider's answer to the submission (both
  * events are then written by one statement). Real stack: the shared worker's dispatcher and

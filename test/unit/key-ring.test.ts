@@ -1,5 +1,5 @@
 /**
- * HERALD_SECRET as a key ring (README "Secret rotation"): comma-separated, newest first; the newest
+ * HERALD_SECRET as a key ring (docs/operations.md "Secret rotation"): comma-separated, newest first; the newest
  * key writes, every key reads. Each primitive is checked across a rotation: written under A, read
  * under "B,A", rewritten under B, read under B alone.
  */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
-/** Static checks of what the image and `npm ci` install (README, "Supply chain"). */
+/** Static checks of what the image and `npm ci` install (docs/security.md, "Supply chain"). */
 
 const root = new URL('../../', import.meta.url);
 const read = (file: string) => readFileSync(new URL(file, root), 'utf8');

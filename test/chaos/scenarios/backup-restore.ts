@@ -147,7 +147,7 @@ const inboxOf = (inbox: InboxMessage[], bodies: Set<string>) =>
   inbox.filter((message) => bodies.has(message.body));
 
 /**
- * The backup drill (README "Backups and restore"), on the production topology: Temporal's
+ * The backup drill (docs/operations.md "Backups and restore"), on the production topology: Temporal's
  * services on Postgres, one Postgres server holding Herald's and Temporal's databases. Four
  * campaigns of 250 are sending when a base backup of that server is taken; the site runs on for
  * 4 s and is then lost (kill -9 of everything, Postgres crashed). The backup is restored on a
