@@ -131,9 +131,10 @@ describe('the MCP Inspector connects with OAuth through a real browser', {
       await new Promise<void>((resolve) => ui.stdout.once('data', () => resolve()));
       const uiOrigin = `http://127.0.0.1:${uiPort}`;
       const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-      await page.addInitScript(() => {
-        localStorage.setItem('lastConnectionType', 'direct');
-        localStorage.setItem('mcp-inspector-v1-deprecation-dismissed', 'true');
+      // The Inspector's remembered choices: the Direct connection, its v1 banner dismissed.
+      await page.addInitScript({
+        content: `localStorage.setItem('lastConnectionType', 'direct');
+          localStorage.setItem('mcp-inspector-v1-deprecation-dismissed', 'true');`,
       });
       // What the browser itself got from Herald's /mcp (JSON-RPC over fetch) for `method`.
       const answerTo = (method: string) =>
