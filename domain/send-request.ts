@@ -172,28 +172,45 @@ export const sendRequestSchema = z
   }, whenAnObject)
   .meta({
     ...otherFieldsWithoutNul,
-    examples: [
-      { recipients: ['+61412345678', '+61412345679'], message: 'Your parcel arrives today.' },
-      {
-        recipients: ['+61412345678'],
-        message: 'Sale ends Sunday. {opt_out_url}',
-        message_purpose: 'marketing',
-        reference: 'spring-sale',
-      },
-      {
-        recipients: ['+61412345678', '+61412345679'],
-        message: 'Hi {{first_name}}, order {{order}} ships today.',
-        personalization: {
-          '+61412345678': { first_name: 'Ada', order: 'A-1001' },
-          '+61412345679': { first_name: 'Grace', order: 'A-1002' },
+    // Named examples (OpenAPI media type examples): zod drops `examples` from the input schema of
+    // anything that transforms, as send_at does.
+    'x-examples': {
+      transactional: {
+        summary: 'An SMS to two recipients',
+        value: {
+          recipients: ['+61412345678', '+61412345679'],
+          message: 'Your parcel arrives today.',
         },
       },
-      {
-        recipients: ['+61412345678'],
-        message: 'Your appointment is at 10:00 tomorrow.',
-        send_at: '2026-12-01T09:00:00+10:00',
+      marketing: {
+        summary: 'Marketing, with its opt-out link',
+        value: {
+          recipients: ['+61412345678'],
+          message: 'Sale ends Sunday. {opt_out_url}',
+          message_purpose: 'marketing',
+          reference: 'spring-sale',
+        },
       },
-    ],
+      personalized: {
+        summary: 'Personalized for each recipient',
+        value: {
+          recipients: ['+61412345678', '+61412345679'],
+          message: 'Hi {{first_name}}, order {{order}} ships today.',
+          personalization: {
+            '+61412345678': { first_name: 'Ada', order: 'A-1001' },
+            '+61412345679': { first_name: 'Grace', order: 'A-1002' },
+          },
+        },
+      },
+      scheduled: {
+        summary: 'Scheduled',
+        value: {
+          recipients: ['+61412345678'],
+          message: 'Your appointment is at 10:00 tomorrow.',
+          send_at: '2026-12-01T09:00:00+10:00',
+        },
+      },
+    },
     // The rules of checkRouting and checkOptOutLink, as JSON Schema.
     allOf: [
       // A route needs routing_type failover; failover needs a route and no provider.

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import type { OpenAPIV3_1 } from 'openapi-types';
+import { ERROR_CATALOGUE } from '../../domain/errors.js';
 import { MAX_PARAM_LENGTH } from '../http-protocol.js';
 import { jsonWithoutNulSchema, NO_NUL } from '../schemas/common.js';
 
@@ -26,34 +27,38 @@ const retryAfter: OpenAPIV3_1.HeaderObject = {
   schema: { type: 'string', pattern: '^[0-9]+$' },
 };
 
+/** An answer in the `{message}` shape, with the message Herald sends (its example). */
 const answer = (
   description: string,
+  message: string,
   headers?: Record<string, OpenAPIV3_1.HeaderObject>,
 ): OpenAPIV3_1.ResponseObject => ({
   description,
   ...(headers ? { headers } : {}),
-  content: { 'application/json': { schema: messageOnly } },
+  content: { 'application/json': { schema: messageOnly, example: { message } } },
 });
 
 /** What any operation may answer before or beside its own code (api/http-protocol.ts). */
 const EVERY_OPERATION: Record<string, OpenAPIV3_1.ResponseObject> = {
   414: answer(
     `The URL is too long: the request line over 16 KiB, or a path segment over ${MAX_PARAM_LENGTH} characters`,
+    'The URL is too long.',
   ),
-  431: answer('The request headers are over 16 KiB'),
+  431: answer('The request headers are over 16 KiB', 'The request headers are too large.'),
   503: answer(
     'Postgres or Temporal is unavailable, or the request ran past its 4.5 s deadline; retry after Retry-After (with the same Idempotency-Key for a send)',
+    ERROR_CATALOGUE.service_unavailable.message,
     { 'Retry-After': retryAfter },
   ),
 };
 
 const WITH_A_BODY: Record<string, OpenAPIV3_1.ResponseObject> = {
-  413: answer('The request body is over 1 MiB'),
-  415: answer('The request body is not application/json'),
+  413: answer('The request body is over 1 MiB', 'Request body is too large'),
+  415: answer('The request body is not application/json', 'Unsupported Media Type: text/plain'),
 };
 
 const WITH_PATH_PARAMETERS: Record<string, OpenAPIV3_1.ResponseObject> = {
-  400: answer('The URL is malformed (an invalid percent-encoding)'),
+  400: answer('The URL is malformed (an invalid percent-encoding)', 'The URL is not valid.'),
 };
 
 /** api/input-guard.ts: NUL anywhere in a request, in the REST API's validation shape. */
@@ -72,6 +77,10 @@ const NUL_REFUSED: OpenAPIV3_1.ResponseObject = {
         },
         required: ['message', 'errors'],
         additionalProperties: false,
+      },
+      example: {
+        message: 'The campaign field must not contain a NUL character.',
+        errors: { campaign: ['The campaign field must not contain a NUL character.'] },
       },
     },
   },

@@ -4,9 +4,10 @@ import { listRecipients, presentRecipients } from '../../commands/campaign-recip
 import { HeraldError } from '../../domain/errors.js';
 import type { ApiDeps } from '../deps.js';
 import { principalOf } from '../plugins/auth.js';
-import { authErrorResponses, notFoundSchema, validationErrorSchema } from '../schemas/common.js';
+import { authErrorResponses, notFoundSchema } from '../schemas/common.js';
 import {
   recipientListingResponseSchema,
+  recipientQueryRefusedResponse,
   recipientQuerySchema,
 } from '../schemas/message-recipients.js';
 
@@ -32,7 +33,7 @@ export const messageRecipientRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = 
           200: recipientListingResponseSchema,
           ...authErrorResponses,
           404: notFoundSchema,
-          422: validationErrorSchema,
+          422: recipientQueryRefusedResponse,
         },
       },
     },

@@ -13,14 +13,19 @@ import { principalOf } from '../plugins/auth.js';
 import { deadlineOf } from '../request-deadline.js';
 import {
   authErrorResponses,
+  idempotencyConflictResponse,
   idempotencyKeyHeaderSchema,
-  messageOnlySchema,
   notFoundSchema,
   sendLimitedResponse,
   sendUnavailableResponse,
-  validationErrorSchema,
 } from '../schemas/common.js';
-import { campaignLookupResponseSchema, sendResponseSchema } from '../schemas/messages.js';
+import {
+  campaignCanceledResponseSchema,
+  campaignLookupResponseSchema,
+  cancelConflictResponse,
+  sendRefusedResponse,
+  sendResponseSchema,
+} from '../schemas/messages.js';
 
 const CAMPAIGN_ID = /^[1-9]\d{0,15}$/;
 
@@ -38,11 +43,12 @@ export const messageRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (ap
         response: {
           202: sendResponseSchema,
           ...authErrorResponses,
-          409: messageOnlySchema.describe(
-            'A request with this Idempotency-Key is still processing',
+          409: idempotencyConflictResponse,
+          422: sendRefusedResponse,
+          429: sendLimitedResponse(
+            "the workspace's daily cap would be exceeded",
+            "The workspace's daily cap of 10000 segments would be exceeded; it resets at 2026-11-28T00:00:00.000Z.",
           ),
-          422: validationErrorSchema,
-          429: sendLimitedResponse("the workspace's daily cap would be exceeded"),
           503: sendUnavailableResponse,
         },
       },
@@ -99,10 +105,10 @@ export const messageRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (ap
         tags: ['Messages'],
         params: z.object({ campaign: z.string().describe('Integer campaign id') }),
         response: {
-          200: campaignLookupResponseSchema.meta({ examples: [canceledExample()] }),
+          200: campaignCanceledResponseSchema,
           ...authErrorResponses,
           404: notFoundSchema,
-          409: messageOnlySchema.describe('The campaign has already completed'),
+          409: cancelConflictResponse,
         },
       },
     },
@@ -119,26 +125,3 @@ export const messageRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (ap
     },
   );
 };
-
-/** A campaign canceled while sending: 200 sent before, 2 claimed then, the rest canceled. */
-function canceledExample() {
-  return {
-    data: {
-      message: {
-        id: 42,
-        reference: 'spring-sale',
-        status: 'canceled',
-        total_recipients: 1000,
-        queued_count: 2,
-        sent_count: 200,
-        failed_count: 0,
-        canceled_count: 798,
-        delivered_count: 180,
-        undelivered_count: 3,
-        created_at: '2026-11-27T09:00:00.000Z',
-        scheduled_at: null,
-        completed_at: '2026-11-27T09:00:12.000Z',
-      },
-    },
-  };
-}

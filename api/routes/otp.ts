@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import { sendOtp } from '../../commands/send-otp.js';
 import { verifyOtp } from '../../commands/verify-otp.js';
 import { otpSendRequestSchema, otpVerifyRequestSchema } from '../../domain/otp.js';
@@ -9,12 +8,17 @@ import { principalOf } from '../plugins/auth.js';
 import { deadlineOf } from '../request-deadline.js';
 import {
   authErrorResponses,
+  idempotencyConflictResponse,
   idempotencyKeyHeaderSchema,
-  messageOnlySchema,
   sendLimitedResponse,
-  validationErrorSchema,
 } from '../schemas/common.js';
-import { otpSendResponseSchema, otpVerifyResponseSchema } from '../schemas/otp.js';
+import {
+  insufficientCreditsResponse,
+  otpSendRefusedResponse,
+  otpSendResponseSchema,
+  otpVerifyRefusedResponse,
+  otpVerifyResponseSchema,
+} from '../schemas/otp.js';
 
 export const otpRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (app, { deps }) => {
   app.post(
@@ -29,13 +33,12 @@ export const otpRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (app, {
         response: {
           202: otpSendResponseSchema,
           ...authErrorResponses,
-          402: messageOnlySchema.describe('The workspace does not have enough credits'),
-          409: messageOnlySchema.describe(
-            'A request with this Idempotency-Key is still processing',
-          ),
-          422: validationErrorSchema,
+          402: insufficientCreditsResponse,
+          409: idempotencyConflictResponse,
+          422: otpSendRefusedResponse,
           429: sendLimitedResponse(
             "the recipient's send limit, a paused number range or the workspace's daily cap is reached",
+            'Too many codes were sent to this recipient. Try again in 30 seconds.',
           ),
         },
       },
@@ -66,11 +69,7 @@ export const otpRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (app, {
         response: {
           200: otpVerifyResponseSchema,
           ...authErrorResponses,
-          422: z
-            .union([validationErrorSchema, messageOnlySchema])
-            .describe(
-              'Validation error, or the one answer for an invalid, expired, exhausted, used or superseded code',
-            ),
+          422: otpVerifyRefusedResponse,
         },
       },
     },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RECIPIENT_STATUSES } from '../../domain/recipient-listing.js';
+import { validationAnswer } from './common.js';
 
 /** The query is read by the CLI too, so it lives in domain/. */
 export { recipientQuerySchema } from '../../domain/recipient-listing.js';
@@ -69,3 +70,8 @@ export const recipientListingResponseSchema = z
     }),
   })
   .meta({ examples: [EXAMPLE] });
+
+export const recipientQueryRefusedResponse = validationAnswer(
+  'limit',
+  'The limit field must be between 1 and 1000.',
+);

@@ -1,4 +1,11 @@
 import { z } from 'zod';
+import { ERROR_CATALOGUE } from '../../domain/errors.js';
+import {
+  messageAnswer,
+  messageOnlySchema,
+  validationAnswer,
+  validationErrorSchema,
+} from './common.js';
 
 /** SPEC §2.3, with the billing object's fields named as documented in the README. */
 export const otpRequestSchema = z.object({
@@ -23,9 +30,53 @@ export const otpRequestSchema = z.object({
   }),
 });
 
-export const otpSendResponseSchema = z.object({
-  message: z.string(),
-  data: otpRequestSchema,
-});
+export const otpSendResponseSchema = z
+  .object({
+    message: z.string(),
+    data: otpRequestSchema,
+  })
+  .meta({
+    examples: [
+      {
+        message: 'Verification code sent.',
+        data: {
+          request_id: '3f6c2a8e-1b4d-4f7a-9c0e-2d5b8a1f6e3c',
+          status: 'accepted',
+          expires_at: '2026-11-27T09:10:00.000Z',
+          provider: 'simulator',
+          sender_id: null,
+          billing: { source: 'credits', settlement_status: 'settled', credits_charged: 1 },
+        },
+      },
+    ],
+  });
 
-export const otpVerifyResponseSchema = z.object({ message: z.string() });
+export const otpVerifyResponseSchema = z
+  .object({ message: z.string() })
+  .meta({ examples: [{ message: 'The code is verified.' }] });
+
+export const insufficientCreditsResponse = messageAnswer(
+  'The workspace does not have enough credits',
+  'The workspace does not have enough credits: this code needs 1.',
+);
+
+export const otpSendRefusedResponse = validationAnswer(
+  'recipient',
+  'The recipient field is required.',
+);
+
+/** SPEC §4.4: one answer for every code that does not verify, beside the validation errors. */
+export const otpVerifyRefusedResponse = z
+  .union([validationErrorSchema, messageOnlySchema])
+  .describe(
+    'Validation error, or the one answer for an invalid, expired, exhausted, used or superseded code',
+  )
+  .meta({
+    examples: [
+      { message: ERROR_CATALOGUE.otp_verification_failed.message },
+      {
+        message: 'The code field must be 4 to 8 digits.',
+        errors: { code: ['The code field must be 4 to 8 digits.'] },
+      },
+    ],
+  });
