@@ -1,86 +1,50 @@
 import type { FastifyInstance } from 'fastify';
+import { referenceAsset, referenceAssetUrl } from '../reference-assets.js';
 
-/** Self-contained (no CDN): renders the endpoints from openapi.json with a little inline JS. */
-const DOCS_PAGE = `<!doctype html>
+/**
+ * The rendered reference (Swagger UI, from npm, served here: no CDN). Scripts and styles come
+ * from this origin only, and nothing inline runs; `data:` images are the stylesheet's icons;
+ * connect-src 'self' lets it read openapi.json and send "Try it out" requests to this API.
+ */
+export const REFERENCE_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'";
+
+const referencePage = () => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<title>Herald API</title>
-<style>
-body { font: 15px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; }
-section { border-top: 1px solid #ccc; padding: .5rem 0; }
-code, .method { font-family: ui-monospace, monospace; }
-.method { font-weight: bold; text-transform: uppercase; margin-right: .5rem; }
-ul { margin: .25rem 0; }
-</style>
+<title>Herald API reference</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${referenceAssetUrl('swagger-ui.css')}">
 </head>
 <body>
-<h1 id="title">Herald API</h1>
-<p>Machine-readable description: <a href="openapi.json">openapi.json</a></p>
-<div id="endpoints">Loading…</div>
-<script>
-const el = (tag, text, cls) => {
-  const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
-  if (cls) node.className = cls;
-  return node;
-};
-fetch('openapi.json').then((r) => r.json()).then((doc) => {
-  document.getElementById('title').textContent = doc.info.title + ' ' + doc.info.version;
-  const root = document.getElementById('endpoints');
-  root.textContent = '';
-  for (const [path, item] of Object.entries(doc.paths || {})) {
-    for (const [method, op] of Object.entries(item)) {
-      const section = el('section');
-      const head = el('h2');
-      head.append(el('span', method, 'method'), el('code', path));
-      section.append(head);
-      if (op.summary) section.append(el('p', op.summary));
-      const secured = (op.security || doc.security || []).length > 0;
-      section.append(el('p', secured ? 'Authorization: Bearer <API key>' : 'No authentication'));
-      const body = op.requestBody && op.requestBody.content['application/json'];
-      if (body && body.schema.properties) {
-        section.append(el('h3', 'Request body'));
-        const list = el('ul');
-        const required = body.schema.required || [];
-        for (const [name, prop] of Object.entries(body.schema.properties)) {
-          const item = el('li');
-          item.append(el('code', name), ' ' + (required.includes(name) ? '(required) ' : '') +
-            (prop.description || ''));
-          list.append(item);
-        }
-        section.append(list);
-      }
-      section.append(el('h3', 'Responses'));
-      const list = el('ul');
-      for (const [status, response] of Object.entries(op.responses || {})) {
-        const item = el('li');
-        item.append(el('code', status), ' ' + (response.description || ''));
-        list.append(item);
-      }
-      section.append(list);
-      root.append(section);
-    }
-  }
-}).catch((error) => {
-  document.getElementById('endpoints').textContent = 'Could not load openapi.json: ' + error;
-});
-</script>
+<noscript><p>The reference needs JavaScript; the description itself is <a href="openapi.json">openapi.json</a>.</p></noscript>
+<div id="reference"></div>
+<script src="${referenceAssetUrl('swagger-ui-bundle.js')}"></script>
+<script src="${referenceAssetUrl('start-up.js')}"></script>
 </body>
 </html>
 `;
 
-/** Public (no auth): the OpenAPI document and a readable page, both left out of the document. */
+/** Public (no auth): the OpenAPI document and its rendered reference, all left out of the document. */
 export async function docsRoutes(app: FastifyInstance) {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/docs', { schema: { hide: true } }, async (_request, reply) =>
     reply
       .type('text/html; charset=utf-8')
-      // Its one inline script reads openapi.json from this origin; nothing else is allowed.
-      .header(
-        'content-security-policy',
-        "default-src 'none'; script-src 'unsafe-inline'; connect-src 'self'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
-      )
-      .send(DOCS_PAGE),
+      .header('content-security-policy', REFERENCE_POLICY)
+      .send(referencePage()),
+  );
+  app.get<{ Params: { name: string } }>(
+    '/docs/assets/:name',
+    { schema: { hide: true } },
+    async (request, reply) => {
+      const asset = referenceAsset(request.params.name);
+      if (!asset) return reply.callNotFound();
+      return reply
+        .header('cache-control', 'public, max-age=31536000, immutable')
+        .type(asset.type)
+        .send(asset.body);
+    },
   );
 }
