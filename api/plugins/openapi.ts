@@ -161,7 +161,7 @@ function withHttpAnswers(document: OpenAPIV3_1.Document): OpenAPIV3_1.Document {
 }
 
 /**
- * SPEC: "The REST API is version 1.0.0 of its description". Collects routes through onRoute, so
+ * docs/spec.md §9: "The REST API is version 1.0.0 of its description". Collects routes through onRoute, so
  * it must be registered before any route; `schema.hide: true` keeps a route out.
  */
 export const openApi = fp(async (app: FastifyInstance) => {

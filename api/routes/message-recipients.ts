@@ -27,7 +27,9 @@ export const messageRecipientRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = 
         description:
           'Keyset pages in the order the campaign holds its recipients (its messages, then the numbers its send left out). Numbers are masked (•••• 1234) unless the API key also has the recipients:read ability.',
         tags: ['Messages'],
-        params: z.object({ campaign: z.string().describe('Integer campaign id') }),
+        params: z.object({
+          campaign: z.string().describe('Integer batch id (data.message.id of the send)'),
+        }),
         querystring: recipientQuerySchema,
         response: {
           200: recipientListingResponseSchema,

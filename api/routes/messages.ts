@@ -33,7 +33,7 @@ export const messageRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (ap
   app.post(
     '/messages',
     {
-      // README "Admission": sends are admitted only as fast as they can be confirmed.
+      // docs/api.md "Admission": sends are admitted only as fast as they can be confirmed.
       config: { ability: 'messages:send', admission: sendAdmission },
       schema: {
         summary: 'Send an SMS to 1–1,000 recipients',
@@ -75,7 +75,9 @@ export const messageRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (ap
       schema: {
         summary: 'Look a campaign up',
         tags: ['Messages'],
-        params: z.object({ campaign: z.string().describe('Integer campaign id') }),
+        params: z.object({
+          campaign: z.string().describe('Integer batch id (data.message.id of the send)'),
+        }),
         response: {
           200: campaignLookupResponseSchema,
           ...authErrorResponses,
@@ -103,7 +105,9 @@ export const messageRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (ap
         description:
           'Idempotent; no body. From the answer on, no message of the campaign is claimed for submission: at most the ones already claimed (up to 200: one batch of 50 in each of its 4 lanes) still reach a provider and settle as sent or failed; every other queued message becomes canceled. A scheduled campaign sends nothing. The answer is the campaign as it stands then; `completed_at` is the time of the cancel.',
         tags: ['Messages'],
-        params: z.object({ campaign: z.string().describe('Integer campaign id') }),
+        params: z.object({
+          campaign: z.string().describe('Integer batch id (data.message.id of the send)'),
+        }),
         response: {
           200: campaignCanceledResponseSchema,
           ...authErrorResponses,

@@ -24,7 +24,7 @@ export const idempotencyKeyHeaderSchema = z.object({
     ),
 });
 
-/** SPEC §2.4 error objects, shared by every route's response schemas. */
+/** docs/spec.md §2.4 error objects, shared by every route's response schemas. */
 export const messageOnlySchema = z
   .object({ message: z.string().describe('Human-readable explanation') })
   .describe('Error with a message only (401, 403, 409, OTP verification failure)');
@@ -90,12 +90,12 @@ export const idempotencyConflictResponse = messageAnswer(
   ERROR_CATALOGUE.idempotency_in_progress.message,
 );
 
-/** A send's 503 (README "Admission"); api/plugins/openapi.ts adds its Retry-After header. */
+/** A send's 503 (docs/api.md "Admission"); api/plugins/openapi.ts adds its Retry-After header. */
 export const sendUnavailableResponse = messageAnswer(
   'Unless its message names a campaign (which may have been saved: look it up), nothing was saved: retry after Retry-After, a keyed send with the same Idempotency-Key. Herald is at capacity: the send could not have been saved and its start confirmed within the request deadline, so it was refused first (Retry-After: 1). Or Postgres or Temporal is unavailable, or the 4.5 s deadline passed (Retry-After: 2). A saved send is answered 202, `paused` only when Temporal could not be reached',
   AT_CAPACITY_MESSAGE,
 );
 
-/** A send's 429: the rate limits, or a fraud guard limit (README "Fraud guard"). */
+/** A send's 429: the rate limits, or a fraud guard limit (docs/fraud-guard.md). */
 export const sendLimitedResponse = (guardLimits: string, example: string) =>
   messageAnswer(`${RATE_LIMITED}; or ${guardLimits}, with Retry-After`, example);

@@ -62,7 +62,7 @@ const EXAMPLE = {
 export const recipientListingResponseSchema = z
   .object({
     data: z.object({
-      recipients: z.array(recipientSchema).describe('In the order the campaign holds them'),
+      recipients: z.array(recipientSchema).describe('In the order the batch holds them'),
       next_cursor: z
         .string()
         .nullable()

@@ -2,22 +2,22 @@ import { z } from 'zod';
 import { CAMPAIGN_STATUSES } from '../../domain/campaign-status.js';
 import { messageAnswer, validationAnswer } from './common.js';
 
-/** SPEC §2.1: the message (campaign) object. */
+/** docs/spec.md §2.1: the message (batch) object. */
 export const campaignSchema = z.object({
-  id: z.int().describe('Campaign id, used for the status lookup'),
+  id: z.int().describe('The batch id (the path calls it {campaign}), used for the lookup'),
   reference: z.string().nullable().describe('The customer reference given at send time'),
   status: z
     .enum(CAMPAIGN_STATUSES)
     .describe(
-      'Campaign processing status, not a handset delivery receipt: paused (saved, dispatch not confirmed yet), scheduled (waiting for scheduled_at), queued (sending), completed, canceled',
+      "The batch's processing status, not a handset delivery receipt: paused (saved, dispatch not confirmed yet), scheduled (waiting for scheduled_at), queued (sending), completed, canceled",
     ),
-  total_recipients: z.int().describe('Recipients recorded on the campaign'),
+  total_recipients: z.int().describe('Recipients recorded on the batch'),
   queued_count: z.int().describe('Messages currently queued'),
   sent_count: z
     .int()
     .describe('Messages submitted to a provider; not confirmed handset deliveries'),
   failed_count: z.int().describe('Messages that failed to send'),
-  canceled_count: z.int().describe('Messages never sent because the campaign was canceled'),
+  canceled_count: z.int().describe('Messages never sent because the batch was canceled'),
   delivered_count: z.int().describe('Sent messages whose delivery receipt said delivered'),
   undelivered_count: z
     .int()
@@ -26,7 +26,7 @@ export const campaignSchema = z.object({
   scheduled_at: z.iso
     .datetime()
     .nullable()
-    .describe('When a campaign sent with send_at goes out (ISO 8601); null when sent at once'),
+    .describe('When a batch sent with send_at goes out (ISO 8601); null when sent at once'),
   completed_at: z.iso
     .datetime()
     .nullable()

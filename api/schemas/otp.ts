@@ -7,7 +7,7 @@ import {
   validationErrorSchema,
 } from './common.js';
 
-/** SPEC §2.3, with the billing object's fields named as documented in the README. */
+/** docs/spec.md §2.3, with the billing object's fields named as documented in docs/api.md. */
 export const otpRequestSchema = z.object({
   request_id: z.uuid().describe('Stable OTP request identifier; save it for verification'),
   status: z
@@ -65,7 +65,7 @@ export const otpSendRefusedResponse = validationAnswer(
   'The recipient field is required.',
 );
 
-/** SPEC §4.4: one answer for every code that does not verify, beside the validation errors. */
+/** docs/spec.md §4.4: one answer for every code that does not verify, beside the validation errors. */
 export const otpVerifyRefusedResponse = z
   .union([validationErrorSchema, messageOnlySchema])
   .describe(
