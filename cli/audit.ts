@@ -460,6 +460,13 @@ const AUDITED: Record<string, CommandAudit> = {
 export const READ_ONLY_COMMANDS: ReadonlySet<string> = new Set([
   'guard show',
   'campaign recipients',
+  'campaign list',
+  'workspace list',
+  'user list',
+  'key list',
+  'provider list',
+  'route list',
+  'otp-service list',
   'template list',
   'sender list',
   'invite list',

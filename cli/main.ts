@@ -9,6 +9,13 @@ import { printError, printResult, UsageError } from './output.js';
 
 const ADMIN_COMMAND_BY_NAME = new Map(ADMIN_COMMANDS.map((command) => [command.name, command]));
 
+/** A command line naming no command: shown with the commands it could have meant. */
+class UnknownCommandError extends UsageError {
+  constructor(readonly words: string[]) {
+    super(`Unknown command "${words.join(' ')}"`);
+  }
+}
+
 /**
  * The admin command named by the leading words (two, or three as in `mcp connections list`),
  * the longest match winning, and the arguments after them.
@@ -23,7 +30,7 @@ function findAdminCommand(argv: string[]) {
     const command = ADMIN_COMMAND_BY_NAME.get(words.slice(0, count).join(' '));
     if (command) return { command, args: argv.slice(count) };
   }
-  throw new UsageError(`Unknown command "${words.join(' ')}"`);
+  throw new UnknownCommandError(words);
 }
 
 /** The roles load the api, worker and MCP server: only when run, so admin commands start fast. */
@@ -67,9 +74,14 @@ const RUN_COMMANDS: Record<string, RunCommand> = {
 /** Where a run command's summary starts. */
 const RUN_SUMMARY_COLUMN = 24;
 
-const runUsage = Object.entries(RUN_COMMANDS).flatMap(([name, { summary }]) =>
-  summary.map((line, index) => `  ${index === 0 ? name : ''}`.padEnd(RUN_SUMMARY_COLUMN) + line),
-);
+const runUsageOf = (names: string[]) =>
+  names.flatMap((name) =>
+    (RUN_COMMANDS[name]?.summary ?? []).map(
+      (line, index) => `  ${index === 0 ? name : ''}`.padEnd(RUN_SUMMARY_COLUMN) + line,
+    ),
+  );
+
+const runUsage = runUsageOf(Object.keys(RUN_COMMANDS));
 
 /** Generated from the tables above: every option is listed once, where its command is. */
 const USAGE = `Usage: herald <command> [options]
@@ -79,6 +91,41 @@ ${runUsage.join('\n')}
 
 Administer (each accepts --json and then prints one JSON object):
 ${usageOf(ADMIN_COMMANDS)}`;
+
+/** `  user list --workspace <slug>` as `  herald user list ...`, continuation lines aligned. */
+const withProgramName = (usage: string) =>
+  usage
+    .trimEnd()
+    .split('\n')
+    .map((line) => (/^ {2}\S/.test(line) ? `  herald ${line.slice(2)}` : `       ${line}`))
+    .join('\n');
+
+/** What follows a usage error's one line: the usage of the command it concerns, only. */
+const usageOfCommand = (command: AdminCommand) =>
+  `Usage:\n${withProgramName(usageOf([command]))}\n`;
+
+/**
+ * What follows an unknown command's one line: the commands of the resource it named
+ * (`herald workspace frob`), or every command, a line per resource, without their options.
+ */
+function commandsFor(words: string[]): string {
+  const [resource] = words;
+  const ofResource = ADMIN_COMMANDS.filter((command) => command.name.split(' ')[0] === resource);
+  if (ofResource.length > 0) return `Usage:\n${withProgramName(usageOf(ofResource))}\n`;
+  const verbs = new Map<string, string[]>();
+  for (const { name } of ADMIN_COMMANDS) {
+    // `mcp connections list`: the noun is every word but the verb.
+    const noun = name.slice(0, name.lastIndexOf(' '));
+    verbs.set(noun, [...(verbs.get(noun) ?? []), name.slice(noun.length + 1)]);
+  }
+  const lines = [...verbs].map(([noun, nounVerbs]) => `  ${noun} ${nounVerbs.join('|')}`);
+  return [
+    'Commands (`herald help` shows their options):',
+    `  ${Object.keys(RUN_COMMANDS).join('|')}`,
+    ...lines,
+    '',
+  ].join('\n');
+}
 
 function parseOptions(args: string[], command?: AdminCommand) {
   const options = Object.fromEntries(
@@ -115,8 +162,18 @@ function exitOnUnhandledRejections(): void {
   });
 }
 
+/** The usage a usage error is followed by: the command's own, never all of it. */
+function usageAfter(error: UsageError, argv: string[], command: AdminCommand | undefined): string {
+  if (error instanceof UnknownCommandError) return commandsFor(error.words);
+  if (command) return usageOfCommand(command);
+  // A run command (`herald start --prot 1`), or a configuration error of one.
+  return `Usage: herald <command>\n${runUsageOf([argv[0] ?? '']).join('\n')}\n`;
+}
+
 async function main(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
+  // Known once the command line names one: its usage follows a usage error.
+  let command: AdminCommand | undefined;
   try {
     const [first = ''] = argv;
     if (first === '' || first === 'help' || first === '--help' || first === '-h') {
@@ -125,6 +182,7 @@ async function main(argv: string[]): Promise<number> {
     }
     const serveCommand = RUN_COMMANDS[first]?.run;
     if (serveCommand) {
+      // A typo such as `herald start --prot 1`: no usage to show but the roles'.
       parseOptions(argv.slice(1));
       await serveCommand();
       return -1; // keeps running until a signal
@@ -140,19 +198,21 @@ async function main(argv: string[]): Promise<number> {
       );
       return 0;
     }
-    const { command, args } = findAdminCommand(argv);
-    const options = parseOptions(args, command);
+    const found = findAdminCommand(argv);
+    command = found.command;
+    const options = parseOptions(found.args, found.command);
     // Recorded in the audit log when it changes something (cli/audit.ts).
     const { result, warning } = await withAdminContext((context) =>
-      runAudited(context, command, options),
+      runAudited(context, found.command, options),
     );
     printResult(json, result.json, result.human);
     if (warning) process.stderr.write(`herald: ${warning}\n`);
-    return 0;
+    return result.exitCode ?? 0;
   } catch (error) {
     const known = error instanceof UsageError || error instanceof ConfigError;
     printError(json, error as Error);
-    if (error instanceof UsageError && !json) process.stderr.write(`\n${USAGE}`);
+    if (error instanceof UsageError && !json)
+      process.stderr.write(usageAfter(error, argv, command));
     if (!known) process.stderr.write(`${(error as Error).stack ?? ''}\n`);
     return error instanceof UsageError ? 2 : 1;
   }

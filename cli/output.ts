@@ -17,3 +17,31 @@ export function printError(json: boolean, error: Error): void {
     process.stderr.write(`herald: ${error.message}\n`);
   }
 }
+
+/**
+ * Rows under a header, each column as wide as its widest cell, two spaces apart: what every
+ * `list` command prints without --json. Cells are printed as given (a null shows as `-`).
+ */
+export function formatTable(
+  header: readonly string[],
+  rows: readonly (readonly (string | number | null)[])[],
+): string {
+  const cells = [header, ...rows].map((row) =>
+    row.map((cell) => (cell === null ? '-' : String(cell))),
+  );
+  const widths = header.map((_, column) =>
+    Math.max(...cells.map((row) => (row[column] ?? '').length)),
+  );
+  return cells
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+/** A time as tables show it: UTC to the second, `2026-11-27 15:04:05`. */
+export const tableTime = (time: Date | null): string | null =>
+  time ? time.toISOString().slice(0, 19).replace('T', ' ') : null;

@@ -1,5 +1,11 @@
 /** Failover routes: an ordered list of a workspace's providers, tried in turn. */
-import { findFailoverRoute, findProviders, insertFailoverRoute } from '../db/providers.js';
+import {
+  type FailoverRouteListing,
+  findFailoverRoute,
+  findProviders,
+  insertFailoverRoute,
+  listFailoverRoutes,
+} from '../db/providers.js';
 import type { Workspace } from '../db/workspaces.js';
 import { OWN_PROVIDER_SLUG } from '../domain/provider-definition.js';
 import type { CommandDeps } from './deps.js';
@@ -27,6 +33,15 @@ export async function checkFailoverRoute(
   const route = await findFailoverRoute(deps.sql, workspace.id, slug);
   if (!route) throw invalid`${field} "${slug}" is not a failover route of ${workspace.slug}`;
   if (!route.enabled) throw invalid`${field} "${slug}" is disabled in ${workspace.slug}`;
+}
+
+/** The workspace's failover routes, by slug. */
+export async function listWorkspaceFailoverRoutes(
+  deps: Pick<CommandDeps, 'sql'>,
+  input: { workspace?: string },
+): Promise<{ routes: FailoverRouteListing[]; workspace: Workspace }> {
+  const workspace = await findWorkspace(deps, input.workspace);
+  return { routes: await listFailoverRoutes(deps.sql, workspace.id), workspace };
 }
 
 export interface CreateFailoverRouteInput {

@@ -3,7 +3,9 @@ import type { Sql, TransactionSql } from '../db/client.js';
 import {
   findProvider,
   insertProvider,
+  listProviders,
   lockSmscAccounts,
+  type ProviderListing,
   setProviderActive,
 } from '../db/providers.js';
 import type { Workspace } from '../db/workspaces.js';
@@ -43,6 +45,15 @@ export interface CreateProviderInput extends ProviderSettingsInput {
   requiresSenderId?: boolean;
   /** The provider's throughput, shared by every worker; not given: the adapter's. */
   messagesPerSecond?: number;
+}
+
+/** The workspace's providers (never their settings or credentials), by slug. */
+export async function listWorkspaceProviders(
+  deps: Pick<CommandDeps, 'sql'>,
+  input: { workspace?: string },
+): Promise<{ providers: ProviderListing[]; workspace: Workspace }> {
+  const workspace = await findWorkspace(deps, input.workspace);
+  return { providers: await listProviders(deps.sql, workspace.id), workspace };
 }
 
 export async function createProvider(

@@ -5,6 +5,7 @@ import { findQuietHours, setQuietHours } from '../db/quiet-hours.js';
 import {
   findWorkspaceBySlug,
   insertWorkspace,
+  listWorkspaces,
   updateWorkspace,
   type Workspace,
 } from '../db/workspaces.js';
@@ -47,6 +48,11 @@ export async function findWorkspace(deps: Deps, slug: string | undefined): Promi
   const workspace = await findWorkspaceBySlug(deps.sql, given);
   if (!workspace) throw notFound`No workspace has the slug "${given}"`;
   return workspace;
+}
+
+/** Every workspace, by slug. */
+export async function listAllWorkspaces(deps: Deps): Promise<Workspace[]> {
+  return listWorkspaces(deps.sql);
 }
 
 export interface CreateWorkspaceInput {

@@ -50,6 +50,40 @@ export async function findFailoverRoute(
   return route;
 }
 
+/** A provider as listed: no settings, no credentials. */
+export interface ProviderListing {
+  id: number;
+  slug: string;
+  name: string;
+  type: string;
+  active: boolean;
+  requiresSenderId: boolean;
+  messagesPerSecond: number | null;
+  createdAt: Date;
+}
+
+/** The workspace's providers, by slug; never their settings or credentials. */
+export async function listProviders(sql: Sql, workspaceId: number): Promise<ProviderListing[]> {
+  return sql<ProviderListing[]>`
+    select id, slug, name, type, active, requires_sender_id, messages_per_second, created_at
+    from providers where workspace_id = ${workspaceId} order by slug`;
+}
+
+export interface FailoverRouteListing extends FailoverRouteRecord {
+  name: string;
+  createdAt: Date;
+}
+
+/** The workspace's failover routes, by slug. */
+export async function listFailoverRoutes(
+  sql: Sql,
+  workspaceId: number,
+): Promise<FailoverRouteListing[]> {
+  return sql<FailoverRouteListing[]>`
+    select id, slug, name, enabled, provider_slugs, created_at
+    from failover_routes where workspace_id = ${workspaceId} order by slug`;
+}
+
 export async function insertProvider(
   sql: Sql | TransactionSql,
   input: {

@@ -18,6 +18,18 @@ export async function insertWorkspace(
   return workspace as Workspace;
 }
 
+/** The slug of a workspace known by id (a refusal names it). */
+export async function findWorkspaceSlug(sql: Sql, id: number): Promise<string | undefined> {
+  const [row] = await sql<{ slug: string }[]>`select slug from workspaces where id = ${id}`;
+  return row?.slug;
+}
+
+/** Every workspace, by slug (the CLI's `workspace list`). */
+export async function listWorkspaces(sql: Sql): Promise<Workspace[]> {
+  return sql<Workspace[]>`
+    select id, slug, name, api_enabled, created_at from workspaces order by slug`;
+}
+
 export async function findWorkspaceBySlug(sql: Sql, slug: string): Promise<Workspace | undefined> {
   const [workspace] = await sql<Workspace[]>`
     select id, slug, name, api_enabled, created_at from workspaces where slug = ${slug}`;

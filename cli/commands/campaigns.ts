@@ -6,13 +6,20 @@
  */
 
 import { readFile } from 'node:fs/promises';
+import {
+  BATCH_LIST_LIMIT,
+  type BatchSource,
+  listRecentWorkspaceBatches,
+  sourceOf,
+} from '../../commands/batch-listing.js';
 import { findWorkspace } from '../../commands/workspaces.js';
 import { publicUrlOf, temporalAddressOf } from '../../config/env.js';
 import { findCampaignOrigin } from '../../db/campaigns.js';
 import { findSupersedingCampaign } from '../../db/orphan-campaigns.js';
 import type { Workspace } from '../../db/workspaces.js';
 import type { AdminContext } from '../context.js';
-import { UsageError } from '../output.js';
+import { formatTable, tableTime, UsageError } from '../output.js';
+import { findRunningStack, stackFileOf } from '../running-stack.js';
 import {
   type CommandResult,
   idOption,
@@ -21,6 +28,7 @@ import {
   required,
   run,
   text,
+  wholeNumber,
 } from './options.js';
 import {
   type AdminCommand,
@@ -31,27 +39,81 @@ import {
 
 const workspaceBySlug = (context: AdminContext, slug: string) => run(findWorkspace(context, slug));
 
-/** A client of TEMPORAL_ADDRESS (or the local dev server), or null when it cannot be reached. */
+/**
+ * The Temporal a campaign is dispatched on, and what named it: TEMPORAL_ADDRESS; else the
+ * `herald start` running on HERALD_DATA_DIR (its stack.json); else the local dev server's
+ * default address (TEMPORAL_DEV_PORT).
+ */
+async function temporalOf(context: AdminContext) {
+  const { env } = context;
+  if (env.TEMPORAL_ADDRESS)
+    return {
+      address: env.TEMPORAL_ADDRESS,
+      namespace: env.TEMPORAL_NAMESPACE,
+      from: 'env' as const,
+    };
+  const running = await findRunningStack(env.HERALD_DATA_DIR);
+  if (running)
+    return {
+      address: running.temporalAddress,
+      namespace: running.temporalNamespace,
+      from: 'stack' as const,
+    };
+  return {
+    address: temporalAddressOf(env),
+    namespace: env.TEMPORAL_NAMESPACE,
+    from: 'default' as const,
+  };
+}
+
+/** The base of a campaign's opt-out links: PUBLIC_URL, else the running `herald start`'s. */
+async function publicUrlFor(context: AdminContext): Promise<string> {
+  if (context.env.PUBLIC_URL) return publicUrlOf(context.env);
+  return (
+    (await findRunningStack(context.env.HERALD_DATA_DIR))?.publicUrl ?? publicUrlOf(context.env)
+  );
+}
+
+/** A client of the Temporal of `temporalOf`, or null when it cannot be reached. */
 async function connectTemporal(context: AdminContext) {
   // The Temporal client loads only here: the other admin commands start without it.
   const { DISPATCH_CONFIRM_MS } = await import('../../commands/dispatch-campaign.js');
   const { connectTemporalClient } = await import('../../temporal/client.js');
-  const address = temporalAddressOf(context.env);
+  const temporal = await temporalOf(context);
   try {
-    const client = await connectTemporalClient(address, context.env.TEMPORAL_NAMESPACE, {
+    const client = await connectTemporalClient(temporal.address, temporal.namespace, {
       connectTimeoutMs: DISPATCH_CONFIRM_MS,
     });
-    return { address, client };
+    return { temporal, client };
   } catch {
-    return { address, client: null };
+    return { temporal, client: null };
   }
+}
+
+/** Why the dispatch was not confirmed, and what would let it through. */
+function unconfirmedReason(
+  context: AdminContext,
+  temporal: Awaited<ReturnType<typeof temporalOf>>,
+): string {
+  const at = `Temporal at ${temporal.address}`;
+  if (temporal.from === 'env') return `${at} (TEMPORAL_ADDRESS) did not confirm its dispatch.`;
+  if (temporal.from === 'stack')
+    return `${at} (of the \`herald start\` running on ${context.env.HERALD_DATA_DIR}) did not confirm its dispatch.`;
+  return (
+    `${at} did not confirm its dispatch: no \`herald start\` is running on ` +
+    `${context.env.HERALD_DATA_DIR} (it would have written ${stackFileOf(context.env.HERALD_DATA_DIR)}). ` +
+    'Run this command in the directory Herald was started in (or with its HERALD_DATA_DIR), or set ' +
+    'TEMPORAL_ADDRESS (and TEMPORAL_NAMESPACE) to the Temporal its workers use.'
+  );
 }
 
 /** Starts the campaign's workflow on TEMPORAL_ADDRESS (or the local dev server); false if unconfirmed. */
 async function dispatch(context: AdminContext, workspace: Workspace, campaignId: number) {
   const { dispatchCampaign } = await import('../../commands/dispatch-campaign.js');
-  const { address, client: temporal } = await connectTemporal(context);
-  if (!temporal) return { confirmed: false, address };
+  const connected = await connectTemporal(context);
+  const reason = unconfirmedReason(context, connected.temporal);
+  const temporal = connected.client;
+  if (!temporal) return { confirmed: false, reason };
   try {
     const { confirmed, workflowId, info } = await dispatchCampaign(
       { sql: context.sql, temporal },
@@ -59,7 +121,7 @@ async function dispatch(context: AdminContext, workspace: Workspace, campaignId:
     );
     // Its time may have passed while it waited to be resumed: then it goes at once.
     const scheduled = info.scheduledAt && info.scheduledAt.getTime() > Date.now();
-    return { confirmed, address, workflowId, scheduledAt: scheduled ? info.scheduledAt : null };
+    return { confirmed, reason, workflowId, scheduledAt: scheduled ? info.scheduledAt : null };
   } finally {
     await temporal.connection.close();
   }
@@ -81,13 +143,15 @@ function dispatchResult(
       human: `${done} campaign ${id}${named} in ${workspace.slug}: ${status}${when} (workflow ${outcome.workflowId})`,
     };
   }
+  // Saved but not sent yet: a script must not take that for success (exit code 1).
   return {
     json: { id, status: 'paused' },
     human:
-      `Campaign ${id}${named} is saved in ${workspace.slug}, but Temporal at ${outcome.address} did not ` +
-      `confirm its dispatch, so it stays paused. Herald's workers dispatch it once Temporal is ` +
-      `reachable; to dispatch it yourself then, run:\n` +
+      `Campaign ${id}${named} is saved in ${workspace.slug} but not dispatched, so it stays paused. ` +
+      `${outcome.reason} Herald's workers dispatch it once they reach Temporal; to dispatch it ` +
+      `yourself then, run:\n` +
       `  herald campaign resume --workspace ${workspace.slug} --id ${id}`,
+    exitCode: 1,
   };
 }
 
@@ -118,7 +182,7 @@ export async function campaignCreate(
     sql: context.sql,
     env: context.env,
     secret: context.secret,
-    publicUrl: publicUrlOf(context.env),
+    publicUrl: await publicUrlFor(context),
   };
   const created = await run(
     createNamedCampaign(
@@ -191,6 +255,74 @@ export async function campaignCancel(
   }
 }
 
+/** A batch's source as people read it (the glossary's words). */
+const SOURCE_SHOWN: Record<BatchSource, string> = {
+  api: 'API send',
+  quick_send: 'Quick Send',
+  campaign: 'campaign',
+};
+
+/**
+ * herald campaign list --workspace <slug> [--limit 1-1000] → {"batches": [...]}: every batch of
+ * the workspace (API sends and Quick Sends too, each with its source), newest first.
+ */
+export async function campaignList(
+  context: AdminContext,
+  options: Options,
+): Promise<CommandResult> {
+  const { batches, workspace } = await run(
+    listRecentWorkspaceBatches(context, {
+      workspace: text(options, 'workspace'),
+      limit: wholeNumber(options, 'limit'),
+    }),
+  );
+  return {
+    json: {
+      batches: batches.map((batch) => ({
+        id: batch.id,
+        source: sourceOf(batch),
+        name: batch.name,
+        status: batch.status,
+        purpose: batch.purpose,
+        recipients: batch.recipients,
+        sent: batch.sent,
+        delivered: batch.delivered,
+        failed: batch.failedToSend + batch.deliveryFailed,
+        created_at: batch.createdAt.toISOString(),
+      })),
+    },
+    human: batches.length
+      ? formatTable(
+          [
+            'ID',
+            'SOURCE',
+            'NAME',
+            'STATUS',
+            'RECIPIENTS',
+            'SENT',
+            'DELIVERED',
+            'FAILED',
+            'CREATED (UTC)',
+          ],
+          batches.map((batch) => {
+            const source = sourceOf(batch);
+            return [
+              batch.id,
+              source ? SOURCE_SHOWN[source] : null,
+              batch.name,
+              batch.status,
+              batch.recipients,
+              batch.sent,
+              batch.delivered,
+              batch.failedToSend + batch.deliveryFailed,
+              tableTime(batch.createdAt),
+            ];
+          }),
+        )
+      : `${workspace.slug} has sent nothing yet`,
+  };
+}
+
 export const CAMPAIGN_COMMANDS: AdminCommand[] = [
   {
     name: 'campaign create',
@@ -211,6 +343,19 @@ export const CAMPAIGN_COMMANDS: AdminCommand[] = [
         [optionalOption('send-at', '<ISO 8601 with offset, 1 min to 35 days ahead>')],
       ],
     ],
+  },
+  {
+    name: 'campaign list',
+    run: campaignList,
+    synopses: [
+      [
+        [
+          requiredOption('workspace', '<slug>'),
+          optionalOption('limit', `${BATCH_LIST_LIMIT.min}-${BATCH_LIST_LIMIT.max}`),
+        ],
+      ],
+    ],
+    summary: `every batch, newest first (${BATCH_LIST_LIMIT.default} unless --limit)`,
   },
   {
     name: 'campaign cancel',

@@ -1,13 +1,15 @@
-/** herald key create|revoke|rate: options in, use-case, output. */
+/** herald key create|list|revoke|rate: options in, use-case, output. */
 import {
   createApiKey,
   DEFAULT_KEY_RATE,
+  listWorkspaceApiKeys,
   revokeApiKey,
   setApiKeyRate,
 } from '../../commands/api-keys.js';
-import type { KeyRate } from '../../db/api-keys.js';
+import type { ApiKeyListing, KeyRate } from '../../db/api-keys.js';
 import { formatRequestRate } from '../../domain/fraud-guard.js';
 import type { AdminContext } from '../context.js';
+import { formatTable, tableTime } from '../output.js';
 import { type CommandResult, idOption, list, type Options, run, text } from './options.js';
 import { type AdminCommand, oneOf, optional, required } from './table.js';
 
@@ -31,6 +33,54 @@ export async function keyCreate(context: AdminContext, options: Options): Promis
     human: `Created API key ${id} (${prefix}) with ${abilities.join(', ')}${
       rate === null ? '' : `, rate ${shownRate(rate)}`
     }.\nToken (shown once): ${token}`,
+  };
+}
+
+/** Where a key's sends go: its provider, its failover route, or the workspace's default. */
+const routingOf = (key: ApiKeyListing) =>
+  key.providerSlug
+    ? `provider ${key.providerSlug}`
+    : key.failoverRouteSlug
+      ? `route ${key.failoverRouteSlug}`
+      : 'default';
+
+/**
+ * herald key list --workspace <slug> → {"keys": [...]}, live ones first: prefixes only, as a
+ * token is shown once, when created, and stored only as a hash.
+ */
+export async function keyList(context: AdminContext, options: Options): Promise<CommandResult> {
+  const workspace = text(options, 'workspace');
+  const keys = await run(listWorkspaceApiKeys(context, { workspace }));
+  return {
+    json: {
+      keys: keys.map((key) => ({
+        id: key.id,
+        name: key.name,
+        prefix: key.prefix,
+        abilities: key.abilities,
+        user_email: key.userEmail,
+        provider_slug: key.providerSlug,
+        failover_route_slug: key.failoverRouteSlug,
+        created_at: key.createdAt.toISOString(),
+        last_used_at: key.lastUsedAt?.toISOString() ?? null,
+        revoked_at: key.revokedAt?.toISOString() ?? null,
+      })),
+    },
+    human: keys.length
+      ? formatTable(
+          ['ID', 'PREFIX', 'NAME', 'USER', 'ABILITIES', 'ROUTING', 'LAST USED (UTC)', 'STATUS'],
+          keys.map((key) => [
+            key.id,
+            key.prefix,
+            key.name,
+            key.userEmail,
+            key.abilities.join(','),
+            routingOf(key),
+            tableTime(key.lastUsedAt),
+            key.revokedAt ? `revoked ${tableTime(key.revokedAt)}` : 'live',
+          ]),
+        )
+      : `${workspace?.trim()} has no API keys`,
   };
 }
 
@@ -80,6 +130,7 @@ export const KEY_COMMANDS: AdminCommand[] = [
       ],
     ],
   },
+  { name: 'key list', run: keyList, synopses: [[[required('workspace', '<slug>')]]] },
   { name: 'key revoke', run: keyRevoke, synopses: [[[required('id', '<id>')]]] },
   {
     name: 'key rate',

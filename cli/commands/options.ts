@@ -12,6 +12,8 @@ export interface CommandResult {
   human: string;
   /** What the audit log records of the change that the output does not print (cli/audit.ts). */
   facts?: Record<string, unknown>;
+  /** Non-zero when the command could not do all it was asked (a campaign saved but not dispatched). */
+  exitCode?: number;
 }
 
 /** An option's text as given: the use-case trims it and refuses it when blank. */

@@ -1,4 +1,6 @@
-/** herald otp-service create|update|delete: options in, use-case, output. */
+/** herald otp-service create|list|update|delete: options in, use-case, output. */
+
+import { listWorkspaceOtpServices } from '../../commands/otp-service-listing.js';
 import {
   createOtpService,
   deleteOtpService,
@@ -7,6 +9,7 @@ import {
 } from '../../commands/otp-services.js';
 import type { OtpServiceRecord } from '../../db/otp-settings.js';
 import type { AdminContext } from '../context.js';
+import { formatTable } from '../output.js';
 import { type CommandResult, type Options, run, text, wholeNumber } from './options.js';
 import { type AdminCommand, type OptionSpec, oneOf, optional, required } from './table.js';
 
@@ -72,6 +75,33 @@ export async function otpServiceUpdate(
   };
 }
 
+/** herald otp-service list --workspace <slug> → {"otp_services": [...]}, as the console lists them */
+export async function otpServiceList(
+  context: AdminContext,
+  options: Options,
+): Promise<CommandResult> {
+  const workspace = text(options, 'workspace');
+  const services = await run(listWorkspaceOtpServices(context, { workspace }));
+  return {
+    json: { otp_services: services.map(presentService) },
+    human: services.length
+      ? formatTable(
+          ['SLUG', 'NAME', 'PURPOSE', 'CODE', 'EXPIRES', 'MESSAGE', 'SENDER ID', 'PROVIDER'],
+          services.map((service) => [
+            service.slug,
+            service.name,
+            service.purpose,
+            `${service.codeLength} digits`,
+            `${service.expiresInMinutes} min`,
+            service.templateSlug ? `template ${service.templateSlug}` : service.messageTemplate,
+            service.senderId,
+            service.providerSlug,
+          ]),
+        )
+      : `${workspace?.trim()} has no OTP services`,
+  };
+}
+
 /** herald otp-service delete --workspace <slug> --slug <uuid>; codes already sent still verify. */
 export async function otpServiceDelete(
   context: AdminContext,
@@ -125,6 +155,7 @@ export const OTP_SERVICE_COMMANDS: AdminCommand[] = [
       ],
     ],
   },
+  { name: 'otp-service list', run: otpServiceList, synopses: [[[WORKSPACE]]] },
   {
     name: 'otp-service update',
     run: otpServiceUpdate,

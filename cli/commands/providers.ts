@@ -1,17 +1,22 @@
 /**
- * herald provider create|enable|disable, route create: options in, use-case, output. Each
+ * herald provider create|list|enable|disable, route create|list: options in, use-case, output. Each
  * provider type's options and usage come from its definition (providers/<vendor>/definition.ts).
  */
-import { createFailoverRoute } from '../../commands/failover-routes.js';
+import {
+  createFailoverRoute,
+  listWorkspaceFailoverRoutes,
+} from '../../commands/failover-routes.js';
 import {
   createProvider,
   disableProvider,
   enableProvider,
+  listWorkspaceProviders,
   type ProviderInput,
 } from '../../commands/providers.js';
 import type { ProviderDefinition } from '../../domain/provider-definition.js';
 import { PROVIDER_TYPES, withProviderTypes } from '../../server/provider-types.js';
 import type { AdminContext } from '../context.js';
+import { formatTable, tableTime } from '../output.js';
 import {
   type CommandResult,
   list,
@@ -63,6 +68,48 @@ export async function providerCreate(
   };
 }
 
+/**
+ * herald provider list --workspace <slug> → {"providers": [...]}, by slug: never a provider's
+ * settings or credentials. `own`, the operator's provider, is every workspace's and not listed.
+ */
+export async function providerList(
+  context: AdminContext,
+  options: Options,
+): Promise<CommandResult> {
+  const { providers, workspace } = await run(
+    listWorkspaceProviders(context, { workspace: text(options, 'workspace') }),
+  );
+  return {
+    json: {
+      providers: providers.map((provider) => ({
+        id: provider.id,
+        slug: provider.slug,
+        name: provider.name,
+        type: provider.type,
+        active: provider.active,
+        requires_sender_id: provider.requiresSenderId,
+        messages_per_second: provider.messagesPerSecond,
+        created_at: provider.createdAt.toISOString(),
+      })),
+    },
+    human: providers.length
+      ? formatTable(
+          ['ID', 'SLUG', 'NAME', 'TYPE', 'STATUS', 'SENDER ID', 'MSG/S', 'CREATED (UTC)'],
+          providers.map((provider) => [
+            provider.id,
+            provider.slug,
+            provider.name,
+            provider.type,
+            provider.active ? 'active' : 'inactive',
+            provider.requiresSenderId ? 'required' : 'optional',
+            provider.messagesPerSecond,
+            tableTime(provider.createdAt),
+          ]),
+        )
+      : `${workspace.slug} has no providers of its own (it sends through own)`,
+  };
+}
+
 async function providerSetActive(context: AdminContext, options: Options, active: boolean) {
   const input: ProviderInput = {
     workspace: text(options, 'workspace'),
@@ -93,6 +140,38 @@ export async function routeCreate(context: AdminContext, options: Options): Prom
   return {
     json: { id, slug, providers: providerSlugs },
     human: `Created failover route ${slug} (id ${id}): ${providerSlugs.join(' → ')}`,
+  };
+}
+
+/** herald route list --workspace <slug> → {"routes": [...]}, by slug */
+export async function routeList(context: AdminContext, options: Options): Promise<CommandResult> {
+  const { routes, workspace } = await run(
+    listWorkspaceFailoverRoutes(context, { workspace: text(options, 'workspace') }),
+  );
+  return {
+    json: {
+      routes: routes.map((route) => ({
+        id: route.id,
+        slug: route.slug,
+        name: route.name,
+        enabled: route.enabled,
+        providers: route.providerSlugs,
+        created_at: route.createdAt.toISOString(),
+      })),
+    },
+    human: routes.length
+      ? formatTable(
+          ['ID', 'SLUG', 'NAME', 'STATUS', 'PROVIDERS (IN ORDER)', 'CREATED (UTC)'],
+          routes.map((route) => [
+            route.id,
+            route.slug,
+            route.name,
+            route.enabled ? 'enabled' : 'disabled',
+            route.providerSlugs.join(' → '),
+            tableTime(route.createdAt),
+          ]),
+        )
+      : `${workspace.slug} has no failover routes`,
   };
 }
 
@@ -132,6 +211,7 @@ const ENABLE_DISABLE: Synopsis[] = [
 
 export const PROVIDER_COMMANDS: AdminCommand[] = [
   { name: 'provider create', run: providerCreate, synopses: PROVIDER_TYPES.map(createSynopsis) },
+  { name: 'provider list', run: providerList, synopses: [[[required('workspace', '<slug>')]]] },
   { name: 'provider enable', run: providerEnable, synopses: ENABLE_DISABLE },
   { name: 'provider disable', run: providerDisable, synopses: ENABLE_DISABLE },
   {
@@ -148,4 +228,5 @@ export const PROVIDER_COMMANDS: AdminCommand[] = [
       ],
     ],
   },
+  { name: 'route list', run: routeList, synopses: [[[required('workspace', '<slug>')]]] },
 ];

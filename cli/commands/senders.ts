@@ -6,6 +6,7 @@ import {
   type SenderListing,
 } from '../../commands/senders.js';
 import type { AdminContext } from '../context.js';
+import { formatTable } from '../output.js';
 import {
   type CommandResult,
   optional as given,
@@ -23,9 +24,6 @@ const presentSender = (sender: SenderListing) => ({
   approved: sender.approved,
   created_at: sender.createdAt.toISOString(),
 });
-
-const describeSender = (sender: SenderListing) =>
-  `${sender.id}  ${sender.sender}  ${sender.providerSlug}  ${sender.approved ? 'approved' : 'pending approval'}`;
 
 /** herald sender create --workspace <slug> --provider <slug> --sender <name> [--pending] → {"id"} */
 export async function senderCreate(
@@ -52,7 +50,15 @@ export async function senderList(context: AdminContext, options: Options): Promi
   return {
     json: { senders: senders.map(presentSender) },
     human: senders.length
-      ? senders.map(describeSender).join('\n')
+      ? formatTable(
+          ['ID', 'SENDER', 'PROVIDER', 'STATUS'],
+          senders.map((sender) => [
+            sender.id,
+            sender.sender,
+            sender.providerSlug,
+            sender.approved ? 'approved' : 'pending approval',
+          ]),
+        )
       : `${given(options, 'workspace')} has no sender ids`,
   };
 }

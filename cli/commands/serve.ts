@@ -16,6 +16,7 @@ import { startEmbeddedPostgres } from '../embedded/postgres.js';
 import { findTemporalCli, startTemporalDevServer } from '../embedded/temporal.js';
 import { Lifecycle } from '../lifecycle.js';
 import { UsageError } from '../output.js';
+import { writeStackFile } from '../running-stack.js';
 
 type Role = 'api' | 'worker' | 'simulator';
 
@@ -46,8 +47,18 @@ async function serve(roles: Role[], embed: boolean): Promise<void> {
   const tracing = startTracing(tracingOf(env, defaultServiceName(roles)));
   if (tracing) lifecycle.add('tracing', tracing.shutdown);
   try {
-    const lines = await startParts(env, secret, roles, lifecycle);
+    const { lines, temporalAddress, publicUrl } = await startParts(env, secret, roles, lifecycle);
     if (lifecycle.isStopping) return;
+    // The local stack tells the commands of a second terminal where it runs (cli/running-stack.ts).
+    if (embed && publicUrl) {
+      const removeStackFile = await writeStackFile(env.HERALD_DATA_DIR, {
+        pid: process.pid,
+        publicUrl,
+        temporalAddress,
+        temporalNamespace: env.TEMPORAL_NAMESPACE,
+      });
+      lifecycle.add('stack file', removeStackFile);
+    }
     log(
       ['', 'Herald is running', ...lines.map((line) => `  ${line}`), 'Press Ctrl-C to stop.'].join(
         '\n',
@@ -116,7 +127,7 @@ async function startParts(
   secret: string,
   roles: Role[],
   lifecycle: Lifecycle,
-): Promise<string[]> {
+): Promise<{ lines: string[]; temporalAddress: string; publicUrl?: string }> {
   const lines: string[] = [];
   const registerStop = (name: string, stop: () => Promise<unknown>) => lifecycle.add(name, stop);
   if (roles.includes('simulator')) {
@@ -180,8 +191,9 @@ async function startParts(
     lines.push(`Worker       polling task queues ${quoted.join(', ')}`);
   }
 
+  let publicUrl: string | undefined;
   if (roles.includes('api')) {
-    const publicUrl = await startApiRole({
+    publicUrl = await startApiRole({
       env,
       secret,
       sql,
@@ -189,11 +201,15 @@ async function startParts(
       registerStop,
       log,
     });
-    lines.unshift(`API          ${publicUrl}  (health: ${publicUrl}/health)`);
+    lines.unshift(
+      `API          ${publicUrl}  (health: ${publicUrl}/health)`,
+      ...(env.CONSOLE_ENABLED ? [`Console      ${publicUrl}/console`] : []),
+      ...(env.MCP_ENABLED ? [`MCP          ${publicUrl}/mcp`] : []),
+    );
   }
   const metricsUrl = await startMetricsRole({ env, sql, sdkMetricsUrl, registerStop });
   if (metricsUrl) lines.push(`Metrics      ${metricsUrl}`);
-  return lines;
+  return { lines, temporalAddress, publicUrl };
 }
 
 export const start = () => serve(['api', 'worker', 'simulator'], true);

@@ -103,7 +103,7 @@ export function usageOf(commands: readonly AdminCommand[]): string {
     for (const synopsis of command.synopses) {
       synopsis.forEach((items, lineIndex) => {
         const start = lineIndex === 0 ? prefix : ' '.repeat(prefix.length);
-        lines.push(`${start}${items.map(renderItem).join(' ')}`);
+        lines.push(`${start}${items.map(renderItem).join(' ')}`.trimEnd());
       });
     }
     if (command.summary) {

@@ -7,6 +7,7 @@ import {
   updateTemplate,
 } from '../../commands/templates.js';
 import type { AdminContext } from '../context.js';
+import { formatTable } from '../output.js';
 import {
   booleanOption,
   type CommandResult,
@@ -62,7 +63,17 @@ export async function templateList(
   return {
     json: { templates: templates.map(presentTemplate) },
     human: templates.length
-      ? templates.map(describeTemplate).join('\n')
+      ? formatTable(
+          ['ID', 'SLUG', 'NAME', 'PURPOSE', 'STATUS', 'BODY'],
+          templates.map((template) => [
+            template.id,
+            template.slug,
+            template.name,
+            template.purpose,
+            template.enabled ? 'enabled' : 'disabled',
+            template.body,
+          ]),
+        )
       : `${given(options, 'workspace')} has no templates`,
   };
 }

@@ -1,6 +1,8 @@
-/** herald user create: options in, use-case, output. */
+/** herald user create|list: options in, use-case, output. */
+import { listWorkspaceMembers } from '../../commands/members.js';
 import { addUser } from '../../commands/users.js';
 import type { AdminContext } from '../context.js';
+import { formatTable } from '../output.js';
 import { type CommandResult, type Options, run, text } from './options.js';
 import { type AdminCommand, optional, required } from './table.js';
 
@@ -19,6 +21,29 @@ export async function userCreate(context: AdminContext, options: Options): Promi
   };
 }
 
+/** herald user list --workspace <slug> → {"users": [...]}: the workspace's users, by email */
+export async function userList(context: AdminContext, options: Options): Promise<CommandResult> {
+  const { members, workspace } = await run(
+    listWorkspaceMembers(context, { workspace: text(options, 'workspace') }),
+  );
+  return {
+    json: {
+      users: members.map((member) => ({
+        id: member.userId,
+        email: member.email,
+        role: member.role,
+        status: member.status,
+      })),
+    },
+    human: members.length
+      ? formatTable(
+          ['ID', 'EMAIL', 'ROLE', 'STATUS'],
+          members.map((member) => [member.userId, member.email, member.role, member.status]),
+        )
+      : `${workspace.slug} has no users`,
+  };
+}
+
 export const USER_COMMANDS: AdminCommand[] = [
   {
     name: 'user create',
@@ -34,4 +59,5 @@ export const USER_COMMANDS: AdminCommand[] = [
       ],
     ],
   },
+  { name: 'user list', run: userList, synopses: [[[required('workspace', '<slug>')]]] },
 ];

@@ -1,7 +1,12 @@
-/** herald workspace create|update: options in, use-case, output. */
-import { createWorkspace, updateWorkspaceSettings } from '../../commands/workspaces.js';
+/** herald workspace create|update|list: options in, use-case, output. */
+import {
+  createWorkspace,
+  listAllWorkspaces,
+  updateWorkspaceSettings,
+} from '../../commands/workspaces.js';
 import { formatQuietHours } from '../../domain/quiet-hours.js';
 import type { AdminContext } from '../context.js';
+import { formatTable, tableTime } from '../output.js';
 import { booleanOption, type CommandResult, type Options, run, text } from './options.js';
 import { type AdminCommand, optional as optionalOption, required } from './table.js';
 
@@ -45,6 +50,34 @@ export async function workspaceUpdate(
   };
 }
 
+/** herald workspace list → {"workspaces": [...]}, by slug */
+export async function workspaceList(context: AdminContext): Promise<CommandResult> {
+  const workspaces = await listAllWorkspaces(context);
+  return {
+    json: {
+      workspaces: workspaces.map((workspace) => ({
+        id: workspace.id,
+        slug: workspace.slug,
+        name: workspace.name,
+        api_enabled: workspace.apiEnabled,
+        created_at: workspace.createdAt.toISOString(),
+      })),
+    },
+    human: workspaces.length
+      ? formatTable(
+          ['ID', 'SLUG', 'NAME', 'API', 'CREATED (UTC)'],
+          workspaces.map((workspace) => [
+            workspace.id,
+            workspace.slug,
+            workspace.name,
+            workspace.apiEnabled ? 'enabled' : 'disabled',
+            tableTime(workspace.createdAt),
+          ]),
+        )
+      : 'No workspaces yet: herald workspace create --name <name>',
+  };
+}
+
 export const WORKSPACE_COMMANDS: AdminCommand[] = [
   {
     name: 'workspace create',
@@ -66,4 +99,5 @@ export const WORKSPACE_COMMANDS: AdminCommand[] = [
       ],
     ],
   },
+  { name: 'workspace list', run: workspaceList, synopses: [[[]]] },
 ];

@@ -24,6 +24,7 @@ import {
 } from '../../cli/commands/templates.js';
 import { UsageError } from '../../cli/output.js';
 import { creditBalance } from '../../db/credits.js';
+import { idColumn } from '../support/cli-table.js';
 import { heraldEnv, runHeraldJson } from '../support/processes.js';
 import { inbox } from '../support/send.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
@@ -290,10 +291,13 @@ describe('herald template list, update and delete', () => {
         template({ id: code.json.id, slug: 'b-code', body: 'Code {code}' }),
       ],
     });
+    // A table: each column as wide as its widest cell, two spaces apart.
+    const id = idColumn(promo.json.id, code.json.id);
     expect(listed.human).toBe(
       [
-        `a-promo (id ${promo.json.id}): Promotion, marketing, disabled: Sale today`,
-        `b-code (id ${code.json.id}): b-code, transactional, enabled: Code {code}`,
+        `${id('ID')}SLUG     NAME       PURPOSE        STATUS    BODY`,
+        `${id(promo.json.id)}a-promo  Promotion  marketing      disabled  Sale today`,
+        `${id(code.json.id)}b-code   b-code     transactional  enabled   Code {code}`,
       ].join('\n'),
     );
     await expect(templateList(stack.admin, { workspace: 'no-such-workspace' })).rejects.toThrow(
@@ -479,8 +483,13 @@ describe('herald sender list and delete', () => {
         },
       ],
     });
+    const id = idColumn(own.json.id, pending.json.id);
     expect(listed.human).toBe(
-      `${own.json.id}  Herald  own  approved\n${pending.json.id}  Acme  sim  pending approval`,
+      [
+        `${id('ID')}SENDER  PROVIDER  STATUS`,
+        `${id(own.json.id)}Herald  own       approved`,
+        `${id(pending.json.id)}Acme    sim       pending approval`,
+      ].join('\n'),
     );
   });
 

@@ -269,13 +269,17 @@ describe('herald campaign create', () => {
     const unreachable = cliEnv({ TEMPORAL_ADDRESS: `127.0.0.1:${closedPort}` });
     const args = ['campaign', 'create', '--workspace', tenant.slug, '--name', 'Delayed'];
     const create = [...args, '--recipients', recipients.join(','), '--body', 'Later'];
-    // Without --json it says so, and how to resume, on stdout (exit 0: the campaign is saved).
+    // Without --json it says so, why, and how to resume, on stdout; exit code 1 either way: the
+    // campaign is saved but not sent, which a script must not take for success.
     const [paused, human] = await Promise.all([
-      herald(create, unreachable),
+      runHeraldJson(create, unreachable),
       runHerald([...args, '--recipients', mobiles(1).join(','), '--body', 'Later'], unreachable),
     ]);
-    expect(paused).toEqual({ id: expect.any(Number), status: 'paused' });
-    const id = paused.id as number;
+    expect({ code: paused.code, json: paused.json }).toEqual({
+      code: 1,
+      json: { id: expect.any(Number), status: 'paused' },
+    });
+    const id = paused.json.id as number;
     expect(await campaignRow(id)).toMatchObject({ status: 'paused', source: 'campaign' });
     // Kept from the worker's sweeper, which would dispatch it 10 s after its save: here `campaign
     // resume` is what sends it.
@@ -284,12 +288,13 @@ describe('herald campaign create', () => {
     const [saved] = await stack.sql`select workflow_id from campaigns where id = ${id}`;
     expect(saved?.workflowId).toBe(`campaign/${tenant.workspaceId}/id-${id}`);
     for (const to of recipients) expect(await inbox(simulatorUrl, to)).toEqual([]);
-    expect(human.code, human.stderr).toBe(0);
+    expect(human.code, human.stderr).toBe(1);
     const humanId = /^Campaign (\d+) /.exec(human.stdout)?.[1];
     expect(human.stdout).toBe(
-      `Campaign ${humanId} "Delayed" is saved in ${tenant.slug}, but Temporal at 127.0.0.1:${closedPort} ` +
-        "did not confirm its dispatch, so it stays paused. Herald's workers dispatch it once " +
-        'Temporal is reachable; to dispatch it yourself then, run:\n' +
+      `Campaign ${humanId} "Delayed" is saved in ${tenant.slug} but not dispatched, so it stays ` +
+        `paused. Temporal at 127.0.0.1:${closedPort} (TEMPORAL_ADDRESS) did not confirm its ` +
+        "dispatch. Herald's workers dispatch it once they reach Temporal; to dispatch it yourself " +
+        'then, run:\n' +
         `  herald campaign resume --workspace ${tenant.slug} --id ${humanId}\n`,
     );
 
