@@ -9,6 +9,7 @@ import {
   type OtpRequestView,
   type OtpStatus,
 } from '../db/otp-requests.js';
+import { findWorkspaceSlug } from '../db/workspaces.js';
 import { HeraldError } from '../domain/errors.js';
 import type { OtpSendRequest } from '../domain/otp.js';
 import { otpOutcomes } from '../telemetry/metrics.js';
@@ -78,6 +79,16 @@ function uncertainSave(requestId: string): HeraldError {
   });
 }
 
+/** The 402 of a workspace short of credits: what the code needs, and how an operator adds them. */
+async function notEnoughCredits(deps: CommandDeps, workspaceId: number, needed: number) {
+  const slug = (await findWorkspaceSlug(deps.sql, workspaceId).catch(() => undefined)) ?? '<slug>';
+  return new HeraldError('insufficient_credits', {
+    message:
+      `The workspace does not have enough credits: this code needs ${needed}. ` +
+      `An operator adds credits with \`herald credits add --workspace ${slug} --amount <n>\`.`,
+  });
+}
+
 /**
  * Saves and charges the request in a transaction the deadline cannot contradict: a deadline that
  * answered first rolls it back; one that comes while it commits names the request; once it is
@@ -136,9 +147,7 @@ async function createRequest(
     deadline.notSaved();
     if (refusal) countRefusal(deps.sql, principal.workspaceId, refusal.rule);
     if (error instanceof InsufficientCreditsError)
-      throw new HeraldError('insufficient_credits', {
-        message: `The workspace does not have enough credits: this code needs ${error.needed}.`,
-      });
+      throw await notEnoughCredits(deps, principal.workspaceId, error.needed);
     throw error;
   }
   if (refusal) {

@@ -639,7 +639,9 @@ describe('what a send uses and how it is paid for', () => {
     const response = await send({ recipient, purpose: 'login' }, broke.token);
     expect(response.statusCode).toBe(402);
     expect(response.json()).toEqual({
-      message: 'The workspace does not have enough credits: this code needs 1.',
+      message:
+        'The workspace does not have enough credits: this code needs 1. An operator adds ' +
+        `credits with \`herald credits add --workspace ${broke.slug} --amount <n>\`.`,
     });
     expect(await inbox(simulatorUrl, recipient)).toEqual([]);
     const rows =
