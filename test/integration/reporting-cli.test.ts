@@ -6,6 +6,8 @@
  * each refusal is a usage error (exit 2) with its exact message.
  */
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { providerCreate, routeCreate } from '../../cli/commands/providers.js';
 import { userCreate } from '../../cli/commands/users.js';
@@ -231,7 +233,12 @@ describe('herald campaign create', () => {
   it("without TEMPORAL_ADDRESS, dispatches to the launcher's dev server on TEMPORAL_DEV_PORT", async () => {
     const recipients = mobiles(1);
     const port = inject('temporalAddress').split(':').at(-1) as string;
-    const env = cliEnv({ TEMPORAL_ADDRESS: undefined, TEMPORAL_DEV_PORT: port });
+    // A data directory no `herald start` runs on: its stack file would come before the port.
+    const env = cliEnv({
+      TEMPORAL_ADDRESS: undefined,
+      TEMPORAL_DEV_PORT: port,
+      HERALD_DATA_DIR: join(tmpdir(), `herald-no-stack-${randomUUID()}`),
+    });
     const created = await herald(
       ['campaign', 'create', '--workspace', tenant.slug, '--name', 'Local'].concat([
         '--recipients',
