@@ -22,10 +22,9 @@ export function printError(json: boolean, error: Error): void {
  * Rows under a header, each column as wide as its widest cell, two spaces apart: what every
  * `list` command prints without --json. Cells are printed as given (a null shows as `-`).
  */
-export function formatTable(
-  header: readonly string[],
-  rows: readonly (readonly (string | number | null)[])[],
-): string {
+type Cell = string | number | null;
+
+export function formatTable(header: readonly string[], rows: readonly (readonly Cell[])[]): string {
   const cells = [header, ...rows].map((row) =>
     row.map((cell) => (cell === null ? '-' : String(cell))),
   );
@@ -40,6 +39,16 @@ export function formatTable(
         .trimEnd(),
     )
     .join('\n');
+}
+
+/** A `list` command's text: a row of `items` each, under `header`; `empty` when there are none. */
+export function listing<Item>(
+  items: readonly Item[],
+  header: readonly string[],
+  row: (item: Item) => readonly Cell[],
+  empty: string,
+): string {
+  return items.length ? formatTable(header, items.map(row)) : empty;
 }
 
 /** A time as tables show it: UTC to the second, `2026-11-27 15:04:05`. */

@@ -18,7 +18,7 @@ import { findCampaignOrigin } from '../../db/campaigns.js';
 import { findSupersedingCampaign } from '../../db/orphan-campaigns.js';
 import type { Workspace } from '../../db/workspaces.js';
 import type { AdminContext } from '../context.js';
-import { formatTable, tableTime, UsageError } from '../output.js';
+import { listing, tableTime, UsageError } from '../output.js';
 import { findRunningStack, stackFileOf } from '../running-stack.js';
 import {
   type CommandResult,
@@ -291,35 +291,35 @@ export async function campaignList(
         created_at: batch.createdAt.toISOString(),
       })),
     },
-    human: batches.length
-      ? formatTable(
-          [
-            'ID',
-            'SOURCE',
-            'NAME',
-            'STATUS',
-            'RECIPIENTS',
-            'SENT',
-            'DELIVERED',
-            'FAILED',
-            'CREATED (UTC)',
-          ],
-          batches.map((batch) => {
-            const source = sourceOf(batch);
-            return [
-              batch.id,
-              source ? SOURCE_SHOWN[source] : null,
-              batch.name,
-              batch.status,
-              batch.recipients,
-              batch.sent,
-              batch.delivered,
-              batch.failedToSend + batch.deliveryFailed,
-              tableTime(batch.createdAt),
-            ];
-          }),
-        )
-      : `${workspace.slug} has sent nothing yet`,
+    human: listing(
+      batches,
+      [
+        'ID',
+        'SOURCE',
+        'NAME',
+        'STATUS',
+        'RECIPIENTS',
+        'SENT',
+        'DELIVERED',
+        'FAILED',
+        'CREATED (UTC)',
+      ],
+      (batch) => {
+        const source = sourceOf(batch);
+        return [
+          batch.id,
+          source ? SOURCE_SHOWN[source] : null,
+          batch.name,
+          batch.status,
+          batch.recipients,
+          batch.sent,
+          batch.delivered,
+          batch.failedToSend + batch.deliveryFailed,
+          tableTime(batch.createdAt),
+        ];
+      },
+      `${workspace.slug} has sent nothing yet`,
+    ),
   };
 }
 

@@ -9,7 +9,7 @@ import {
 import type { ApiKeyListing, KeyRate } from '../../db/api-keys.js';
 import { formatRequestRate } from '../../domain/fraud-guard.js';
 import type { AdminContext } from '../context.js';
-import { formatTable, tableTime } from '../output.js';
+import { listing, tableTime } from '../output.js';
 import { type CommandResult, idOption, list, type Options, run, text } from './options.js';
 import { type AdminCommand, oneOf, optional, required } from './table.js';
 
@@ -66,21 +66,21 @@ export async function keyList(context: AdminContext, options: Options): Promise<
         revoked_at: key.revokedAt?.toISOString() ?? null,
       })),
     },
-    human: keys.length
-      ? formatTable(
-          ['ID', 'PREFIX', 'NAME', 'USER', 'ABILITIES', 'ROUTING', 'LAST USED (UTC)', 'STATUS'],
-          keys.map((key) => [
-            key.id,
-            key.prefix,
-            key.name,
-            key.userEmail,
-            key.abilities.join(','),
-            routingOf(key),
-            tableTime(key.lastUsedAt),
-            key.revokedAt ? `revoked ${tableTime(key.revokedAt)}` : 'live',
-          ]),
-        )
-      : `${workspace?.trim()} has no API keys`,
+    human: listing(
+      keys,
+      ['ID', 'PREFIX', 'NAME', 'USER', 'ABILITIES', 'ROUTING', 'LAST USED (UTC)', 'STATUS'],
+      (key) => [
+        key.id,
+        key.prefix,
+        key.name,
+        key.userEmail,
+        key.abilities.join(','),
+        routingOf(key),
+        tableTime(key.lastUsedAt),
+        key.revokedAt ? `revoked ${tableTime(key.revokedAt)}` : 'live',
+      ],
+      `${workspace?.trim()} has no API keys`,
+    ),
   };
 }
 

@@ -9,7 +9,7 @@ import {
 } from '../../commands/otp-services.js';
 import type { OtpServiceRecord } from '../../db/otp-settings.js';
 import type { AdminContext } from '../context.js';
-import { formatTable } from '../output.js';
+import { listing } from '../output.js';
 import { type CommandResult, type Options, run, text, wholeNumber } from './options.js';
 import { type AdminCommand, type OptionSpec, oneOf, optional, required } from './table.js';
 
@@ -84,21 +84,21 @@ export async function otpServiceList(
   const services = await run(listWorkspaceOtpServices(context, { workspace }));
   return {
     json: { otp_services: services.map(presentService) },
-    human: services.length
-      ? formatTable(
-          ['SLUG', 'NAME', 'PURPOSE', 'CODE', 'EXPIRES', 'MESSAGE', 'SENDER ID', 'PROVIDER'],
-          services.map((service) => [
-            service.slug,
-            service.name,
-            service.purpose,
-            `${service.codeLength} digits`,
-            `${service.expiresInMinutes} min`,
-            service.templateSlug ? `template ${service.templateSlug}` : service.messageTemplate,
-            service.senderId,
-            service.providerSlug,
-          ]),
-        )
-      : `${workspace?.trim()} has no OTP services`,
+    human: listing(
+      services,
+      ['SLUG', 'NAME', 'PURPOSE', 'CODE', 'EXPIRES', 'MESSAGE', 'SENDER ID', 'PROVIDER'],
+      (service) => [
+        service.slug,
+        service.name,
+        service.purpose,
+        `${service.codeLength} digits`,
+        `${service.expiresInMinutes} min`,
+        service.templateSlug ? `template ${service.templateSlug}` : service.messageTemplate,
+        service.senderId,
+        service.providerSlug,
+      ],
+      `${workspace?.trim()} has no OTP services`,
+    ),
   };
 }
 

@@ -16,7 +16,7 @@ import {
 import type { ProviderDefinition } from '../../domain/provider-definition.js';
 import { PROVIDER_TYPES, withProviderTypes } from '../../server/provider-types.js';
 import type { AdminContext } from '../context.js';
-import { formatTable, tableTime } from '../output.js';
+import { listing, tableTime } from '../output.js';
 import {
   type CommandResult,
   list,
@@ -92,21 +92,21 @@ export async function providerList(
         created_at: provider.createdAt.toISOString(),
       })),
     },
-    human: providers.length
-      ? formatTable(
-          ['ID', 'SLUG', 'NAME', 'TYPE', 'STATUS', 'SENDER ID', 'MSG/S', 'CREATED (UTC)'],
-          providers.map((provider) => [
-            provider.id,
-            provider.slug,
-            provider.name,
-            provider.type,
-            provider.active ? 'active' : 'inactive',
-            provider.requiresSenderId ? 'required' : 'optional',
-            provider.messagesPerSecond,
-            tableTime(provider.createdAt),
-          ]),
-        )
-      : `${workspace.slug} has no providers of its own (it sends through own)`,
+    human: listing(
+      providers,
+      ['ID', 'SLUG', 'NAME', 'TYPE', 'STATUS', 'SENDER ID', 'MSG/S', 'CREATED (UTC)'],
+      (provider) => [
+        provider.id,
+        provider.slug,
+        provider.name,
+        provider.type,
+        provider.active ? 'active' : 'inactive',
+        provider.requiresSenderId ? 'required' : 'optional',
+        provider.messagesPerSecond,
+        tableTime(provider.createdAt),
+      ],
+      `${workspace.slug} has no providers of its own (it sends through own)`,
+    ),
   };
 }
 
@@ -159,19 +159,19 @@ export async function routeList(context: AdminContext, options: Options): Promis
         created_at: route.createdAt.toISOString(),
       })),
     },
-    human: routes.length
-      ? formatTable(
-          ['ID', 'SLUG', 'NAME', 'STATUS', 'PROVIDERS (IN ORDER)', 'CREATED (UTC)'],
-          routes.map((route) => [
-            route.id,
-            route.slug,
-            route.name,
-            route.enabled ? 'enabled' : 'disabled',
-            route.providerSlugs.join(' → '),
-            tableTime(route.createdAt),
-          ]),
-        )
-      : `${workspace.slug} has no failover routes`,
+    human: listing(
+      routes,
+      ['ID', 'SLUG', 'NAME', 'STATUS', 'PROVIDERS (IN ORDER)', 'CREATED (UTC)'],
+      (route) => [
+        route.id,
+        route.slug,
+        route.name,
+        route.enabled ? 'enabled' : 'disabled',
+        route.providerSlugs.join(' → '),
+        tableTime(route.createdAt),
+      ],
+      `${workspace.slug} has no failover routes`,
+    ),
   };
 }
 

@@ -6,7 +6,7 @@ import {
   type SenderListing,
 } from '../../commands/senders.js';
 import type { AdminContext } from '../context.js';
-import { formatTable } from '../output.js';
+import { listing } from '../output.js';
 import {
   type CommandResult,
   optional as given,
@@ -49,17 +49,17 @@ export async function senderList(context: AdminContext, options: Options): Promi
   const senders = await run(listSenders(context, { workspace: text(options, 'workspace') }));
   return {
     json: { senders: senders.map(presentSender) },
-    human: senders.length
-      ? formatTable(
-          ['ID', 'SENDER', 'PROVIDER', 'STATUS'],
-          senders.map((sender) => [
-            sender.id,
-            sender.sender,
-            sender.providerSlug,
-            sender.approved ? 'approved' : 'pending approval',
-          ]),
-        )
-      : `${given(options, 'workspace')} has no sender ids`,
+    human: listing(
+      senders,
+      ['ID', 'SENDER', 'PROVIDER', 'STATUS'],
+      (sender) => [
+        sender.id,
+        sender.sender,
+        sender.providerSlug,
+        sender.approved ? 'approved' : 'pending approval',
+      ],
+      `${given(options, 'workspace')} has no sender ids`,
+    ),
   };
 }
 

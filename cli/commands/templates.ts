@@ -7,7 +7,7 @@ import {
   updateTemplate,
 } from '../../commands/templates.js';
 import type { AdminContext } from '../context.js';
-import { formatTable } from '../output.js';
+import { listing } from '../output.js';
 import {
   booleanOption,
   type CommandResult,
@@ -62,19 +62,19 @@ export async function templateList(
   const templates = await run(listTemplates(context, { workspace: text(options, 'workspace') }));
   return {
     json: { templates: templates.map(presentTemplate) },
-    human: templates.length
-      ? formatTable(
-          ['ID', 'SLUG', 'NAME', 'PURPOSE', 'STATUS', 'BODY'],
-          templates.map((template) => [
-            template.id,
-            template.slug,
-            template.name,
-            template.purpose,
-            template.enabled ? 'enabled' : 'disabled',
-            template.body,
-          ]),
-        )
-      : `${given(options, 'workspace')} has no templates`,
+    human: listing(
+      templates,
+      ['ID', 'SLUG', 'NAME', 'PURPOSE', 'STATUS', 'BODY'],
+      (template) => [
+        template.id,
+        template.slug,
+        template.name,
+        template.purpose,
+        template.enabled ? 'enabled' : 'disabled',
+        template.body,
+      ],
+      `${given(options, 'workspace')} has no templates`,
+    ),
   };
 }
 

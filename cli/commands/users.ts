@@ -2,7 +2,7 @@
 import { listWorkspaceMembers } from '../../commands/members.js';
 import { addUser } from '../../commands/users.js';
 import type { AdminContext } from '../context.js';
-import { formatTable } from '../output.js';
+import { listing } from '../output.js';
 import { type CommandResult, type Options, run, text } from './options.js';
 import { type AdminCommand, optional, required } from './table.js';
 
@@ -35,12 +35,12 @@ export async function userList(context: AdminContext, options: Options): Promise
         status: member.status,
       })),
     },
-    human: members.length
-      ? formatTable(
-          ['ID', 'EMAIL', 'ROLE', 'STATUS'],
-          members.map((member) => [member.userId, member.email, member.role, member.status]),
-        )
-      : `${workspace.slug} has no users`,
+    human: listing(
+      members,
+      ['ID', 'EMAIL', 'ROLE', 'STATUS'],
+      (member) => [member.userId, member.email, member.role, member.status],
+      `${workspace.slug} has no users`,
+    ),
   };
 }
 

@@ -6,7 +6,7 @@ import {
 } from '../../commands/workspaces.js';
 import { formatQuietHours } from '../../domain/quiet-hours.js';
 import type { AdminContext } from '../context.js';
-import { formatTable, tableTime } from '../output.js';
+import { listing, tableTime } from '../output.js';
 import { booleanOption, type CommandResult, type Options, run, text } from './options.js';
 import { type AdminCommand, optional as optionalOption, required } from './table.js';
 
@@ -63,18 +63,18 @@ export async function workspaceList(context: AdminContext): Promise<CommandResul
         created_at: workspace.createdAt.toISOString(),
       })),
     },
-    human: workspaces.length
-      ? formatTable(
-          ['ID', 'SLUG', 'NAME', 'API', 'CREATED (UTC)'],
-          workspaces.map((workspace) => [
-            workspace.id,
-            workspace.slug,
-            workspace.name,
-            workspace.apiEnabled ? 'enabled' : 'disabled',
-            tableTime(workspace.createdAt),
-          ]),
-        )
-      : 'No workspaces yet: herald workspace create --name <name>',
+    human: listing(
+      workspaces,
+      ['ID', 'SLUG', 'NAME', 'API', 'CREATED (UTC)'],
+      (workspace) => [
+        workspace.id,
+        workspace.slug,
+        workspace.name,
+        workspace.apiEnabled ? 'enabled' : 'disabled',
+        tableTime(workspace.createdAt),
+      ],
+      'No workspaces yet: herald workspace create --name <name>',
+    ),
   };
 }
 
