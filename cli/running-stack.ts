@@ -5,7 +5,7 @@
  * TEMPORAL_ADDRESS is unset, so a stack on custom ports (PORT=..., TEMPORAL_DEV_PORT=...) is
  * found without repeating them. A file left by a launcher that died is ignored: its pid is gone.
  */
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export interface RunningStack {
@@ -23,6 +23,8 @@ export async function writeStackFile(
   stack: RunningStack,
 ): Promise<() => Promise<void>> {
   const file = stackFileOf(dataDir);
+  // With DATABASE_URL and TEMPORAL_ADDRESS set, nothing else may have made the directory.
+  await mkdir(dataDir, { recursive: true });
   await writeFile(file, `${JSON.stringify(stack, null, 2)}\n`);
   return () => rm(file, { force: true });
 }

@@ -51,13 +51,20 @@ async function serve(roles: Role[], embed: boolean): Promise<void> {
     if (lifecycle.isStopping) return;
     // The local stack tells the commands of a second terminal where it runs (cli/running-stack.ts).
     if (embed && publicUrl) {
-      const removeStackFile = await writeStackFile(env.HERALD_DATA_DIR, {
-        pid: process.pid,
-        publicUrl,
-        temporalAddress,
-        temporalNamespace: env.TEMPORAL_NAMESPACE,
-      });
-      lifecycle.add('stack file', removeStackFile);
+      try {
+        const removeStackFile = await writeStackFile(env.HERALD_DATA_DIR, {
+          pid: process.pid,
+          publicUrl,
+          temporalAddress,
+          temporalNamespace: env.TEMPORAL_NAMESPACE,
+        });
+        lifecycle.add('stack file', removeStackFile);
+      } catch (error) {
+        // Only the second terminal's convenience is lost: its commands then need TEMPORAL_ADDRESS.
+        log(
+          `Could not write the stack file in ${env.HERALD_DATA_DIR}: ${(error as Error).message}`,
+        );
+      }
     }
     log(
       ['', 'Herald is running', ...lines.map((line) => `  ${line}`), 'Press Ctrl-C to stop.'].join(
