@@ -1,14 +1,21 @@
 /**
  * The MCP Inspector as a real client (scripts/install-mcp-clients.sh installs it beside the
- * project): its CLI signs in with its own OAuth (a person approving in Chromium), lists the tools
- * and calls all seven; its web UI in "Direct" mode, where the browser itself calls Herald's
- * discovery, registration, token and /mcp endpoints (so CORS must allow it), does the same
- * clicked through in Chromium.
+ * project), each time with a person approving in Chromium on Herald's consent page, then
+ * tools/list and all seven tools held to the TypeScript SDK test's answers:
+ * - the 2.x CLI with its own OAuth (loopback callback), in both protocol eras;
+ * - the 1.x web UI in "Direct" mode, where the browser itself calls Herald's discovery,
+ *   registration, token and /mcp endpoints, so it passes only with Herald's CORS;
+ * - the 2.x web UI (2026-07-28 era), whose backend makes those calls (2.x has no Direct mode).
  */
 import { spawn } from 'node:child_process';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inspectorCli, inspectorV1WebServer, node22 } from '../support/inspector.js';
+import {
+  inspectorCli,
+  inspectorV1WebServer,
+  node22,
+  startInspectorWeb,
+} from '../support/inspector.js';
 import {
   createMcpUser,
   type McpServerUnderTest,
@@ -116,7 +123,7 @@ describe('the MCP Inspector connects with OAuth through a real browser', {
     expectSevenAnswersAndARefusal(results, seeded);
   });
 
-  it('web UI, Direct: the browser signs in, lists the tools and calls all seven', async () => {
+  it('web UI 1.x, Direct (the browser calls Herald): signs in, lists the tools and calls all seven', async () => {
     const [uiPort] = (await freePorts(1)) as [number];
     const ui = spawn(node22, [inspectorV1WebServer], {
       env: {
@@ -186,14 +193,14 @@ describe('the MCP Inspector connects with OAuth through a real browser', {
       expectSevenAnswersAndARefusal(results, seeded);
 
       if (process.env.SAVE_INSPECTOR_SCREENSHOT) {
-        // For the README: Herald's tools in the Inspector, one of them run (rerun the test with
-        // SAVE_INSPECTOR_SCREENSHOT=1 to refresh docs/images/inspector-web-ui.png).
+        // For the README: Herald's tools in the 1.x Inspector, Direct, one of them run (rerun
+        // the file with SAVE_INSPECTOR_SCREENSHOT=1 to refresh docs/images/inspector-*.png).
         // Tall enough for the tool list and the result's structured content side by side.
         await page.setViewportSize({ width: 1440, height: 1800 });
         await runToolInTheUi('Team statistics', {});
         await page.getByText('List recent campaigns', { exact: true }).scrollIntoViewIfNeeded();
         await page.screenshot({
-          path: 'docs/images/inspector-web-ui.png',
+          path: 'docs/images/inspector-web-ui-direct.png',
           clip: { x: 0, y: 0, width: 1440, height: 1160 },
         });
       }
@@ -201,7 +208,77 @@ describe('the MCP Inspector connects with OAuth through a real browser', {
       ui.kill();
     }
   });
+
+  it('web UI 2.x (its backend calls Herald): signs in, lists the tools and calls all seven', async () => {
+    const [uiPort] = (await freePorts(1)) as [number];
+    const ui = await startInspectorWeb(mcp.resource, uiPort, 'modern');
+    try {
+      const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+      await page.goto(ui.url);
+      await page.getByRole('switch').first().click({ force: true });
+      // Connecting sends the whole tab to Herald's sign-in page.
+      await page.getByLabel('Email').waitFor();
+      const authorizationUrl = new URL(page.url());
+      expect(authorizationUrl.origin + authorizationUrl.pathname).toBe(
+        `${mcp.baseUrl}/oauth/authorize`,
+      );
+      expect(authorizationUrl.searchParams.get('redirect_uri')).toBe(`${ui.origin}/oauth/callback`);
+      await signInAndApprove(page, user, 'MCP Inspector');
+      await page.getByText('MCP 2026-07-28').waitFor();
+
+      await page.getByText('Tools', { exact: true }).first().click();
+      await page.getByText('Tools (7)').waitFor();
+      const listedNames = await page.getByText(/^(get|list)_[a-z_]+$/).allInnerTexts();
+      expectHeraldTools(listedNames.map((name) => ({ name, annotations: { readOnlyHint: true } })));
+
+      const results = [];
+      for (const [index, [name, args]] of sevenCallsAndARefusal(seeded).entries()) {
+        // The list's entry (the message log names called tools too).
+        await page.getByText(name, { exact: true }).first().click();
+        for (const [argument, value] of Object.entries(args)) {
+          await page.getByLabel(argument).fill(String(value));
+        }
+        await page.getByRole('button', { name: 'Execute Tool' }).click();
+        // Its message log gains this call once answered; then the result panel shows it.
+        await expect.poll(() => page.getByText(/^tools\/call$/i).count()).toBe(index + 1);
+        const failed = page.getByText('Tool Error', { exact: true });
+        // The editor of the "Structured Output" card.
+        const structured = page
+          .getByText('Structured Output', { exact: true })
+          .locator('xpath=ancestor::div[.//div[contains(@class, "ace_editor")]][1]')
+          .locator('.ace_editor');
+        await failed.or(structured).first().waitFor();
+        if (await failed.isVisible()) {
+          results.push({ isError: true });
+        } else {
+          // Ace keeps the editor on its element: the whole text, not only the rows drawn.
+          const text = await structured.evaluate((element) =>
+            (element as unknown as AceElement).env.editor.getValue(),
+          );
+          results.push({ structuredContent: JSON.parse(text) });
+        }
+      }
+      expectSevenAnswersAndARefusal(results, seeded);
+
+      if (process.env.SAVE_INSPECTOR_SCREENSHOT) {
+        // For the README: Herald's seven tools in today's Inspector, one of them run.
+        await page.getByText('get_campaign_report', { exact: true }).first().click();
+        await page.getByLabel('campaign_id').fill(String(seeded.campaignId));
+        await page.getByRole('button', { name: 'Execute Tool' }).click();
+        await expect.poll(() => page.getByText(/^tools\/call$/i).count()).toBe(9);
+        await page.getByText('Structured Output', { exact: true }).waitFor();
+        await page.getByText('Authorization complete').waitFor({ state: 'hidden' });
+        await page.screenshot({ path: 'docs/images/inspector-web-ui.png' });
+      }
+    } finally {
+      ui.close();
+    }
+  });
 });
 
 /** The CLI speaks 2025 (initialize) unless asked for 2026-07-28 (server/discover, no session). */
 const eraFlag = (era: string) => ['--protocol-era', era];
+
+interface AceElement {
+  env: { editor: { getValue(): string } };
+}
