@@ -57,7 +57,7 @@ export const otpVerifyResponseSchema = z
 
 export const insufficientCreditsResponse = messageAnswer(
   'The workspace does not have enough credits',
-  'The workspace does not have enough credits: this code needs 1.',
+  'The workspace does not have enough credits: this code needs 1. An operator adds credits with `herald credits add --workspace acme --amount <n>`.',
 );
 
 export const otpSendRefusedResponse = validationAnswer(

@@ -104,7 +104,9 @@ describe('GET /api/v1/docs', () => {
       await page.locator('.opblock-summary', { hasText: '/api/v1/otp/send' }).click();
       const operation = page.locator('.opblock', { hasText: '/api/v1/otp/send' });
       await operation
-        .getByText('The workspace does not have enough credits: this code needs 1.')
+        .getByText(
+          'The workspace does not have enough credits: this code needs 1. An operator adds credits with `herald credits add --workspace acme --amount <n>`.',
+        )
         .waitFor();
       await operation.getByText('Verification code sent.').first().waitFor();
       expect(elsewhere).toEqual([]);

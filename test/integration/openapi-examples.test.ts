@@ -106,7 +106,8 @@ describe('OpenAPI examples', () => {
     });
     const otp = doc.paths['/api/v1/otp/send'].post.responses;
     expect(otp['402'].content['application/json'].example).toEqual({
-      message: 'The workspace does not have enough credits: this code needs 1.',
+      message:
+        'The workspace does not have enough credits: this code needs 1. An operator adds credits with `herald credits add --workspace acme --amount <n>`.',
     });
   });
 });
