@@ -85,13 +85,13 @@ export interface UpdateWorkspaceInput {
   name?: string;
   /** Whether the workspace's API keys are accepted at all. */
   apiEnabled?: boolean;
-  /** What a HELP reply is answered with (README "Replies"), or `off`: no answer. */
+  /** What a HELP reply is answered with (docs/providers.md "Replies"), or `off`: no answer. */
   helpText?: string;
   /** When marketing may go out, recipient's local time (`09:00-20:00`), or `off`. */
   quietHours?: string;
 }
 
-/** The longest help text: a message's longest text (SPEC's 1,600 characters). */
+/** The longest help text: a message's longest text (1,600 characters, docs/spec.md §8). */
 const MAX_HELP_TEXT_LENGTH = 1600;
 
 /** A help text as given: undefined when not, null for `off`. */

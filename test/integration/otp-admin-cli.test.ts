@@ -2,7 +2,7 @@
  * The OTP admin commands (credits, OTP services, templates, senders) against the real stack:
  * what each prints, a usage error each, the audit entry of a change run as the operator runs it,
  * and that a saved service's edits apply to the next send while codes already sent keep verifying
- * by request_id (SPEC §4.3), even after deletion.
+ * by request_id (docs/spec.md §4.3), even after deletion.
  */
 import { randomInt } from 'node:crypto';
 import { hostname, userInfo } from 'node:os';
@@ -843,7 +843,7 @@ describe('herald otp-service create, update and delete', () => {
   });
 });
 
-describe('a saved service and the codes sent with it (SPEC §4.3)', () => {
+describe('a saved service and the codes sent with it (docs/spec.md §4.3)', () => {
   it('applies an edit to the next send, and earlier codes verify by request_id after edit and deletion', async () => {
     await creditsAdd(stack.admin, { workspace, amount: '10' });
     await senderCreate(stack.admin, { workspace, provider: 'own', sender: 'Herald' });
