@@ -48,6 +48,8 @@ describe('the Node floor', () => {
   it('is what CI installs and what the image runs', () => {
     expect(pinned['22']).toMatch(/^22\./);
     expect(accepts(pinned['22'] ?? '', nodeRange)).toBe(true);
+    // Both install into .tools/node22: a different version there would reinstall it under a running CI.
+    expect(read('scripts/install-mcp-clients.sh')).toContain(`node22_version=${pinned['22']} `);
     const bases = [...read('Dockerfile').matchAll(/^FROM\s+node:(\S+)/gm)].map((match) => match[1]);
     expect(bases).toEqual([
       `${pinned['22']}-bookworm-slim`,
