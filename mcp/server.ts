@@ -1,11 +1,11 @@
 import { type CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import type { FastifyBaseLogger } from 'fastify';
-import { z } from 'zod';
 import { isDatabaseUnavailable } from '../db/client.js';
 import { ERROR_CATALOGUE, HeraldError } from '../domain/errors.js';
 import { inSpan } from '../telemetry/tracing.js';
 import { accessProblem } from './access.js';
 import { serverIcons, toolIcons } from './icons.js';
+import { convertedOnce } from './tool-schemas.js';
 import { tools } from './tools/index.js';
 import { type ToolContext, ToolRefusal } from './tools/tool.js';
 
@@ -37,6 +37,13 @@ export function toolErrorResult(error: unknown, log: FastifyBaseLogger): CallToo
   return toolError(`${message} The report could not be produced; try again shortly.`);
 }
 
+/** Each tool's input and output schemas, converted to JSON Schema once per process. */
+const registrations = tools.map((tool) => ({
+  tool,
+  inputSchema: convertedOnce(tool.inputSchema),
+  outputSchema: convertedOnce(tool.outputSchema),
+}));
+
 /** How long a client may reuse `server/discover` and `tools/list` (2026-07-28 `ttlMs`): both change only with a release. */
 const TOOL_LIST_TTL_MS = 3_600_000;
 
@@ -64,19 +71,19 @@ export function createMcpServer(context: ToolContext, log: FastifyBaseLogger): M
       },
     },
   );
-  for (const tool of tools) {
+  for (const { tool, inputSchema, outputSchema } of registrations) {
     server.registerTool(
       tool.name,
       {
         title: tool.title,
         description: tool.description,
         icons: toolIcons[tool.icon],
-        inputSchema: z.object(tool.inputSchema),
-        outputSchema: z.object(tool.outputSchema),
+        inputSchema,
+        outputSchema,
         annotations: { title: tool.title, ...READ_ONLY },
       },
       // A span per tool call (docs/operations.md, "Tracing"), child of the /mcp request's: its name only.
-      (input: Record<string, unknown>): Promise<CallToolResult> =>
+      (input: unknown): Promise<CallToolResult> =>
         inSpan(`mcp.tool ${tool.name}`, { 'mcp.tool.name': tool.name }, async (span) => {
           const problem = await accessProblem(context.sql, context.caller, tool.permissions);
           if (problem) return toolErrorResult(new ToolRefusal('forbidden', problem), log);
