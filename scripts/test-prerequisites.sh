@@ -4,6 +4,7 @@
 #   Chromium        the MCP sign-in and console journeys (playwright-core drives it)
 #   Java 17, Maven  Temporal's time-skipping test server, fetched from Maven Central
 #   Prometheus      promtool checks the alert rules; a real Prometheus scrapes Herald (e2e/metrics)
+#   jq              the README's quickstart, run as written (e2e/readme-quickstart)
 # Without root or apt it names the one command to run, and stops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,8 @@ missing_packages=()
 chromium="${CHROMIUM_PATH:-/usr/bin/chromium}"
 [ -x "$chromium" ] || missing_packages+=(chromium)
 command -v java >/dev/null || missing_packages+=(openjdk-17-jre-headless)
+# The README's quickstart (run by e2e/readme-quickstart) reads answers with jq.
+command -v jq >/dev/null || missing_packages+=(jq)
 command -v promtool >/dev/null && command -v prometheus >/dev/null || missing_packages+=(prometheus)
 ls .tools/temporal-test-server/temporal-test-server-*.jar >/dev/null 2>&1 ||
   command -v mvn >/dev/null || missing_packages+=(maven)
