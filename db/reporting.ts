@@ -8,7 +8,7 @@ import type { Sql } from './client.js';
 
 export type BatchKind = 'campaign' | 'quick_send';
 
-/** One batch (a row of report_batches): a named campaign or a Quick Send / API SMS batch. */
+/** One batch (a row of report_batches): a campaign (named) or a Quick Send or API send (unnamed). */
 export interface ReportBatch {
   id: number;
   kind: BatchKind;

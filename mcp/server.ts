@@ -58,12 +58,12 @@ export function createMcpServer(context: ToolContext, log: FastifyBaseLogger): M
       title: 'Herald reporting',
       version: '1.0.0',
       description:
-        'Read-only delivery reporting for one Herald workspace: campaigns, Quick Send and API SMS batches, delivery totals and team counts.',
+        'Read-only delivery reporting for one Herald workspace: campaigns (named batches), Quick Sends and API sends, delivery totals and team counts.',
       icons: serverIcons,
     },
     {
       instructions:
-        'Read-only delivery reporting for one Herald workspace: campaigns, Quick Send and API SMS batches, delivery totals and team counts. It cannot send messages or change settings.',
+        'Read-only delivery reporting for one Herald workspace: campaigns (named batches), Quick Sends and API sends, delivery totals and team counts. It cannot send messages or change settings.',
       // The same for every caller of every workspace: a shared cache may keep them.
       cacheHints: {
         'server/discover': { ttlMs: TOOL_LIST_TTL_MS, cacheScope: 'public' },

@@ -165,7 +165,7 @@ export function consentPage(facts: ConsentFacts) {
 <dt>Signed in as</dt><dd><strong>${escapeHtml(facts.userEmail)}</strong></dd>
 </dl>
 <h2>It can</h2>
-<ul class="scope"><li>Read reports: campaigns, Quick Send and API SMS delivery counts, and team counts.</li></ul>
+<ul class="scope"><li>Read reports: delivery counts of campaigns, Quick Sends and API sends, and team counts.</li></ul>
 <h2>It cannot</h2>
 <ul class="scope"><li>Send messages, send or verify codes, or change settings.</li><li>See message text, phone numbers or codes.</li></ul>
 <h2>After you decide</h2>

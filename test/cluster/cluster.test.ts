@@ -252,7 +252,7 @@ describe('the cluster', () => {
         jsonrpc: '2.0',
         id: 1,
         method: 'tools/call',
-        // An API send is an "API SMS" batch: listed with the Quick Sends, not the named campaigns.
+        // An API send is an unnamed batch: listed with the Quick Sends, not the campaigns.
         params: { name: 'list_recent_quick_sends', arguments: { limit: 20 } },
       }),
     });

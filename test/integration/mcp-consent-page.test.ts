@@ -116,7 +116,7 @@ describe('the consent page', () => {
       '<p class="alert warn" id="callback-note">This address is not on your computer: the client receives your access there. Approve only if you recognise it.</p>',
     );
     expect(html).toContain(
-      '<li>Read reports: campaigns, Quick Send and API SMS delivery counts, and team counts.</li>',
+      '<li>Read reports: delivery counts of campaigns, Quick Sends and API sends, and team counts.</li>',
     );
     expect(html).toContain(
       '<li>Send messages, send or verify codes, or change settings.</li><li>See message text, phone numbers or codes.</li>',

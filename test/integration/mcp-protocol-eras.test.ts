@@ -25,7 +25,7 @@ const SERVER_INFO = {
   title: 'Herald reporting',
   version: '1.0.0',
   description:
-    'Read-only delivery reporting for one Herald workspace: campaigns, Quick Send and API SMS batches, delivery totals and team counts.',
+    'Read-only delivery reporting for one Herald workspace: campaigns (named batches), Quick Sends and API sends, delivery totals and team counts.',
   icons: [
     {
       src: expect.stringMatching(/^data:image\/svg\+xml;base64,/),
