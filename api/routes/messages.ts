@@ -73,7 +73,7 @@ export const messageRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (ap
     {
       config: { ability: 'messages:read' },
       schema: {
-        summary: 'Look a campaign up',
+        summary: 'Look a batch up',
         tags: ['Messages'],
         params: z.object({
           campaign: z.string().describe('Integer batch id (data.message.id of the send)'),
@@ -101,7 +101,7 @@ export const messageRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (ap
     {
       config: { ability: 'messages:send' },
       schema: {
-        summary: 'Cancel a scheduled or sending campaign',
+        summary: 'Cancel a scheduled or sending batch',
         description:
           'Idempotent; no body. From the answer on, no message of the campaign is claimed for submission: at most the ones already claimed (up to 200: one batch of 50 in each of its 4 lanes) still reach a provider and settle as sent or failed; every other queued message becomes canceled. A scheduled campaign sends nothing. The answer is the campaign as it stands then; `completed_at` is the time of the cancel.',
         tags: ['Messages'],
