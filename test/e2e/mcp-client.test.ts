@@ -11,19 +11,25 @@ import {
   openMcpServer,
 } from '../support/mcp.js';
 import { callbackListener, HostStorage } from '../support/mcp-host.js';
+import {
+  expectHeraldTools,
+  expectSevenAnswersAndARefusal,
+  type SeededBatches,
+  seedBatches,
+  sevenCallsAndARefusal,
+} from '../support/mcp-tool-answers.js';
 
 describe('an MCP host connects with OAuth through a real browser', { timeout: 120_000 }, () => {
   let mcp: McpServerUnderTest;
   let user: McpUser;
   let browser: Browser;
   let callback: Awaited<ReturnType<typeof callbackListener>>;
-  let campaignId: number;
-  let quickSendId: number;
+  let seeded: SeededBatches;
 
   beforeAll(async () => {
     mcp = await openMcpServer();
     user = await createMcpUser(mcp.admin);
-    ({ campaignId, quickSendId } = await seedBatches(mcp, user));
+    seeded = await seedBatches(mcp, user);
     callback = await callbackListener();
     browser = await chromium.launch({
       executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
@@ -77,58 +83,17 @@ describe('an MCP host connects with OAuth through a real browser', { timeout: 12
     await client.connect(transport);
 
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual([
-      'get_campaign_report',
-      'get_completed_campaign_summary',
-      'get_delivery_summary',
-      'get_quick_send_report',
-      'get_team_statistics',
-      'list_recent_campaigns',
-      'list_recent_quick_sends',
-    ]);
-    for (const tool of tools) expect(tool.annotations?.readOnlyHint).toBe(true);
+    expectHeraldTools(tools);
 
-    const call = async (name: string, args: Record<string, unknown> = {}) => {
-      const result = await client.callTool({ name, arguments: args });
+    const results: Parameters<typeof expectSevenAnswersAndARefusal>[0] = [];
+    for (const [name, args] of sevenCallsAndARefusal(seeded)) {
+      results.push((await client.callTool({ name, arguments: args })) as (typeof results)[0]);
+    }
+    expectSevenAnswersAndARefusal(results, seeded);
+    const call = async (name: string) => {
+      const result = await client.callTool({ name, arguments: {} });
       expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
-      return result.structuredContent as Record<string, unknown>;
     };
-    const campaigns = await call('list_recent_campaigns', { limit: 5 });
-    expect((campaigns.campaigns as { id: number }[]).map((item) => item.id)).toEqual([campaignId]);
-    const campaign = await call('get_campaign_report', { campaign_id: campaignId });
-    expect(campaign.campaign).toMatchObject({ id: campaignId, name: 'Spring sale', recipients: 2 });
-    const quickSends = await call('list_recent_quick_sends', {});
-    expect((quickSends.quick_sends as { id: number }[]).map((item) => item.id)).toEqual([
-      quickSendId,
-    ]);
-    const quickSend = await call('get_quick_send_report', { quick_send_id: quickSendId });
-    expect(quickSend.quick_send).toMatchObject({
-      id: quickSendId,
-      source: 'api',
-      recipients: 3,
-      sent: 2,
-      failed_to_send: 1,
-      delivered: 1,
-      awaiting_delivery: 1,
-      delivery_rate_percent: 50,
-    });
-    const summary = await call('get_delivery_summary', { days: 7 });
-    expect(summary).toMatchObject({
-      period_days: 7,
-      period_type: 'rolling',
-      sent: 4,
-      delivered: 1,
-    });
-    const completed = await call('get_completed_campaign_summary', {});
-    expect(completed).toMatchObject({ period_days: 30, recipients: 2, sent: 2 });
-    const team = await call('get_team_statistics');
-    expect(team).toEqual({ total_members: 1, active_members: 1, pending_invites: 0 });
-
-    const refused = await client.callTool({
-      name: 'get_quick_send_report',
-      arguments: { quick_send_id: campaignId },
-    });
-    expect(refused.isError).toBe(true);
 
     // Refresh: the access token expires, the SDK refreshes with the rotating refresh token.
     const firstTokens = host.savedTokens as OAuthTokens;
@@ -171,42 +136,3 @@ describe('an MCP host connects with OAuth through a real browser', { timeout: 12
     await client.close();
   });
 });
-
-/** One named campaign (2 recipients, both sent) and one API Quick Send (3 recipients). */
-async function seedBatches(mcp: McpServerUnderTest, user: McpUser) {
-  const { sql } = mcp;
-  const insertBatch = async (
-    source: 'campaign' | 'api',
-    name: string | null,
-    recipients: string[],
-  ) => {
-    const [batch] = await sql<{ id: number }[]>`
-      insert into campaigns (workspace_id, source, name, purpose, body, routing_type,
-                             provider_slug, status, requested_recipients)
-      values (${user.workspaceId}, ${source}, ${name}, 'marketing', 'Hello', 'direct', 'own',
-              'queued', ${recipients.length})
-      returning id`;
-    const id = (batch as { id: number }).id;
-    await sql`
-      insert into campaign_messages (campaign_id, seq, recipient)
-      select ${id}, ordinality, recipient from unnest(${recipients}::text[]) with ordinality as r(recipient, ordinality)`;
-    return id;
-  };
-  const campaignId = await insertBatch('campaign', 'Spring sale', ['+61400000001', '+61400000002']);
-  await sql`update campaign_messages set status = 'sent', submitted_at = now(),
-            provider_slug = 'own', provider_message_id = 'c-' || seq where campaign_id = ${campaignId}`;
-  await sql`update campaigns set status = 'completed', completed_at = now() where id = ${campaignId}`;
-
-  const quickSendId = await insertBatch('api', null, [
-    '+61400000003',
-    '+61400000004',
-    '+61400000005',
-  ]);
-  await sql`update campaign_messages set status = case when seq = 3 then 'failed' else 'sent' end,
-            submitted_at = case when seq = 3 then null else now() end
-            where campaign_id = ${quickSendId}`;
-  await sql`update campaign_messages set delivery_status = 'delivered', delivered_at = now()
-            where campaign_id = ${quickSendId} and seq = 1`;
-  await sql`update campaigns set status = 'completed', completed_at = now() where id = ${quickSendId}`;
-  return { campaignId, quickSendId };
-}

@@ -1,7 +1,6 @@
 /**
- * What every real MCP client test (Python SDK, Inspector) seeds, calls and expects back: the
- * same data and the same assertions as test/e2e/mcp-client.test.ts, so each client is held to
- * the answers the TypeScript SDK gets.
+ * What every real MCP client test (TypeScript SDK of each era, Python SDK, Inspector) seeds,
+ * calls and expects back, so each client is held to the same answers.
  */
 import type { Browser } from 'playwright-core';
 import { expect } from 'vitest';
