@@ -1,6 +1,13 @@
 #!/usr/bin/env node
 // Herald runs its TypeScript sources directly through tsx's loader: no build step to forget.
-import { register } from 'tsx/esm/api';
+// The Node check comes first, before anything is loaded that may need a newer Node.
+import { unsupportedNodeMessage } from './node-version.js';
 
+const unsupported = unsupportedNodeMessage(process.versions.node, process.execPath);
+if (unsupported) {
+  console.error(unsupported);
+  process.exit(1);
+}
+const { register } = await import('tsx/esm/api');
 register();
 await import('../cli/main.ts');
