@@ -5,9 +5,10 @@ import { unsupportedNodeMessage } from './node-version.js';
 
 const unsupported = unsupportedNodeMessage(process.versions.node, process.execPath);
 if (unsupported) {
-  console.error(unsupported);
-  process.exit(1);
+  const { runOnSupportedNode } = await import('./supported-node.js');
+  await runOnSupportedNode(unsupported);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../cli/main.ts');
 }
-const { register } = await import('tsx/esm/api');
-register();
-await import('../cli/main.ts');

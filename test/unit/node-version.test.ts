@@ -60,18 +60,6 @@ describe('the Node floor', () => {
 });
 
 describe('the launcher on an older Node', () => {
-  /** bin/node-version.js's answer for each version, from a plain node as the launcher runs it. */
-  function messages(versions: string[]): (string | null)[] {
-    const script = `const { unsupportedNodeMessage } = await import('./bin/node-version.js');
-      console.log(JSON.stringify(${JSON.stringify(versions)}.map((version) => unsupportedNodeMessage(version, '/usr/bin/node') ?? null)));`;
-    const run = spawnSync(process.execPath, ['--input-type=module', '--eval', script], {
-      cwd: new URL('.', root),
-      encoding: 'utf8',
-    });
-    expect(run.stderr).toBe('');
-    return JSON.parse(run.stdout) as (string | null)[];
-  }
-
   it('refuses in one line naming the version found and what to install', () => {
     const refusal = (version: string) =>
       `Herald needs Node ${nodeRange} but this is Node ${version} (/usr/bin/node): install Node 22 LTS or newer (https://nodejs.org), or put the one scripts/ensure-node.sh installs first on PATH.`;
@@ -91,5 +79,49 @@ describe('the launcher on an older Node', () => {
       null,
       null,
     ]);
+  });
+});
+
+/** The machine's own node when it is older than the floor (as on a fresh Debian machine), else none. */
+const olderNode = ['/usr/bin/node', '/usr/local/bin/node'].find((path) => {
+  const run = spawnSync(path, ['-p', 'process.versions.node'], { encoding: 'utf8' });
+  return run.status === 0 && messages([run.stdout.trim()])[0] !== null;
+});
+
+/** bin/node-version.js's answer for each version, from a plain node as the launcher runs it. */
+function messages(versions: string[]): (string | null)[] {
+  const script = `const { unsupportedNodeMessage } = await import('./bin/node-version.js');
+    console.log(JSON.stringify(${JSON.stringify(versions)}.map((version) => unsupportedNodeMessage(version, '/usr/bin/node') ?? null)));`;
+  const run = spawnSync(process.execPath, ['--input-type=module', '--eval', script], {
+    cwd: new URL('.', root),
+    encoding: 'utf8',
+  });
+  return JSON.parse(run.stdout) as (string | null)[];
+}
+
+describe.runIf(olderNode)(`the launcher on this machine's older node (${olderNode})`, () => {
+  it('runs the command on the Node scripts/ensure-node.sh provides, saying so', () => {
+    const run = spawnSync(olderNode as string, ['bin/herald.js', '--help'], {
+      cwd: new URL('.', root),
+      encoding: 'utf8',
+      env: { ...process.env, PATH: '/usr/bin:/bin' },
+      timeout: 120_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(
+      /^Herald needs Node >=\d+\.\d+; this is \d+\.\d+\.\d+: running on \S+\/\.tools\/node22\/\S+\/bin\/node \(scripts\/ensure-node\.sh\)\.\n$/,
+    );
+    expect(run.stdout).toMatch(/^Usage: herald <command> \[options\]/);
+  });
+
+  it('refuses in one line when that Node is too old as well, rather than loop', () => {
+    const run = spawnSync(olderNode as string, ['bin/herald.js', '--help'], {
+      cwd: new URL('.', root),
+      encoding: 'utf8',
+      env: { ...process.env, HERALD_SUPPORTED_NODE_RERUN: '1' },
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/^Herald needs Node >=\d+\.\d+ but this is Node .+\n$/);
+    expect(run.stdout).toBe('');
   });
 });
