@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { nodeRange } from './node-version.js';
 
 const ensureNode = fileURLToPath(new URL('../scripts/ensure-node.sh', import.meta.url));
 /** Set for the re-run: should that Node be too old as well, refuse rather than loop. */
@@ -30,7 +31,7 @@ export async function runOnSupportedNode(refusal) {
   }
   const node = join(bin, 'node');
   console.error(
-    `Herald needs Node ${refusal.match(/Node (>=\S+)/)?.[1] ?? 'a newer'}; this is ${process.versions.node}: running on ${node} (scripts/ensure-node.sh).`,
+    `Herald needs Node ${nodeRange}; this is ${process.versions.node}: running on ${node} (scripts/ensure-node.sh).`,
   );
   // Its own process group, so a terminal's Ctrl-C reaches it once, forwarded from here.
   const child = spawn(node, process.argv.slice(1), {
