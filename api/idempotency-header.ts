@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import type { IdempotentResponse } from '../commands/idempotency.js';
+import type { IdempotentResponse } from '../commands/requests/idempotency.js';
 import { validationError } from '../domain/errors.js';
 
 const KEY_PATTERN = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;

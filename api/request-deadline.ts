@@ -1,17 +1,17 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Admission } from '../commands/admission.js';
+import type { Admission } from '../commands/requests/admission.js';
 import {
   type AnswerDeadline,
   type DeadlineAnswer,
   DeadlinePassedError,
-} from '../commands/answer-deadline.js';
+} from '../commands/requests/answer-deadline.js';
 import { ERROR_CATALOGUE } from '../domain/errors.js';
 import { OUTAGE_RETRY_AFTER_S } from './error-handler.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * The route's admission (commands/admission.ts): a slot is taken before anything else of the
+     * The route's admission (commands/requests/admission.ts): a slot is taken before anything else of the
      * request runs, signing in included, and held until its answer is written.
      */
     admission?: Admission;
@@ -21,7 +21,7 @@ declare module 'fastify' {
 /**
  * A request still running after this is answered, so that every answer comes within 5 s even
  * when a dependency hangs. While the request has saved nothing, the answer is 503 with
- * Retry-After, and a send's save can no longer commit after it (commands/answer-deadline.ts);
+ * Retry-After, and a send's save can no longer commit after it (commands/requests/answer-deadline.ts);
  * once a save's commit has begun, the answer is the one the send left for the deadline.
  */
 export const REQUEST_DEADLINE_MS = 4_500;
@@ -29,7 +29,7 @@ export const REQUEST_DEADLINE_MS = 4_500;
 /**
  * Time kept after `answerBy` for the answer to be stored (a few database calls) and written. A
  * Temporal call stops waiting at its deadline (temporal/deadline.ts), and a send hands the
- * deadline its answer as soon as it is known (commands/answer-deadline.ts), so should storing it
+ * deadline its answer as soon as it is known (commands/requests/answer-deadline.ts), so should storing it
  * outlast the deadline the deadline answers the same. A third of a shorter deadline (tests'), so
  * that `answerBy` never comes before the request.
  */
@@ -80,7 +80,7 @@ class RequestDeadline implements AnswerDeadline {
 const answering = new WeakSet<FastifyReply>();
 const deadlines = new WeakMap<FastifyRequest, RequestDeadline>();
 
-/** This request's deadline, for a send to leave its answers with (commands/answer-deadline.ts). */
+/** This request's deadline, for a send to leave its answers with (commands/requests/answer-deadline.ts). */
 export function deadlineOf(request: FastifyRequest): AnswerDeadline {
   const deadline = deadlines.get(request);
   if (!deadline) throw new Error('enforceRequestDeadline is not registered');

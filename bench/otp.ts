@@ -7,7 +7,7 @@
  * BENCH_WORKERS choose the shape.
  */
 import { cpus } from 'node:os';
-import { type GuardSetInput, setGuard } from '../commands/guard-settings.js';
+import { type GuardSetInput, setGuard } from '../commands/fraud-guard/settings.js';
 import { requestJson } from '../providers/json-http.js';
 import { measureTemporalFloor } from './floor/measure.js';
 import { cpuByPart, cpuPerRequest } from './support/cpu.js';

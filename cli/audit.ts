@@ -7,12 +7,12 @@
  * message body or a phone number never reaches the log.
  */
 import { type AuditedRecord, auditSubjectOf, recordAudit } from '../commands/audit.js';
-import { listWorkspaceMembers } from '../commands/members.js';
-import { findWorkspace } from '../commands/workspaces.js';
+import { listWorkspaceMembers } from '../commands/team/members.js';
+import { findWorkspace } from '../commands/team/workspaces.js';
 import { operatorIdentity } from '../config/operator.js';
-import { GUARD_SET_OPTIONS } from './commands/guard.js';
-import { type CommandResult, optional as given, type Options, text } from './commands/options.js';
-import type { AdminCommand } from './commands/table.js';
+import { GUARD_SET_OPTIONS } from './admin/guard.js';
+import { type CommandResult, optional as given, type Options, text } from './admin/options.js';
+import type { AdminCommand } from './admin/table.js';
 import type { AdminContext } from './context.js';
 
 type Details = Record<string, string | number | boolean | null>;

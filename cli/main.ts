@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/env.js';
 import { isDroppedTypeQueryFailure } from '../db/client.js';
+import { ADMIN_COMMANDS } from './admin/index.js';
+import { type AdminCommand, optionsOf, usageOf } from './admin/table.js';
 import { runAudited } from './audit.js';
-import { ADMIN_COMMANDS } from './commands/index.js';
-import { type AdminCommand, optionsOf, usageOf } from './commands/table.js';
 import { withAdminContext } from './context.js';
 import { printError, printResult, UsageError } from './output.js';
 
@@ -34,7 +34,7 @@ function findAdminCommand(argv: string[]) {
 }
 
 /** The roles load the api, worker and MCP server: only when run, so admin commands start fast. */
-const loadServe = () => import('./commands/serve.js');
+const loadServe = () => import('./admin/serve.js');
 
 interface RunCommand {
   /** Its description in usage, line by line. */
@@ -53,7 +53,7 @@ const RUN_COMMANDS: Record<string, RunCommand> = {
       'the production shape on one machine: a Temporal cluster on Postgres,',
       '2 api and 2 worker processes, the simulator (builds Temporal once)',
     ],
-    run: async () => (await import('./commands/cluster.js')).cluster(),
+    run: async () => (await import('./admin/cluster.js')).cluster(),
   },
   api: {
     summary: ['the HTTP api only (needs DATABASE_URL and TEMPORAL_ADDRESS)'],
@@ -148,7 +148,7 @@ function parseOptions(args: string[], command?: AdminCommand) {
 }
 
 /**
- * For one-off commands (the roles have their own handler, cli/commands/serve.ts): postgres.js's
+ * For one-off commands (the roles have their own handler, cli/admin/serve.ts): postgres.js's
  * dropped type query (db/guarded-pool.ts, 4.) must not end a command whose own calls are handled,
  * as it did when Postgres stopped under `herald migrate` on Ctrl-C (exit 1, not 130). Any other
  * unhandled rejection still ends the process, as Node's default would.

@@ -3,7 +3,7 @@
  * (domain/access.ts), read from the membership on every request, and for actions that change
  * something, the member's current role as well. Nothing comes from the browser.
  */
-import type { ConsoleVisitor } from '../commands/console-sessions.js';
+import type { ConsoleVisitor } from '../commands/console/sessions.js';
 import type { Permission, Role } from '../domain/access.js';
 
 interface Rule {
@@ -51,7 +51,7 @@ export const RULES = {
   'security.manage': { roles: ['owner'] },
   /** Workspace → Settings (quiet hours for marketing): what every marketing send waits for. */
   'settings.manage': { roles: ADMINS },
-  /** Erasing a person's number everywhere in the workspace (commands/recipient-erasure.ts). */
+  /** Erasing a person's number everywhere in the workspace (commands/messaging/recipient-erasure.ts). */
   'recipients.erase': { roles: ['owner'] },
 } as const satisfies Record<string, Rule>;
 

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { recordAudit } from '../commands/audit.js';
-import type { InvitationRevokedWithInviter } from '../commands/members.js';
+import type { InvitationRevokedWithInviter } from '../commands/team/members.js';
 import type { ConsoleDeps } from './deps.js';
 import { clientAddress, userAgent } from './http.js';
 
@@ -26,7 +26,7 @@ export async function audit(
   });
 }
 
-/** The pending invitations a member's change revoked with it (commands/members.ts), one entry each. */
+/** The pending invitations a member's change revoked with it (commands/team/members.ts), one entry each. */
 export async function auditInvitationsRevoked(
   deps: ConsoleDeps,
   request: FastifyRequest,

@@ -4,7 +4,7 @@
  * filter, never a 500. Blank parameters (the form's "any") are not given.
  */
 import { z } from 'zod';
-import type { BatchCursor, BatchFilter } from '../commands/console-batches.js';
+import type { BatchCursor, BatchFilter } from '../commands/console/batches.js';
 import { CAMPAIGN_STATUSES } from '../domain/campaign-status.js';
 
 /** Every status a batch has: its campaign's (campaigns.status, copied by trigger). */

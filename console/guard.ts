@@ -4,7 +4,7 @@
  * membership, the CSRF token on anything that changes state, and the action's permission.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type ConsoleVisitor, findConsoleSession } from '../commands/console-sessions.js';
+import { type ConsoleVisitor, findConsoleSession } from '../commands/console/sessions.js';
 import { secondFactorMissing } from '../domain/access.js';
 import { type Action, can, refusal } from './access.js';
 import type { ConsoleDeps } from './deps.js';

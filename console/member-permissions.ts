@@ -1,13 +1,13 @@
 /**
  * Who may change whose permissions on the Team page, on top of `team.manage` (owner or admin with
- * members.read): the use-case's own rules (commands/members.ts), which refuse the change itself
+ * members.read): the use-case's own rules (commands/team/members.ts), which refuse the change itself
  * on the memberships as locked; here they only decide what the page offers.
  */
-import type { ConsoleVisitor } from '../commands/console-sessions.js';
-import { grantRefusal as grantsRefusal } from '../commands/members.js';
+import type { ConsoleVisitor } from '../commands/console/sessions.js';
+import { grantRefusal as grantsRefusal } from '../commands/team/members.js';
 import type { Permission } from '../domain/access.js';
 
-export { permissionEditRefusal } from '../commands/members.js';
+export { permissionEditRefusal } from '../commands/team/members.js';
 
 /** What each permission opens, in the words of the permissions page. */
 export const PERMISSION_NOTES: Record<Permission, string> = {

@@ -1,4 +1,4 @@
-import type { ConsoleVisitor, PausedRanges } from '../commands/console-sessions.js';
+import type { ConsoleVisitor, PausedRanges } from '../commands/console/sessions.js';
 import { type Action, can } from './access.js';
 
 export interface NavItem {

@@ -5,7 +5,7 @@
 import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
-import { totpEnrolled } from '../commands/totp.js';
+import { totpEnrolled } from '../commands/team/totp.js';
 import { HeraldError } from '../domain/errors.js';
 import { assetRoutes } from './assets.js';
 import type { ConsoleContext } from './context.js';

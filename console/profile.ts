@@ -4,13 +4,13 @@
  * verification, their signed-in browsers, and for owners and admins the workspace's security.
  */
 import type { FastifyReply } from 'fastify';
-import { listMyConsoleSessions } from '../commands/console-sessions.js';
+import { listMyConsoleSessions } from '../commands/console/sessions.js';
 import {
   listWorkspaceSecondFactors,
   secondFactorResetRefusal,
   type TotpEnrolment,
   totpEnrolled,
-} from '../commands/totp.js';
+} from '../commands/team/totp.js';
 import { can } from './access.js';
 import type { ConsoleDeps } from './deps.js';
 import type { SignedIn } from './guard.js';

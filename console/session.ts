@@ -7,7 +7,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { CONSOLE_SESSION_TIMEOUTS } from '../commands/console-sessions.js';
+import { CONSOLE_SESSION_TIMEOUTS } from '../commands/console/sessions.js';
 
 export const SESSION_COOKIE = 'herald_session';
 const FORM_COOKIE = 'herald_form';

@@ -17,7 +17,7 @@ export interface Reconciled {
  *
  * Every unfinished campaign is paused, for the workers' sweeper to dispatch again under its saved
  * workflow id: one whose run Temporal has is left to it, one that Temporal's (older) backup lacks
- * is started (commands/dispatch-paused.ts).
+ * is started (commands/messaging/dispatch-paused.ts).
  */
 export async function reconcileRestoredDatabase(sql: Sql): Promise<Reconciled> {
   return sql.begin(async (tx) => {

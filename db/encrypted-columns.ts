@@ -1,6 +1,6 @@
 /**
  * Every column Herald encrypts under HERALD_SECRET (security/credentials.ts), read and rewritten
- * by `herald secrets rotate` (commands/rotate-secrets.ts): in batches by id, each rewrite a
+ * by `herald secrets rotate` (commands/operations/rotate-secrets.ts): in batches by id, each rewrite a
  * compare-and-set on the ciphertext it replaces, so a concurrent change is never overwritten.
  */
 import type { Sql } from './client.js';

@@ -24,7 +24,7 @@ export const ERROR_CATALOGUE = {
     status: 402,
     message: 'The workspace does not have enough credits for this send.',
   },
-  /** A fraud guard limit (commands/fraud-guard.ts) or an API rate limit: Retry-After says when. */
+  /** A fraud guard limit (commands/fraud-guard/send-checks.ts) or an API rate limit: Retry-After says when. */
   rate_limited: { status: 429, message: 'Too many requests.' },
   service_unavailable: { status: 503, message: 'Service temporarily unavailable.' },
   internal: { status: 500, message: 'Server error.' },

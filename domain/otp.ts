@@ -139,7 +139,7 @@ const ONE_SEGMENT_MESSAGE = `The :attribute field ${ONE_SEGMENT}.`;
 /**
  * docs/spec.md §4.3 request body: the validation and the OpenAPI description. What the workspace's
  * services, templates, providers and senders allow, and whether the own provider takes the
- * number, need the database: commands/otp-settings.ts checks them.
+ * number, need the database: commands/otp/settings.ts checks them.
  */
 export const otpSendRequestSchema = z
   .object(

@@ -2,7 +2,7 @@
  * The send-SMS request body (docs/spec.md §4.1, §8): one zod schema that validates it, with Laravel-style
  * messages keyed by request field (dot paths for recipients), and describes it in the OpenAPI
  * document. Pure: whether a provider or route exists, or needs a sender id, needs the database
- * (commands/routing.ts checks it).
+ * (commands/providers/routing.ts checks it).
  */
 import { z } from 'zod';
 import { SCHEDULE_MAX_AHEAD_DAYS } from './campaign-status.js';

@@ -162,7 +162,7 @@ function webhookScenario(
 
 /**
  * A campaign of `messages`, sent `sendInMs` from its start when given, and canceled (signalled,
- * as commands/cancel-campaign.ts does) `cancelAfterMs` after its start when given.
+ * as commands/messaging/cancel-campaign.ts does) `cancelAfterMs` after its start when given.
  */
 function campaignScenario(
   campaignId: number,

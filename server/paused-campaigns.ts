@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { dispatchPausedCampaigns } from '../commands/dispatch-paused.js';
+import { dispatchPausedCampaigns } from '../commands/messaging/dispatch-paused.js';
 import type { Sql } from '../db/client.js';
 
 export interface PausedCampaignSweeper {
@@ -9,7 +9,7 @@ export interface PausedCampaignSweeper {
 
 /**
  * Beside every worker: every `intervalMs`, dispatches the campaigns left paused
- * (commands/dispatch-paused.ts), so that a send answered `paused` is sent once Temporal is back
+ * (commands/messaging/dispatch-paused.ts), so that a send answered `paused` is sent once Temporal is back
  * without anyone retrying it. Several workers may sweep at once: a campaign still runs once.
  */
 export function startPausedCampaignSweeper(options: {

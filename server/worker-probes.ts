@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
-import { checkReadiness, unreadyReasons } from '../commands/readiness.js';
+import { checkReadiness, unreadyReasons } from '../commands/operations/readiness.js';
 import type { Sql } from '../db/client.js';
 
 export interface WorkerProbes {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { takeApiRequest } from '../../commands/api-rate.js';
+import { takeApiRequest } from '../../commands/requests/api-rate.js';
 import {
   type ActiveApiKey,
   type ApiKeyPrincipal,

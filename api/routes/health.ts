@@ -1,6 +1,6 @@
 import proto from '@temporalio/proto';
 import type { FastifyInstance } from 'fastify';
-import { checkReadiness, unreadyReasons } from '../../commands/readiness.js';
+import { checkReadiness, unreadyReasons } from '../../commands/operations/readiness.js';
 import { ping } from '../../db/client.js';
 import { TASK_QUEUE } from '../../workflows/definitions.js';
 import type { ApiDeps } from '../deps.js';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { listRecipients, presentRecipients } from '../../commands/campaign-recipients.js';
+import { listRecipients, presentRecipients } from '../../commands/messaging/campaign-recipients.js';
 import { HeraldError } from '../../domain/errors.js';
 import type { ApiDeps } from '../deps.js';
 import { principalOf } from '../plugins/auth.js';

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { sendAdmission } from '../../commands/admission.js';
-import { cancelCampaign } from '../../commands/cancel-campaign.js';
-import { presentCampaign } from '../../commands/presenters.js';
-import { sendCampaign } from '../../commands/send-campaign.js';
+import { cancelCampaign } from '../../commands/messaging/cancel-campaign.js';
+import { presentCampaign } from '../../commands/messaging/presenters.js';
+import { sendCampaign } from '../../commands/messaging/send-campaign.js';
+import { sendAdmission } from '../../commands/requests/admission.js';
 import { findCampaignView } from '../../db/campaigns.js';
 import { HeraldError } from '../../domain/errors.js';
 import { sendRequestSchema } from '../../domain/send-request.js';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { sendOtp } from '../../commands/send-otp.js';
-import { verifyOtp } from '../../commands/verify-otp.js';
+import { sendOtp } from '../../commands/otp/send-otp.js';
+import { verifyOtp } from '../../commands/otp/verify-otp.js';
 import { otpSendRequestSchema, otpVerifyRequestSchema } from '../../domain/otp.js';
 import type { ApiDeps } from '../deps.js';
 import { parseIdempotencyKey, replyIdempotently } from '../idempotency-header.js';

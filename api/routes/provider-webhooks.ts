@@ -2,7 +2,7 @@ import formbody from '@fastify/formbody';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { recordReceipt, recordReply } from '../../commands/record-receipt.js';
+import { recordReceipt, recordReply } from '../../commands/messaging/record-receipt.js';
 import type { ReceiptRequest } from '../../domain/provider-definition.js';
 import type { ApiDeps } from '../deps.js';
 

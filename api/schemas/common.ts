@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AT_CAPACITY_MESSAGE } from '../../commands/admission.js';
+import { AT_CAPACITY_MESSAGE } from '../../commands/requests/admission.js';
 import { ERROR_CATALOGUE } from '../../domain/errors.js';
 import { ifValidSoFar } from '../../domain/request-schema.js';
 

@@ -11,7 +11,7 @@ import {
   listSwitchableWorkspaces,
   signInToConsole,
   switchConsoleWorkspace,
-} from '../../commands/console-sessions.js';
+} from '../../commands/console/sessions.js';
 import { InputError } from '../../commands/input.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';

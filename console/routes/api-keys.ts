@@ -5,15 +5,15 @@
  */
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { presentGuard, showGuard } from '../../commands/fraud-guard/settings.js';
+import { InputError } from '../../commands/input.js';
+import { listRoutingChoices } from '../../commands/providers/routing-choices.js';
 import {
   type CreatedApiKey,
   createApiKey,
   listWorkspaceApiKeys,
   revokeApiKey,
-} from '../../commands/api-keys.js';
-import { presentGuard, showGuard } from '../../commands/guard-settings.js';
-import { InputError } from '../../commands/input.js';
-import { listRoutingChoices } from '../../commands/routing-choices.js';
+} from '../../commands/team/api-keys.js';
 import { ABILITIES } from '../../domain/access.js';
 import { formatRequestRate } from '../../domain/fraud-guard.js';
 import { can } from '../access.js';

@@ -5,7 +5,10 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { listAudit } from '../../commands/audit.js';
 import { InputError } from '../../commands/input.js';
-import { eraseRecipientNumber, presentErasure } from '../../commands/recipient-erasure.js';
+import {
+  eraseRecipientNumber,
+  presentErasure,
+} from '../../commands/messaging/recipient-erasure.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';

@@ -5,9 +5,9 @@
  * The list of batches is the Campaigns page.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { cancelCampaign } from '../../commands/cancel-campaign.js';
-import { loadBatchRecipients, loadBatchReport } from '../../commands/console-batches.js';
-import { waitingForQuietHours } from '../../commands/quiet-hours.js';
+import { loadBatchRecipients, loadBatchReport } from '../../commands/console/batches.js';
+import { cancelCampaign } from '../../commands/messaging/cancel-campaign.js';
+import { waitingForQuietHours } from '../../commands/messaging/quiet-hours.js';
 import { HeraldError } from '../../domain/errors.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';

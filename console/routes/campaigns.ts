@@ -4,15 +4,15 @@
  * use-case `herald campaign create` runs.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { listBatches } from '../../commands/console-batches.js';
-import { dispatchCampaign } from '../../commands/dispatch-campaign.js';
+import { listBatches } from '../../commands/console/batches.js';
 import { InputError } from '../../commands/input.js';
+import { dispatchCampaign } from '../../commands/messaging/dispatch-campaign.js';
 import {
   createNamedCampaign,
   type PreviewedMessage,
   previewNamedCampaign,
-} from '../../commands/named-campaigns.js';
-import { recipientLines } from '../../commands/quick-send.js';
+} from '../../commands/messaging/named-campaigns.js';
+import { recipientLines } from '../../commands/messaging/quick-send.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';
 import {

@@ -1,6 +1,6 @@
 /** The dashboard: credit balance, 7- and 30-day delivery summaries, a daily chart, recent batches. */
 import type { FastifyInstance } from 'fastify';
-import { listLatestBatches, loadDashboard } from '../../commands/console-dashboard.js';
+import { listLatestBatches, loadDashboard } from '../../commands/console/dashboard.js';
 import { can } from '../access.js';
 import type { ConsoleContext } from '../context.js';
 import { sendHtml } from '../http.js';

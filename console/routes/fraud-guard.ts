@@ -5,7 +5,7 @@
  */
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { loadGuardReport } from '../../commands/guard-report.js';
+import { loadGuardReport } from '../../commands/fraud-guard/report.js';
 import {
   type GuardSetInput,
   type GuardView,
@@ -14,9 +14,9 @@ import {
   setGuard,
   showGuard,
   unblockRange,
-} from '../../commands/guard-settings.js';
+} from '../../commands/fraud-guard/settings.js';
 import { InputError } from '../../commands/input.js';
-import { listWorkspaceOtpServices } from '../../commands/otp-service-listing.js';
+import { listWorkspaceOtpServices } from '../../commands/otp/service-listing.js';
 import {
   BUILT_IN_BLOCKED_PREFIXES,
   type GuardSettings,

@@ -4,9 +4,9 @@
  * (`herald workspace update --help-text` does the same).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { loadInbox } from '../../commands/inbox.js';
 import { InputError } from '../../commands/input.js';
-import { updateWorkspaceSettings } from '../../commands/workspaces.js';
+import { loadInbox } from '../../commands/messaging/inbox.js';
+import { updateWorkspaceSettings } from '../../commands/team/workspaces.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';

@@ -1,13 +1,13 @@
 /** An invitation's link: set a password (or sign in) and join the workspace with the invited role. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { findConsoleSession, startConsoleSession } from '../../commands/console/sessions.js';
+import { InputError } from '../../commands/input.js';
 import {
   acceptAsExistingUser,
   acceptWithNewAccount,
   findInvitation,
   type OpenInvitation,
-} from '../../commands/accept-invitation.js';
-import { findConsoleSession, startConsoleSession } from '../../commands/console-sessions.js';
-import { InputError } from '../../commands/input.js';
+} from '../../commands/team/accept-invitation.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { formErrors } from '../form-errors.js';

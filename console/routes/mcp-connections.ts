@@ -1,6 +1,6 @@
 /** Developer Tools → MCP & AI: the workspace's AI client connections, revocable (docs/spec.md §5.2 item 6). */
 import type { FastifyInstance } from 'fastify';
-import { listMcpConnections, revokeMcpConnection } from '../../commands/mcp-connections.js';
+import { listMcpConnections, revokeMcpConnection } from '../../commands/team/mcp-connections.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';

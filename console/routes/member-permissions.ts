@@ -1,11 +1,11 @@
 /**
  * Team → a member's permissions: grant or revoke one at a time, through the use-case of
- * `herald member update --grant/--revoke` (commands/members.ts). The member's next request reads
+ * `herald member update --grant/--revoke` (commands/team/members.ts). The member's next request reads
  * the new set (console/guard.ts, mcp/access.ts); nothing is cached anywhere.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { InputError } from '../../commands/input.js';
-import { listWorkspaceMembers, updateWorkspaceMember } from '../../commands/members.js';
+import { listWorkspaceMembers, updateWorkspaceMember } from '../../commands/team/members.js';
 import { isPermission, PERMISSIONS, ROLE_PERMISSIONS } from '../../domain/access.js';
 import { audit, auditInvitationsRevoked } from '../audit.js';
 import type { ConsoleContext } from '../context.js';

@@ -1,13 +1,13 @@
 /**
  * More services → OTP → Sender ids: the workspace's registered senders, per provider (list,
  * register, delete). A sender for one of the workspace's own providers is approved at once; one
- * for `own` waits for the operator (commands/senders.ts requestSender).
+ * for `own` waits for the operator (commands/providers/senders.ts requestSender).
  */
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { InputError } from '../../commands/input.js';
-import { listRoutingChoices } from '../../commands/routing-choices.js';
-import { deleteSender, listSenders, requestSender } from '../../commands/senders.js';
+import { listRoutingChoices } from '../../commands/providers/routing-choices.js';
+import { deleteSender, listSenders, requestSender } from '../../commands/providers/senders.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';

@@ -5,19 +5,19 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InputError } from '../../commands/input.js';
+import { listTemplates } from '../../commands/messaging/templates.js';
 import {
   listWorkspaceOtpServices,
   type OtpServiceRecord,
-} from '../../commands/otp-service-listing.js';
+} from '../../commands/otp/service-listing.js';
 import {
   createOtpService,
   deleteOtpService,
   type OtpServiceSettingsInput,
   showOtpService,
   updateOtpService,
-} from '../../commands/otp-services.js';
-import { listRoutingChoices } from '../../commands/routing-choices.js';
-import { listTemplates } from '../../commands/templates.js';
+} from '../../commands/otp/services.js';
+import { listRoutingChoices } from '../../commands/providers/routing-choices.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';

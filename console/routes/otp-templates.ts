@@ -13,7 +13,7 @@ import {
   showTemplate,
   type TemplateListing,
   updateTemplate,
-} from '../../commands/templates.js';
+} from '../../commands/messaging/templates.js';
 import { MESSAGE_PURPOSES } from '../../domain/send-request.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';

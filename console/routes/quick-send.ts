@@ -1,6 +1,10 @@
 /** Quick Send: recipients, message with its live counter, purpose, sender id, routing; then the batch's status. */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { measureMessage, recipientLines, sendQuickSend } from '../../commands/quick-send.js';
+import {
+  measureMessage,
+  recipientLines,
+  sendQuickSend,
+} from '../../commands/messaging/quick-send.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import type { SignedIn } from '../guard.js';

@@ -7,7 +7,7 @@ import {
   completeConsoleSecondFactor,
   endOtherConsoleSessions,
   findConsoleSession,
-} from '../../commands/console-sessions.js';
+} from '../../commands/console/sessions.js';
 import { InputError } from '../../commands/input.js';
 import {
   beginTotpEnrolment,
@@ -15,7 +15,7 @@ import {
   disableTotp,
   requireSecondFactor,
   resetMemberSecondFactor,
-} from '../../commands/totp.js';
+} from '../../commands/team/totp.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { clientAddress, formOf, redirect, sendHtml, text } from '../http.js';

@@ -8,12 +8,12 @@ import {
   createInvitation,
   listWorkspaceInvitations,
   revokeInvitation,
-} from '../../commands/invitations.js';
+} from '../../commands/team/invitations.js';
 import {
   listWorkspaceMembers,
   removeWorkspaceMember,
   updateWorkspaceMember,
-} from '../../commands/members.js';
+} from '../../commands/team/members.js';
 import { ROLES } from '../../domain/access.js';
 import { can } from '../access.js';
 import { audit, auditInvitationsRevoked } from '../audit.js';
@@ -148,7 +148,7 @@ export async function teamRoutes(app: FastifyInstance, { context }: { context: C
     if (!target) return page(reply, signedIn, 404, { error: 'This workspace has no such member.' });
     const role = action === 'role' ? text(form, 'role') : undefined;
     // Only an owner changes an owner or makes one: the use-case refuses it on the memberships as
-    // locked for the change (commands/members.ts membershipEditRefusal), not as `target` was read.
+    // locked for the change (commands/team/members.ts membershipEditRefusal), not as `target` was read.
     const by = { userId: signedIn.visitor.userId };
     try {
       if (action === 'remove') {

@@ -9,7 +9,7 @@ import {
   enableWebhookEndpoint,
   listWebhookEndpointAttempts,
   listWorkspaceWebhookEndpoints,
-} from '../../commands/webhooks.js';
+} from '../../commands/webhooks/webhooks.js';
 import { RECIPIENT_EVENT_TYPES, WEBHOOK_EVENT_TYPES } from '../../domain/webhooks.js';
 import { can } from '../access.js';
 import { audit } from '../audit.js';

@@ -4,8 +4,8 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { InputError } from '../../commands/input.js';
-import { workspaceQuietHours } from '../../commands/quiet-hours.js';
-import { updateWorkspaceSettings } from '../../commands/workspaces.js';
+import { workspaceQuietHours } from '../../commands/messaging/quiet-hours.js';
+import { updateWorkspaceSettings } from '../../commands/team/workspaces.js';
 import { formatQuietHours } from '../../domain/quiet-hours.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';

@@ -1,4 +1,4 @@
--- Failed password sign-ins (commands/sign-in.ts): one row per failure and subject, a subject being
+-- Failed password sign-ins (commands/team/sign-in.ts): one row per failure and subject, a subject being
 -- an account (by email) or a client address, each stored only as a keyed hash so that arbitrary
 -- input takes a fixed 32 bytes. An attempt is recorded before its password is checked, so that
 -- concurrent guesses count against the limit before any of them is answered.

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { signInWithPassword } from '../../commands/sign-in.js';
-import { checkTotpCode, secondFactorDue } from '../../commands/totp.js';
+import { signInWithPassword } from '../../commands/team/sign-in.js';
+import { checkTotpCode, secondFactorDue } from '../../commands/team/totp.js';
 import { findSignInWorkspaces } from '../../db/member-access.js';
 import { findClient } from '../../db/oauth-clients.js';
 import { findConsentParties } from '../../db/oauth-consent.js';

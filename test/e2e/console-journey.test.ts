@@ -25,10 +25,10 @@ import {
   type Response,
 } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { addCredits } from '../../commands/credits.js';
-import { createInvitation } from '../../commands/invitations.js';
-import { addUser } from '../../commands/users.js';
-import { createWorkspace } from '../../commands/workspaces.js';
+import { addCredits } from '../../commands/otp/credits.js';
+import { createInvitation } from '../../commands/team/invitations.js';
+import { addUser } from '../../commands/team/users.js';
+import { createWorkspace } from '../../commands/team/workspaces.js';
 import { purposeKey } from '../../security/keys.js';
 import { freshAddress, openConsoleApp } from '../support/console.js';
 import { callbackListener, HostStorage } from '../support/mcp-host.js';

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { setGuard } from '../../commands/guard-settings.js';
+import { setGuard } from '../../commands/fraud-guard/settings.js';
 import { addCredits } from '../../db/credits.js';
 import {
   ensureStopped,

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { providerCreate, providerDisable } from '../../cli/commands/providers.js';
+import { providerCreate, providerDisable } from '../../cli/admin/providers.js';
 import {
   ensureStopped,
   type HeraldProcess,

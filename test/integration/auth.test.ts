@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keyCreate, keyRevoke } from '../../cli/commands/keys.js';
-import { memberRemove, memberUpdate } from '../../cli/commands/members.js';
-import { userCreate } from '../../cli/commands/users.js';
+import { keyCreate, keyRevoke } from '../../cli/admin/keys.js';
+import { memberRemove, memberUpdate } from '../../cli/admin/members.js';
+import { userCreate } from '../../cli/admin/users.js';
 import { createTenant, openStack, PUBLIC_URL, type Stack, type Tenant } from '../support/stack.js';
 
 const UNAUTHENTICATED = { message: 'Unauthenticated.' };

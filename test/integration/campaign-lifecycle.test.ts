@@ -4,9 +4,9 @@
  * simulator's inbox.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { campaignCancel, campaignCreate } from '../../cli/commands/campaigns.js';
-import { webhookCreate } from '../../cli/commands/webhooks.js';
-import { dispatchCampaign } from '../../commands/dispatch-campaign.js';
+import { campaignCancel, campaignCreate } from '../../cli/admin/campaigns.js';
+import { webhookCreate } from '../../cli/admin/webhooks.js';
+import { dispatchCampaign } from '../../commands/messaging/dispatch-campaign.js';
 import { parseEnv } from '../../config/env.js';
 import { dropCampaignPersonalData } from '../../db/retention.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';

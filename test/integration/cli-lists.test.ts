@@ -5,21 +5,21 @@
  * JSON and the one-line errors with the command's own usage.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { campaignCreate, campaignList } from '../../cli/commands/campaigns.js';
-import { keyCreate, keyList, keyRevoke } from '../../cli/commands/keys.js';
-import { otpServiceCreate, otpServiceList } from '../../cli/commands/otp-services.js';
+import { campaignCreate, campaignList } from '../../cli/admin/campaigns.js';
+import { keyCreate, keyList, keyRevoke } from '../../cli/admin/keys.js';
+import { otpServiceCreate, otpServiceList } from '../../cli/admin/otp-services.js';
 import {
   providerCreate,
   providerDisable,
   providerList,
   routeCreate,
   routeList,
-} from '../../cli/commands/providers.js';
-import { userCreate, userList } from '../../cli/commands/users.js';
-import { workspaceCreate, workspaceList } from '../../cli/commands/workspaces.js';
+} from '../../cli/admin/providers.js';
+import { userCreate, userList } from '../../cli/admin/users.js';
+import { workspaceCreate, workspaceList } from '../../cli/admin/workspaces.js';
 import type { AdminContext } from '../../cli/context.js';
 import { UsageError } from '../../cli/output.js';
-import { sendQuickSend } from '../../commands/quick-send.js';
+import { sendQuickSend } from '../../commands/messaging/quick-send.js';
 import { parseEnv } from '../../config/env.js';
 import { columnOf, idColumn } from '../support/cli-table.js';
 import { heraldEnv, runHerald, runHeraldJson } from '../support/processes.js';

@@ -7,8 +7,8 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { addUser } from '../../commands/users.js';
-import { createWorkspace } from '../../commands/workspaces.js';
+import { addUser } from '../../commands/team/users.js';
+import { createWorkspace } from '../../commands/team/workspaces.js';
 import { insertCampaign } from '../../db/campaigns.js';
 import type { Role } from '../../domain/access.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';

@@ -8,10 +8,10 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { updateWorkspaceMember } from '../../commands/members.js';
-import { registerSender } from '../../commands/senders.js';
-import { addUser } from '../../commands/users.js';
-import { createWorkspace } from '../../commands/workspaces.js';
+import { registerSender } from '../../commands/providers/senders.js';
+import { updateWorkspaceMember } from '../../commands/team/members.js';
+import { addUser } from '../../commands/team/users.js';
+import { createWorkspace } from '../../commands/team/workspaces.js';
 import { insertCampaign } from '../../db/campaigns.js';
 import type { Role } from '../../domain/access.js';
 import { ConsoleBrowser, type Page, visibleText } from '../support/console.js';

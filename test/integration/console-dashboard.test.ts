@@ -6,8 +6,8 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { addUser } from '../../commands/users.js';
-import { createWorkspace } from '../../commands/workspaces.js';
+import { addUser } from '../../commands/team/users.js';
+import { createWorkspace } from '../../commands/team/workspaces.js';
 import { recordDelivery, settleMessages } from '../../db/campaign-messages.js';
 import { insertCampaign, recordDispatch } from '../../db/campaigns.js';
 import { createDeliverySummaryCache } from '../../mcp/delivery-summary-cache.js';

@@ -7,17 +7,17 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../../commands/api-keys.js';
-import { addCredits } from '../../commands/credits.js';
-import { setGuard, showGuard } from '../../commands/guard-settings.js';
-import { createOtpService } from '../../commands/otp-services.js';
-import { addUser } from '../../commands/users.js';
-import { createWorkspace } from '../../commands/workspaces.js';
+import { setGuard, showGuard } from '../../commands/fraud-guard/settings.js';
+import { addCredits } from '../../commands/otp/credits.js';
+import { createOtpService } from '../../commands/otp/services.js';
+import { createApiKey } from '../../commands/team/api-keys.js';
+import { addUser } from '../../commands/team/users.js';
+import { createWorkspace } from '../../commands/team/workspaces.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
 
 let server: Awaited<ReturnType<typeof openConsoleApp>>;
 const PASSWORD = 'correct horse 1';
-/** Refusals are counted after their answer (commands/fraud-guard.ts countRefusal). */
+/** Refusals are counted after their answer (commands/fraud-guard/send-checks.ts countRefusal). */
 const POLL = { timeout: 10_000, interval: 100 };
 
 beforeAll(async () => {

@@ -2,14 +2,14 @@
  * The MCP OAuth sign-in asks for the TOTP code set up in the console (docs/spec.md §5.2 item 2, "completes
  * any required verification"): the consent is unreachable until the code is given, a wrong code is
  * refused, and a user whose workspace requires a factor they lack is refused outright. The
- * console and the OAuth sign-in share one throttle for failed passwords (commands/sign-in.ts).
+ * console and the OAuth sign-in share one throttle for failed passwords (commands/team/sign-in.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { beginTotpEnrolment, checkTotpCode } from '../../commands/totp.js';
-import { addUser } from '../../commands/users.js';
-import { createWorkspace } from '../../commands/workspaces.js';
+import { beginTotpEnrolment, checkTotpCode } from '../../commands/team/totp.js';
+import { addUser } from '../../commands/team/users.js';
+import { createWorkspace } from '../../commands/team/workspaces.js';
 import { ConsoleBrowser, freshAddress } from '../support/console.js';
 import { type McpServerUnderTest, openMcpServer } from '../support/mcp.js';
 import { connectWithForms } from '../support/oauth-forms.js';

@@ -7,10 +7,10 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createApiKey } from '../../commands/api-keys.js';
-import { addCredits } from '../../commands/credits.js';
-import { addUser } from '../../commands/users.js';
-import { createWorkspace } from '../../commands/workspaces.js';
+import { addCredits } from '../../commands/otp/credits.js';
+import { createApiKey } from '../../commands/team/api-keys.js';
+import { addUser } from '../../commands/team/users.js';
+import { createWorkspace } from '../../commands/team/workspaces.js';
 import { insertProvider } from '../../db/providers.js';
 import { type RunningSimulator, startSimulator } from '../../providers/simulator/server.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';

@@ -5,9 +5,9 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { registerSender } from '../../commands/senders.js';
-import { addUser } from '../../commands/users.js';
-import { createWorkspace } from '../../commands/workspaces.js';
+import { registerSender } from '../../commands/providers/senders.js';
+import { addUser } from '../../commands/team/users.js';
+import { createWorkspace } from '../../commands/team/workspaces.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
 import { inbox } from '../support/send.js';
 

@@ -6,9 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resetMemberSecondFactor } from '../../commands/totp.js';
-import { addUser } from '../../commands/users.js';
-import { createWorkspace } from '../../commands/workspaces.js';
+import { resetMemberSecondFactor } from '../../commands/team/totp.js';
+import { addUser } from '../../commands/team/users.js';
+import { createWorkspace } from '../../commands/team/workspaces.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
 
 let server: Awaited<ReturnType<typeof openConsoleApp>>;

@@ -7,8 +7,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMaintenanceActivities } from '../../activities/maintenance.js';
-import { addUser } from '../../commands/users.js';
-import { createWorkspace } from '../../commands/workspaces.js';
+import { addUser } from '../../commands/team/users.js';
+import { createWorkspace } from '../../commands/team/workspaces.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
 
 let server: Awaited<ReturnType<typeof openConsoleApp>>;

@@ -7,14 +7,14 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createInvitation } from '../../commands/invitations.js';
+import { createInvitation } from '../../commands/team/invitations.js';
 import {
   listWorkspaceMembers,
   removeWorkspaceMember,
   updateWorkspaceMember,
-} from '../../commands/members.js';
-import { addUser } from '../../commands/users.js';
-import { createWorkspace } from '../../commands/workspaces.js';
+} from '../../commands/team/members.js';
+import { addUser } from '../../commands/team/users.js';
+import { createWorkspace } from '../../commands/team/workspaces.js';
 import { insertCampaign } from '../../db/campaigns.js';
 import { ConsoleBrowser, openConsoleApp, type Page, visibleText } from '../support/console.js';
 

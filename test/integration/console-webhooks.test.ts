@@ -5,9 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addUser } from '../../commands/users.js';
-import { createWebhookEndpoint } from '../../commands/webhooks.js';
-import { createWorkspace } from '../../commands/workspaces.js';
+import { addUser } from '../../commands/team/users.js';
+import { createWorkspace } from '../../commands/team/workspaces.js';
+import { createWebhookEndpoint } from '../../commands/webhooks/webhooks.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
 
 let server: Awaited<ReturnType<typeof openConsoleApp>>;

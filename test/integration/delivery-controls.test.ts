@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPacer } from '../../activities/throughput.js';
-import { providerCreate, routeCreate } from '../../cli/commands/providers.js';
+import { providerCreate, routeCreate } from '../../cli/admin/providers.js';
 import { reserveSlots } from '../../db/send-slots.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
 import { startSimulator } from '../../providers/simulator/server.js';

@@ -6,9 +6,9 @@
  */
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { webhookCreate } from '../../cli/commands/webhooks.js';
-import { setGuard, showGuard, unblockRange } from '../../commands/guard-settings.js';
-import { createOtpService } from '../../commands/otp-services.js';
+import { webhookCreate } from '../../cli/admin/webhooks.js';
+import { setGuard, showGuard, unblockRange } from '../../commands/fraud-guard/settings.js';
+import { createOtpService } from '../../commands/otp/services.js';
 import { parseEnv } from '../../config/env.js';
 import { createSql, type Sql } from '../../db/client.js';
 import { addCredits } from '../../db/credits.js';

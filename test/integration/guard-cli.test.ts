@@ -6,13 +6,13 @@
 import { randomInt } from 'node:crypto';
 import { hostname, userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { guardSet, guardShow, guardUnblock } from '../../cli/admin/guard.js';
+import { ADMIN_COMMANDS } from '../../cli/admin/index.js';
+import { keyCreate, keyRate, keyRevoke } from '../../cli/admin/keys.js';
+import type { Options } from '../../cli/admin/options.js';
 import { runAudited } from '../../cli/audit.js';
-import { guardSet, guardShow, guardUnblock } from '../../cli/commands/guard.js';
-import { ADMIN_COMMANDS } from '../../cli/commands/index.js';
-import { keyCreate, keyRate, keyRevoke } from '../../cli/commands/keys.js';
-import type { Options } from '../../cli/commands/options.js';
 import { UsageError } from '../../cli/output.js';
-import { createOtpService } from '../../commands/otp-services.js';
+import { createOtpService } from '../../commands/otp/services.js';
 import { recordRangeBlock } from '../../db/fraud-guard.js';
 import { heraldEnv, runHerald, runHeraldJson } from '../support/processes.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';

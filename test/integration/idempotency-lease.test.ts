@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { idempotently, requestHash } from '../../commands/idempotency.js';
+import { idempotently, requestHash } from '../../commands/requests/idempotency.js';
 import { insertCampaign } from '../../db/campaigns.js';
 import type { IdempotencyScope } from '../../db/idempotency.js';
 import { HeraldError } from '../../domain/errors.js';

@@ -12,10 +12,10 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { providerCreate, providerDisable } from '../../cli/commands/providers.js';
-import { userCreate } from '../../cli/commands/users.js';
-import { webhookCreate } from '../../cli/commands/webhooks.js';
-import { workspaceUpdate } from '../../cli/commands/workspaces.js';
+import { providerCreate, providerDisable } from '../../cli/admin/providers.js';
+import { userCreate } from '../../cli/admin/users.js';
+import { webhookCreate } from '../../cli/admin/webhooks.js';
+import { workspaceUpdate } from '../../cli/admin/workspaces.js';
 import { UsageError } from '../../cli/output.js';
 import { createDeliverySummaryCache } from '../../mcp/delivery-summary-cache.js';
 import { getDeliverySummary } from '../../mcp/tools/get-delivery-summary.js';

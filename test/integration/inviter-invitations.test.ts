@@ -9,9 +9,9 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createInvitation } from '../../commands/invitations.js';
-import { addUser } from '../../commands/users.js';
-import { createWorkspace } from '../../commands/workspaces.js';
+import { createInvitation } from '../../commands/team/invitations.js';
+import { addUser } from '../../commands/team/users.js';
+import { createWorkspace } from '../../commands/team/workspaces.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
 import { heraldEnv, runHeraldJson } from '../support/processes.js';
 

@@ -8,8 +8,12 @@ import { randomBytes } from 'node:crypto';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { userCreate } from '../../cli/commands/users.js';
-import { beginTotpEnrolment, checkTotpCode, requireSecondFactor } from '../../commands/totp.js';
+import { userCreate } from '../../cli/admin/users.js';
+import {
+  beginTotpEnrolment,
+  checkTotpCode,
+  requireSecondFactor,
+} from '../../commands/team/totp.js';
 import { createMcpUser, type McpServerUnderTest, openMcpServer } from '../support/mcp.js';
 import { connectWithForms } from '../support/oauth-forms.js';
 

@@ -9,9 +9,9 @@
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { campaignRecipients } from '../../cli/commands/campaign-recipients.js';
+import { campaignRecipients } from '../../cli/admin/campaign-recipients.js';
 import { UsageError } from '../../cli/output.js';
-import { eraseRecipientNumber } from '../../commands/recipient-erasure.js';
+import { eraseRecipientNumber } from '../../commands/messaging/recipient-erasure.js';
 import { optOut } from '../../db/opt-outs.js';
 import { insertProvider } from '../../db/providers.js';
 import { dropCampaignPersonalData } from '../../db/retention.js';

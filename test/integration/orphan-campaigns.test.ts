@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createMaintenanceActivities } from '../../activities/maintenance.js';
-import { requestHash } from '../../commands/idempotency.js';
+import { requestHash } from '../../commands/requests/idempotency.js';
 import { insertCampaign } from '../../db/campaigns.js';
 import { buildApp } from '../../server/app.js';
 import { heraldEnv, runHeraldJson } from '../support/processes.js';

@@ -7,21 +7,21 @@
 import { randomInt } from 'node:crypto';
 import { hostname, userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { creditsAdd } from '../../cli/commands/credits.js';
-import type { Options } from '../../cli/commands/options.js';
+import { creditsAdd } from '../../cli/admin/credits.js';
+import type { Options } from '../../cli/admin/options.js';
 import {
   otpServiceCreate,
   otpServiceDelete,
   otpServiceUpdate,
-} from '../../cli/commands/otp-services.js';
-import { providerCreate, providerDisable } from '../../cli/commands/providers.js';
-import { senderCreate, senderDelete, senderList } from '../../cli/commands/senders.js';
+} from '../../cli/admin/otp-services.js';
+import { providerCreate, providerDisable } from '../../cli/admin/providers.js';
+import { senderCreate, senderDelete, senderList } from '../../cli/admin/senders.js';
 import {
   templateCreate,
   templateDelete,
   templateList,
   templateUpdate,
-} from '../../cli/commands/templates.js';
+} from '../../cli/admin/templates.js';
 import { UsageError } from '../../cli/output.js';
 import { creditBalance } from '../../db/credits.js';
 import { idColumn } from '../support/cli-table.js';

@@ -8,8 +8,8 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { keyCreate } from '../../cli/commands/keys.js';
-import { userCreate } from '../../cli/commands/users.js';
+import { keyCreate } from '../../cli/admin/keys.js';
+import { userCreate } from '../../cli/admin/users.js';
 import { addCredits } from '../../db/credits.js';
 import { otpWorkflowId } from '../../workflows/definitions.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';

@@ -6,8 +6,8 @@
  */
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { keyCreate } from '../../cli/commands/keys.js';
-import { userCreate } from '../../cli/commands/users.js';
+import { keyCreate } from '../../cli/admin/keys.js';
+import { userCreate } from '../../cli/admin/users.js';
 import { addCredits, creditBalance } from '../../db/credits.js';
 import { insertMessageTemplate, upsertSenderId } from '../../db/otp-settings.js';
 import { insertProvider, setProviderActive } from '../../db/providers.js';

@@ -7,9 +7,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createOtpService } from '../../commands/otp-services.js';
-import { deleteSender, registerSender } from '../../commands/senders.js';
-import { createTemplate, deleteTemplate, updateTemplate } from '../../commands/templates.js';
+import {
+  createTemplate,
+  deleteTemplate,
+  updateTemplate,
+} from '../../commands/messaging/templates.js';
+import { createOtpService } from '../../commands/otp/services.js';
+import { deleteSender, registerSender } from '../../commands/providers/senders.js';
 import { createSql, type Sql } from '../../db/client.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
 

@@ -1,14 +1,14 @@
 /**
  * A send answered `paused` (Temporal unreachable) is sent by Herald itself once Temporal is back,
  * exactly once, with or without an Idempotency-Key: the worker's sweeper dispatches it
- * (commands/dispatch-paused.ts). `herald campaign resume` dispatches one from any door, and a
+ * (commands/messaging/dispatch-paused.ts). `herald campaign resume` dispatches one from any door, and a
  * campaign left paused past its validity is closed by its run with every message failed unsent.
  */
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { campaignResume } from '../../cli/commands/campaigns.js';
+import { campaignResume } from '../../cli/admin/campaigns.js';
 import { parseEnv } from '../../config/env.js';
 import { buildApp } from '../../server/app.js';
 import { inbox, lookup, numbers } from '../support/send.js';

@@ -5,7 +5,7 @@
  * (with its own opt-out link), and segments are counted per rendered text against the daily cap.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { setGuard, showGuard } from '../../commands/guard-settings.js';
+import { setGuard, showGuard } from '../../commands/fraud-guard/settings.js';
 import { eraseRecipient } from '../../db/recipient-erasure.js';
 import { dropCampaignPersonalData } from '../../db/retention.js';
 import { maskedNumber } from '../../domain/phone.js';

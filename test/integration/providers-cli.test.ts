@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { keyCreate } from '../../cli/commands/keys.js';
-import type { Options } from '../../cli/commands/options.js';
+import { keyCreate } from '../../cli/admin/keys.js';
+import type { Options } from '../../cli/admin/options.js';
 import {
   providerCreate,
   providerDisable,
   providerEnable,
   routeCreate,
-} from '../../cli/commands/providers.js';
+} from '../../cli/admin/providers.js';
 import { UsageError } from '../../cli/output.js';
 import { heraldEnv, runHeraldJson } from '../support/processes.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';

@@ -8,9 +8,9 @@
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { workspaceUpdate } from '../../cli/commands/workspaces.js';
+import { workspaceUpdate } from '../../cli/admin/workspaces.js';
 import { UsageError } from '../../cli/output.js';
-import { addUser } from '../../commands/users.js';
+import { addUser } from '../../commands/team/users.js';
 import { ConsoleBrowser, visibleText } from '../support/console.js';
 import { dispatchPrepared, inbox, lookup, messageRows, postMessages } from '../support/send.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';

@@ -12,7 +12,7 @@ import type { TypedSearchAttributes } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { createSmppSessions } from '../../activities/smpp-binds.js';
-import { loadBatchReport } from '../../commands/console-batches.js';
+import { loadBatchReport } from '../../commands/console/batches.js';
 import {
   NO_RECEIPT_ERROR_CODE,
   recordDelivery,

@@ -8,12 +8,12 @@
 import { randomUUID } from 'node:crypto';
 import { hostname, userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ADMIN_COMMANDS } from '../../cli/admin/index.js';
+import type { Options } from '../../cli/admin/options.js';
+import { providerCreate } from '../../cli/admin/providers.js';
+import { userCreate } from '../../cli/admin/users.js';
+import { webhookCreate } from '../../cli/admin/webhooks.js';
 import { runAudited } from '../../cli/audit.js';
-import { ADMIN_COMMANDS } from '../../cli/commands/index.js';
-import type { Options } from '../../cli/commands/options.js';
-import { providerCreate } from '../../cli/commands/providers.js';
-import { userCreate } from '../../cli/commands/users.js';
-import { webhookCreate } from '../../cli/commands/webhooks.js';
 import { UsageError } from '../../cli/output.js';
 import { recordAudit } from '../../commands/audit.js';
 import { addCredits } from '../../db/credits.js';

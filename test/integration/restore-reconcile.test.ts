@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createCampaignActivities } from '../../activities/campaign.js';
-import { reconcileRestore } from '../../commands/after-restore.js';
+import { reconcileRestore } from '../../commands/operations/after-restore.js';
 import { ensureDatabase } from '../../db/bootstrap.js';
 import { cancelCampaign } from '../../db/campaign-lifecycle.js';
 import { recordDispatch } from '../../db/campaigns.js';

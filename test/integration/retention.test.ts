@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMaintenanceActivities } from '../../activities/maintenance.js';
-import { webhookCreate } from '../../cli/commands/webhooks.js';
+import { webhookCreate } from '../../cli/admin/webhooks.js';
 import { addCredits } from '../../db/credits.js';
 import { storeInboundMessage } from '../../db/inbound-messages.js';
 import { maskedNumber } from '../../domain/phone.js';

@@ -174,7 +174,7 @@ describe('POST /api/v1/messages', () => {
     await stack.sql`
       insert into idempotency_keys (workspace_id, endpoint, key, request_hash, status, locked_until, expires_at)
       values (${tenant.workspaceId}, 'POST /api/v1/messages', ${key},
-              ${(await import('../../commands/idempotency.js')).requestHash(payload)},
+              ${(await import('../../commands/requests/idempotency.js')).requestHash(payload)},
               'processing', now() + interval '1 minute', now() + interval '1 day')`;
     const response = await send(payload, { 'idempotency-key': key });
     expect(response.statusCode).toBe(409);

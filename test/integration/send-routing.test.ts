@@ -4,7 +4,7 @@
  * provider was used is read from campaign_messages.provider_slug and from the simulators' inboxes.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { keyCreate } from '../../cli/commands/keys.js';
+import { keyCreate } from '../../cli/admin/keys.js';
 import { insertFailoverRoute, insertProvider, setProviderActive } from '../../db/providers.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
 import {

@@ -4,7 +4,7 @@
  * Routing is in send-routing.test.ts; counters, receipts and opt-outs in send-lifecycle.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { registerSender } from '../../commands/senders.js';
+import { registerSender } from '../../commands/providers/senders.js';
 import { insertFailoverRoute, insertProvider, setProviderActive } from '../../db/providers.js';
 import {
   inbox,

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createSmppSessions } from '../../activities/smpp-binds.js';
-import { providerCreate, providerDisable, routeCreate } from '../../cli/commands/providers.js';
+import { providerCreate, providerDisable, routeCreate } from '../../cli/admin/providers.js';
 import { UsageError } from '../../cli/output.js';
 import { findActiveSmppProviders } from '../../db/smpp.js';
 import { countSegments } from '../../domain/segments.js';

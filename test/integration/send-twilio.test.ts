@@ -13,7 +13,7 @@
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { providerCreate, routeCreate } from '../../cli/commands/providers.js';
+import { providerCreate, routeCreate } from '../../cli/admin/providers.js';
 import { parseEnv } from '../../config/env.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
 import { decryptCredentials, providerCredentialsContext } from '../../security/credentials.js';

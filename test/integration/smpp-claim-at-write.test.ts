@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { providerCreate, providerDisable } from '../../cli/commands/providers.js';
+import { providerCreate, providerDisable } from '../../cli/admin/providers.js';
 import { lookup, messageRows, numbers, sendQueued } from '../support/send.js';
 import { type SmscPeer, startSmscPeer } from '../support/smsc-peer.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';

@@ -4,7 +4,7 @@
  * the real `herald` binary with --json.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Options } from '../../cli/commands/options.js';
+import type { Options } from '../../cli/admin/options.js';
 import {
   webhookAttempts,
   webhookCreate,
@@ -12,7 +12,7 @@ import {
   webhookDisable,
   webhookEnable,
   webhookList,
-} from '../../cli/commands/webhooks.js';
+} from '../../cli/admin/webhooks.js';
 import { UsageError } from '../../cli/output.js';
 import type { HostResolver } from '../../security/ssrf.js';
 import { heraldEnv, runHeraldJson } from '../support/processes.js';

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMaintenanceActivities } from '../../activities/maintenance.js';
-import { webhookCreate } from '../../cli/commands/webhooks.js';
+import { webhookCreate } from '../../cli/admin/webhooks.js';
 import { startWebhookWorkflow } from '../../temporal/workflow-starts.js';
 import { webhookLaneWorkflowId } from '../../workflows/definitions.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';

@@ -6,7 +6,7 @@
  * webhookWorkflow, a local receiving server, receipts posted to the api as the provider would.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { webhookCreate } from '../../cli/commands/webhooks.js';
+import { webhookCreate } from '../../cli/admin/webhooks.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
 import { receiptSignature } from '../support/receipts.js';
 import {

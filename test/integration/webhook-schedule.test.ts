@@ -12,7 +12,7 @@ import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createActivities } from '../../activities/index.js';
-import { webhookCreate, webhookList } from '../../cli/commands/webhooks.js';
+import { webhookCreate, webhookList } from '../../cli/admin/webhooks.js';
 import type { AdminContext } from '../../cli/context.js';
 import { parseEnv } from '../../config/env.js';
 import { insertCampaign } from '../../db/campaigns.js';

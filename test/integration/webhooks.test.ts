@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { webhookAttempts, webhookCreate } from '../../cli/commands/webhooks.js';
+import { webhookAttempts, webhookCreate } from '../../cli/admin/webhooks.js';
 import { addCredits } from '../../db/credits.js';
 import { insertOtpRequest } from '../../db/otp-requests.js';
 import { WEBHOOK_EVENT_TYPES } from '../../domain/webhooks.js';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
-import { userCreate } from '../../cli/commands/users.js';
-import { workspaceCreate } from '../../cli/commands/workspaces.js';
+import { userCreate } from '../../cli/admin/users.js';
+import { workspaceCreate } from '../../cli/admin/workspaces.js';
 import type { AdminContext } from '../../cli/context.js';
 import { parseEnv } from '../../config/env.js';
 import { createSql, type Sql } from '../../db/client.js';

@@ -8,9 +8,9 @@ import {
   listBatches,
   loadBatchRecipients,
   loadBatchReport,
-} from '../../commands/console-batches.js';
-import { loadDashboard } from '../../commands/console-dashboard.js';
-import { loadGuardReport } from '../../commands/guard-report.js';
+} from '../../commands/console/batches.js';
+import { loadDashboard } from '../../commands/console/dashboard.js';
+import { loadGuardReport } from '../../commands/fraud-guard/report.js';
 import { createDeliverySummaryCache } from '../../mcp/delivery-summary-cache.js';
 import { tools } from '../../mcp/tools/index.js';
 import type { Stack, Tenant } from './stack.js';

@@ -4,7 +4,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { expect } from 'vitest';
-import { dispatchCampaign } from '../../commands/dispatch-campaign.js';
+import { dispatchCampaign } from '../../commands/messaging/dispatch-campaign.js';
 import { insertCampaign, type NewCampaign } from '../../db/campaigns.js';
 import { insertProvider } from '../../db/providers.js';
 import { type RunningSimulator, startSimulator } from '../../providers/simulator/server.js';

@@ -6,7 +6,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import { expect } from 'vitest';
-import { webhookAttempts } from '../../cli/commands/webhooks.js';
+import { webhookAttempts } from '../../cli/admin/webhooks.js';
 import type { AdminContext } from '../../cli/context.js';
 
 export interface ReceivedWebhook {

@@ -3,13 +3,13 @@
  * declared read-only: a new command without a line there fails here.
  */
 import { describe, expect, it } from 'vitest';
+import { ADMIN_COMMANDS } from '../../cli/admin/index.js';
 import {
   AUDITED_COMMANDS,
   type AuditInput,
   auditLinesOf,
   READ_ONLY_COMMANDS,
 } from '../../cli/audit.js';
-import { ADMIN_COMMANDS } from '../../cli/commands/index.js';
 
 describe('CLI audit coverage', () => {
   it('names every admin command once, as audited or read-only, and no other', () => {

@@ -3,7 +3,7 @@
  * shows them by its own label, and the api sees them as a catalogued error with field errors.
  */
 import { describe, expect, it } from 'vitest';
-import { optionOf } from '../../cli/commands/options.js';
+import { optionOf } from '../../cli/admin/options.js';
 import {
   conflict,
   fieldsOf,

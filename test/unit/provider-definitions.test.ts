@@ -3,8 +3,8 @@
  * from the usage it lays out, so a field left out of that layout could never be given.
  */
 import { describe, expect, it } from 'vitest';
-import { PROVIDER_COMMANDS } from '../../cli/commands/providers.js';
-import { optionsOf, usageOf } from '../../cli/commands/table.js';
+import { PROVIDER_COMMANDS } from '../../cli/admin/providers.js';
+import { optionsOf, usageOf } from '../../cli/admin/table.js';
 import { ProviderFieldsRefusal } from '../../domain/provider-definition.js';
 import { PROVIDER_DEFINITIONS } from '../../providers/registry.js';
 

@@ -21,7 +21,7 @@ export function legitimateNumber(user: number): string {
   return `+61420${String(user).padStart(2, '0')}5555`;
 }
 
-/** The guard rule a 429 names, read from its message (commands/fraud-guard.ts, api-rate.ts). */
+/** The guard rule a 429 names, read from its message (commands/fraud-guard/send-checks.ts, api-rate.ts). */
 export function refusalRule(answer: Answer): string | undefined {
   if (answer.status !== 429) return undefined;
   const message = String(answer.body?.message ?? '');

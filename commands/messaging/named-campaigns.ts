@@ -1,0 +1,222 @@
+/**
+ * Named campaigns (`herald campaign create`, the console's Create campaign form): checked by the
+ * REST send's own rules (domain validation, then routing), saved with source `campaign`, then
+ * handed to the caller's dispatch. A named campaign has no Idempotency-Key: it is saved with its
+ * workflow id in the same transaction, so whatever stops the dispatch (Temporal not confirming,
+ * the process dying) leaves it `paused` under that id, and `campaign resume` starts exactly that
+ * workflow. Each front end reaches Temporal its own way (the CLI connects only for this), so the
+ * dispatch is the caller's.
+ */
+import type { Workspace } from '../../db/workspaces.js';
+import { isSchedulable, SCHEDULE_WINDOW_ERROR } from '../../domain/campaign-status.js';
+import { type FieldErrors, HeraldError } from '../../domain/errors.js';
+import { renderOptOutLink } from '../../domain/opt-out.js';
+import { readPersonalizationCsv } from '../../domain/personalization-csv.js';
+import { countSegments } from '../../domain/segments.js';
+import { validateSendRequest } from '../../domain/send-request.js';
+import { characters } from '../../domain/validation.js';
+import { erasedOptOutForms } from '../../security/recipient-hash.js';
+import { campaignWorkflowId } from '../../workflows/definitions.js';
+import type { CommandDeps } from '../deps.js';
+import { insertCampaignWithinCap } from '../fraud-guard/send-checks.js';
+import {
+  fieldsOf,
+  InputError,
+  invalid,
+  type MessagePart,
+  optionalText,
+  requiredText,
+} from '../input.js';
+import { checkFailoverRoute } from '../providers/failover-routes.js';
+import { checkProvider } from '../providers/providers.js';
+import { resolveRouting } from '../providers/routing.js';
+import { findWorkspace } from '../team/workspaces.js';
+import { campaignTexts } from './campaign-texts.js';
+
+export interface NamedCampaignInput {
+  workspace?: string;
+  name?: string;
+  /** Numbers as given: each trimmed, blanks dropped. */
+  recipients?: string[];
+  body?: string;
+  /** `transactional` (default) or `marketing`. */
+  purpose?: string;
+  senderId?: string;
+  /** A direct provider of the workspace; without it (and without a route), `own`. */
+  provider?: string;
+  /** A failover route of the workspace; exclusive with `provider`. */
+  failoverRoute?: string;
+  /**
+   * A personalisation CSV (domain/personalization-csv.ts): its extra columns are each row's
+   * variables for the body's {{name}} placeholders; its numbers are the recipients when none are
+   * given.
+   */
+  variables?: string;
+  /** When to send it: ISO 8601 with a time zone offset, 1 minute to 35 days ahead; unset: now. */
+  sendAt?: string;
+}
+
+const NAME_MAX_CHARACTERS = 200;
+
+const field = fieldsOf<NamedCampaignInput>();
+
+/** The input field that carries each field of the REST request body. */
+const INPUT_FIELD_OF_REST: Record<string, keyof NamedCampaignInput & string> = {
+  recipients: 'recipients',
+  message: 'body',
+  message_purpose: 'purpose',
+  sender_id: 'senderId',
+  provider_slug: 'provider',
+  routing_type: 'failoverRoute',
+  failover_route_slug: 'failoverRoute',
+  personalization: 'variables',
+  send_at: 'sendAt',
+};
+
+/** Messages a refusal lists before it counts the rest (a CSV may miss a variable on 1,000 rows). */
+const LISTED_MESSAGES = 10;
+
+/** The send rules' messages, each led by the input field it is about: `<field>: <message>; ...`. */
+function sendRuleRefusal(errors: FieldErrors): InputError {
+  const parts: MessagePart[] = [];
+  const all = Object.entries(errors).flatMap(([restField, messages]) =>
+    messages.map((message) => ({ restField, message })),
+  );
+  for (const { restField, message } of all.slice(0, LISTED_MESSAGES)) {
+    const name = INPUT_FIELD_OF_REST[restField.split('.')[0] ?? restField];
+    if (parts.length > 0) parts.push('; ');
+    parts.push(name ? field(name) : restField, `: ${message}`);
+  }
+  if (all.length > LISTED_MESSAGES) parts.push(`; and ${all.length - LISTED_MESSAGES} more`);
+  return new InputError('validation_failed', parts);
+}
+
+/** The variables CSV read (undefined when none is given), or refused naming its field. */
+function readVariables(text: string | undefined) {
+  if (text === undefined || text.trim() === '') return undefined;
+  const read = readPersonalizationCsv(text);
+  if (!read.ok) throw invalid`${field('variables')} ${read.error}`;
+  return read;
+}
+
+/** The recipients given, else the variables CSV's numbers. */
+function recipientsOf(input: NamedCampaignInput, variables: ReturnType<typeof readVariables>) {
+  const given = (input.recipients ?? []).map((item) => item.trim()).filter(Boolean);
+  const recipients = given.length > 0 ? given : (variables?.recipients ?? []);
+  if (recipients.length === 0) throw invalid`${field('recipients')} is required`;
+  return recipients;
+}
+
+export interface PreviewedMessage {
+  recipient: string;
+  /** As sent: `{opt_out_url}` shown as a link of its real length. */
+  text: string;
+  segments: number;
+}
+
+/**
+ * The first `count` messages as their recipients will get them, checked by the send's rules
+ * (as `createNamedCampaign` refuses them); nothing is saved.
+ */
+export function previewNamedCampaign(
+  deps: Pick<CommandDeps, 'publicUrl'>,
+  input: NamedCampaignInput,
+  count = 3,
+): PreviewedMessage[] {
+  const variables = readVariables(input.variables);
+  const recipients = recipientsOf(input, variables);
+  const body = requiredText(input.body, field('body'));
+  const validation = validateSendRequest({
+    recipients,
+    message: body,
+    personalization: variables?.personalization,
+    message_purpose: optionalText(input.purpose),
+  });
+  if (!validation.ok) throw sendRuleRefusal(validation.errors);
+  const request = validation.value;
+  return request.recipients.slice(0, count).map((recipient) => {
+    const text = renderOptOutLink(
+      request.personalized?.get(recipient) ?? request.message,
+      deps.publicUrl,
+    );
+    return { recipient, text, segments: countSegments(text).segments };
+  });
+}
+
+export interface CreatedNamedCampaign<Dispatched> {
+  workspace: Workspace;
+  id: number;
+  name: string;
+  /** Recipients requested (a marketing send then leaves out opted-out numbers). */
+  recipients: number;
+  dispatched: Dispatched;
+}
+
+/**
+ * Refuses with an InputError naming its input fields (each front end labels them); once saved,
+ * the campaign is paused until `dispatch` starts its workflow.
+ */
+export async function createNamedCampaign<Dispatched>(
+  deps: Pick<CommandDeps, 'sql' | 'env' | 'publicUrl' | 'secret'>,
+  input: NamedCampaignInput,
+  dispatch: (campaign: { workspace: Workspace; id: number }) => Promise<Dispatched>,
+): Promise<CreatedNamedCampaign<Dispatched>> {
+  const workspace = await findWorkspace(deps, input.workspace);
+  const name = requiredText(input.name, field('name'));
+  if (characters(name) > NAME_MAX_CHARACTERS)
+    throw invalid`${field('name')} must be at most ${NAME_MAX_CHARACTERS} characters`;
+  const variables = readVariables(input.variables);
+  const recipients = recipientsOf(input, variables);
+  const body = requiredText(input.body, field('body'));
+  const provider = optionalText(input.provider);
+  const failoverRoute = optionalText(input.failoverRoute);
+  if (provider && failoverRoute)
+    throw invalid`${field('provider')} and ${field('failoverRoute')} are exclusive`;
+
+  const validation = validateSendRequest({
+    recipients,
+    message: body,
+    personalization: variables?.personalization,
+    message_purpose: optionalText(input.purpose),
+    sender_id: optionalText(input.senderId),
+    provider_slug: provider,
+    ...(failoverRoute && { routing_type: 'failover', failover_route_slug: failoverRoute }),
+    send_at: optionalText(input.sendAt),
+  });
+  if (!validation.ok) throw sendRuleRefusal(validation.errors);
+  const request = validation.value;
+  if (request.sendAt && !isSchedulable(request.sendAt, new Date()))
+    throw sendRuleRefusal({ send_at: [SCHEDULE_WINDOW_ERROR] });
+  if (provider) await checkProvider(deps, workspace, provider, field('provider'));
+  if (failoverRoute)
+    await checkFailoverRoute(deps, workspace, failoverRoute, field('failoverRoute'));
+  // No API key stands behind the campaign: without a provider or route it goes through `own`.
+  const noKey = { routingType: null, providerSlug: null, failoverRouteSlug: null };
+  let routing: Awaited<ReturnType<typeof resolveRouting>>;
+  try {
+    routing = await resolveRouting(deps.sql, { workspaceId: workspace.id, ...noKey }, request);
+  } catch (error) {
+    if (error instanceof HeraldError && error.fieldErrors) throw sendRuleRefusal(error.fieldErrors);
+    throw error;
+  }
+
+  const { id } = await insertCampaignWithinCap(deps.sql, {
+    workspaceId: workspace.id,
+    apiKeyId: null,
+    source: 'campaign',
+    name,
+    reference: null,
+    purpose: request.messagePurpose,
+    body: request.message,
+    senderId: request.senderId,
+    ...routing,
+    sendAt: request.sendAt,
+    validityHours: deps.env.MESSAGE_VALIDITY_HOURS,
+    ...campaignTexts(request, deps.publicUrl),
+    recipients: request.recipients,
+    erasedOptOuts: erasedOptOutForms(deps.secret, request.messagePurpose, request.recipients),
+    workflowIdOf: (campaignId) => campaignWorkflowId(workspace.id, null, campaignId),
+  });
+  const dispatched = await dispatch({ workspace, id });
+  return { workspace, id, name, recipients: request.recipients.length, dispatched };
+}

@@ -1,0 +1,193 @@
+import type { ApiKeyPrincipal } from '../../db/api-keys.js';
+import { findCampaignViewAndDispatchInfo, type SavedCampaign } from '../../db/campaigns.js';
+import { isDatabaseUnavailable } from '../../db/client.js';
+import { isSchedulable, SCHEDULE_WINDOW_ERROR } from '../../domain/campaign-status.js';
+import { HeraldError, validationError } from '../../domain/errors.js';
+import type { SendRequest } from '../../domain/send-request.js';
+import { erasedOptOutForms } from '../../security/recipient-hash.js';
+import { campaignWorkflowId } from '../../workflows/definitions.js';
+import type { CommandDeps } from '../deps.js';
+import { insertCampaignWithinCap } from '../fraud-guard/send-checks.js';
+import { resolveRouting } from '../providers/routing.js';
+import { sendAdmission } from '../requests/admission.js';
+import {
+  type AnswerDeadline,
+  type DeadlineAnswer,
+  NO_DEADLINE,
+} from '../requests/answer-deadline.js';
+import {
+  type IdempotentResponse,
+  type IdempotentWork,
+  idempotently,
+} from '../requests/idempotency.js';
+import { campaignTexts } from './campaign-texts.js';
+import { DISPATCH_CONFIRM_MS, dispatchCampaign } from './dispatch-campaign.js';
+import { presentCampaign } from './presenters.js';
+
+const ENDPOINT = 'POST /api/v1/messages';
+
+/**
+ * docs/spec.md §4.1's answers for a saved campaign: queued (or scheduled, with `send_at`) once its
+ * dispatch is confirmed, else paused.
+ */
+function answerFor(saved: SavedCampaign, confirmed: boolean, key: string | null): DeadlineAnswer {
+  const { view, dispatch } = saved;
+  const scheduled = view.scheduledAt !== null && view.scheduledAt.getTime() > Date.now();
+  const status =
+    confirmed && view.status === 'paused' ? (scheduled ? 'scheduled' : 'queued') : view.status;
+  const message = presentCampaign({ ...view, status });
+  const total = view.totalRecipients;
+  const messages = `${total} ${total === 1 ? 'message' : 'messages'}`;
+  const body = confirmed
+    ? {
+        message: scheduled ? 'Messages scheduled for sending.' : 'Messages queued for sending.',
+        data: {
+          message,
+          queue: {
+            success: true,
+            campaign_id: view.id,
+            batch_id: dispatch.batchId,
+            total_recipients: total,
+            requested_recipients: dispatch.requestedRecipients,
+            excluded_recipients: dispatch.excludedRecipients,
+            message: scheduled
+              ? `${messages} scheduled for ${view.scheduledAt?.toISOString()}.`
+              : `${messages} queued for sending.`,
+          },
+        },
+      }
+    : {
+        message:
+          'The messages were saved but their dispatch could not be confirmed. Check the message status before retrying.',
+        data: {
+          message,
+          queue: {
+            success: false,
+            campaign_id: view.id,
+            message: key
+              ? 'Dispatch could not be confirmed; Herald dispatches the campaign once it can, and a retry with the same Idempotency-Key resumes it now.'
+              : 'Dispatch could not be confirmed; Herald dispatches the campaign once it can. Do not send it again.',
+          },
+        },
+      };
+  return { status: 202, body: JSON.stringify(body) };
+}
+
+/**
+ * What a send answers when its commit's outcome cannot be known (Postgres went away, or the
+ * deadline came, while it committed): the campaign it may have saved, to look up before retrying.
+ * One that was saved is dispatched by Herald itself (commands/messaging/dispatch-paused.ts).
+ */
+function uncertainSave(campaignId: number): HeraldError {
+  return new HeraldError('service_unavailable', {
+    message: `Service temporarily unavailable. Campaign ${campaignId} may have been saved, and is then sent: look it up (GET /api/v1/messages/${campaignId}) before retrying; retry only if it is not found.`,
+  });
+}
+
+/**
+ * Saves the campaign and ties it to its key in one transaction whose commit the deadline cannot
+ * contradict: a deadline that answered first rolls it back; one that comes while it commits
+ * answers that it may have been saved; once it committed, the deadline answers `paused`.
+ */
+async function saveCampaign(
+  deps: CommandDeps,
+  principal: ApiKeyPrincipal,
+  request: SendRequest,
+  key: string | null,
+  attach: IdempotentWork['attach'],
+  deadline: AnswerDeadline,
+): Promise<SavedCampaign & { started: () => void }> {
+  if (request.sendAt && !isSchedulable(request.sendAt, new Date()))
+    throw validationError({ send_at: [SCHEDULE_WINDOW_ERROR] });
+  const routing = await resolveRouting(deps.sql, principal, request);
+  let committing: number | undefined;
+  let saved: SavedCampaign;
+  let started = () => {};
+  try {
+    saved = await insertCampaignWithinCap(
+      deps.sql,
+      {
+        workspaceId: principal.workspaceId,
+        apiKeyId: principal.keyId,
+        reference: request.reference,
+        purpose: request.messagePurpose,
+        body: request.message,
+        senderId: request.senderId,
+        ...routing,
+        recipients: request.recipients,
+        erasedOptOuts: erasedOptOutForms(deps.secret, request.messagePurpose, request.recipients),
+        sendAt: request.sendAt,
+        validityHours: deps.env.MESSAGE_VALIDITY_HOURS,
+        ...campaignTexts(request, deps.publicUrl),
+        workflowIdOf: (id) => campaignWorkflowId(principal.workspaceId, key, id),
+      },
+      async (tx, campaign) => {
+        await attach(String(campaign.id), tx);
+        // Too late to confirm its start once committed: roll back and refuse (docs/api.md "Admission").
+        started = sendAdmission.committing(deadline.answerBy);
+        const uncertain = uncertainSave(campaign.id);
+        deadline.saving({ status: 503, body: JSON.stringify({ message: uncertain.message }) });
+        committing = campaign.id;
+      },
+    );
+  } catch (error) {
+    // The connection went while committing: Postgres may have committed or not.
+    if (committing !== undefined && isDatabaseUnavailable(error)) throw uncertainSave(committing);
+    deadline.notSaved();
+    throw error;
+  }
+  return { ...saved, started };
+}
+
+/**
+ * POST /api/v1/messages, given the body as its schema (domain/send-request.ts) read it and as
+ * received (what the Idempotency-Key's request hash covers): claim the key, save the campaign,
+ * dispatch it. The dispatch waits for Temporal until the deadline's `answerBy` at the latest,
+ * then answers `paused`. Once the campaign is saved the answer is 202 whatever fails after: a
+ * paused campaign is dispatched by Herald itself (commands/messaging/dispatch-paused.ts).
+ */
+export async function sendCampaign(
+  deps: CommandDeps,
+  principal: ApiKeyPrincipal,
+  { request, received }: { request: SendRequest; received: unknown },
+  key: string | null,
+  deadline: AnswerDeadline = NO_DEADLINE,
+): Promise<IdempotentResponse> {
+  const scope = key ? { workspaceId: principal.workspaceId, endpoint: ENDPOINT, key } : null;
+
+  return idempotently(deps, scope, received, async ({ resourceId, attach }) => {
+    let saved: SavedCampaign;
+    let started = () => {};
+    if (resourceId === null) {
+      ({ started, ...saved } = await saveCampaign(deps, principal, request, key, attach, deadline));
+      deadline.saved(answerFor(saved, false, key));
+    } else {
+      // A retry with the key: the campaign an earlier attempt saved, as it stands now.
+      const found = await findCampaignViewAndDispatchInfo(
+        deps.sql,
+        principal.workspaceId,
+        Number(resourceId),
+      );
+      if (!found) throw new Error(`campaign ${resourceId} vanished`);
+      saved = { id: found.view.id, ...found };
+    }
+    const confirmed = await dispatchCampaign(
+      deps,
+      { workspaceId: principal.workspaceId, campaignId: saved.view.id },
+      Math.min(Date.now() + DISPATCH_CONFIRM_MS, deadline.answerBy),
+      saved.dispatch,
+      () => {
+        started();
+        // Confirmed: should recording it outlast the deadline, the deadline answers queued.
+        deadline.saved(answerFor(saved, true, key));
+      },
+    ).then(
+      (outcome) => outcome.confirmed,
+      // Saved but not recorded as dispatched (Postgres away): the sweeper finishes it.
+      () => false,
+    );
+    // A paused answer is not final: the next retry with this key resumes the same campaign.
+    const { status, body } = answerFor(saved, confirmed, key);
+    return { status, body, final: confirmed };
+  });
+}

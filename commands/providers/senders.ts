@@ -1,0 +1,129 @@
+/** Sender ids a workspace may send from, per provider: approved, or pending approval. */
+import { upsertSenderId } from '../../db/otp-settings.js';
+import {
+  deleteSenderId,
+  insertNewSenderId,
+  listSenderIds,
+  lockSenderListing,
+  otpServicesUsingSender,
+  type SenderListing,
+} from '../../db/sender-ids.js';
+import type { Workspace } from '../../db/workspaces.js';
+import { MAX_OTP_SENDER_ID_LENGTH } from '../../domain/otp.js';
+import { OWN_PROVIDER_SLUG } from '../../domain/provider-definition.js';
+import { characters } from '../../domain/validation.js';
+import type { CommandDeps } from '../deps.js';
+import { conflict, fieldsOf, invalid, notFound, requiredText, resourceSlug } from '../input.js';
+import { capitalised, dependents } from '../otp/dependents.js';
+import { findWorkspace } from '../team/workspaces.js';
+import { checkProvider } from './providers.js';
+
+export type { SenderListing };
+
+type Deps = Pick<CommandDeps, 'sql'>;
+
+export interface RegisterSenderInput {
+  workspace?: string;
+  /** A provider's slug, or `own`. */
+  provider?: string;
+  sender?: string;
+  /** Approved unless false (pending approval). */
+  approved?: boolean;
+}
+
+const field = fieldsOf<RegisterSenderInput>();
+
+/** The workspace, and the provider and sender read by the rules every registration follows. */
+async function senderOf(deps: Deps, input: RegisterSenderInput) {
+  const workspace = await findWorkspace(deps, input.workspace);
+  const providerSlug = resourceSlug(
+    requiredText(input.provider, field('provider')),
+    field('provider'),
+  );
+  // A disabled provider may be enabled again: its senders can be registered meanwhile.
+  await checkProvider(deps, workspace, providerSlug, field('provider'), { mayBeDisabled: true });
+  const sender = requiredText(input.sender, field('sender'));
+  if (characters(sender) > MAX_OTP_SENDER_ID_LENGTH)
+    throw invalid`${field('sender')} must be at most ${MAX_OTP_SENDER_ID_LENGTH} characters`;
+  return { workspace, providerSlug, sender };
+}
+
+export interface RegisteredSender {
+  id: number;
+  sender: string;
+  providerSlug: string;
+  approved: boolean;
+  workspace: Workspace;
+}
+
+/** The operator's registration: registers the sender, or sets its approval when it is registered already. */
+export async function registerSender(
+  deps: Deps,
+  input: RegisterSenderInput,
+): Promise<RegisteredSender> {
+  const { workspace, providerSlug, sender } = await senderOf(deps, input);
+  const approved = input.approved !== false;
+  const { id } = await upsertSenderId(deps.sql, {
+    workspaceId: workspace.id,
+    providerSlug,
+    sender,
+    approved,
+  });
+  return { id, sender, providerSlug, approved, workspace };
+}
+
+/**
+ * A workspace member's registration (the console): a sender for one of the workspace's own
+ * providers is approved at once, the workspace answering for its own account; a sender for
+ * `own`, the operator's provider, waits for the operator's approval (`herald sender create`).
+ */
+export async function requestSender(
+  deps: Deps,
+  input: Omit<RegisterSenderInput, 'approved'>,
+): Promise<RegisteredSender> {
+  const { workspace, providerSlug, sender } = await senderOf(deps, input);
+  const approved = providerSlug !== OWN_PROVIDER_SLUG;
+  const row = await insertNewSenderId(deps.sql, {
+    workspaceId: workspace.id,
+    providerSlug,
+    sender,
+    approved,
+  });
+  if (!row)
+    throw conflict`${field('sender')}: "${sender}" is already registered for ${providerSlug} in ${workspace.slug}`;
+  return { id: row.id, sender, providerSlug, approved, workspace };
+}
+
+/** The workspace's senders, by provider. */
+export async function listSenders(
+  deps: Deps,
+  input: { workspace?: string },
+): Promise<SenderListing[]> {
+  const workspace = await findWorkspace(deps, input.workspace);
+  return listSenderIds(deps.sql, workspace.id);
+}
+
+/**
+ * Refused while an OTP service sends from the sender: its sends would all be refused. The sender
+ * is locked while its services are checked, so none can be saved with it meanwhile.
+ */
+export async function deleteSender(
+  deps: Deps,
+  input: { workspace?: string; id: number },
+): Promise<{ sender: SenderListing; workspace: Workspace }> {
+  const workspace = await findWorkspace(deps, input.workspace);
+  const unknown = () => notFound`${workspace.slug} has no sender id ${input.id}`;
+  if (!Number.isSafeInteger(input.id)) throw unknown();
+  const sender = await deps.sql.begin(async (tx) => {
+    const sender = await lockSenderListing(tx, workspace.id, input.id);
+    if (!sender) throw unknown();
+    const services = await otpServicesUsingSender(tx, workspace.id, sender, OWN_PROVIDER_SLUG);
+    if (services.length > 0) {
+      const { who, sends, them } = dependents(services);
+      throw conflict`${capitalised(who)} ${sends} from "${sender.sender}" through ${sender.providerSlug}; change ${them} first`;
+    }
+    if (!(await deleteSenderId(tx, workspace.id, sender.id))) throw unknown();
+    return sender;
+  });
+  return { sender, workspace };
+}

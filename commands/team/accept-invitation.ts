@@ -1,0 +1,94 @@
+/**
+ * Accepting an invitation at its link: a new account sets its password; an email that already
+ * has an account signs in (the one throttled sign-in). Either way the user becomes a member with
+ * the invited role and that role's permissions.
+ */
+import {
+  acceptInvitation,
+  findOpenInvitation,
+  type OpenInvitation,
+} from '../../db/invitation-acceptance.js';
+import { ROLE_PERMISSIONS } from '../../domain/access.js';
+import { hashPassword } from '../../security/password.js';
+import { findByKeyedHash } from '../../security/tokens.js';
+import type { CommandDeps } from '../deps.js';
+import { conflict, fieldsOf, invalid } from '../input.js';
+import { type SignInResult, signInWithPassword } from './sign-in.js';
+
+type Deps = Pick<CommandDeps, 'sql' | 'secret'>;
+
+export const MIN_PASSWORD_LENGTH = 8;
+const MAX_PASSWORD_LENGTH = 200;
+const INVITATION_TOKEN = /^hli_[A-Za-z0-9_-]{43}$/;
+
+export type { OpenInvitation };
+
+/** The pending invitation behind a link's token, or undefined (unknown, used, revoked, expired). */
+export async function findInvitation(
+  deps: Deps,
+  token: string,
+): Promise<OpenInvitation | undefined> {
+  if (!INVITATION_TOKEN.test(token)) return undefined;
+  // Sent before a rotation, its hash is under an older key of the ring.
+  const found = await findByKeyedHash(deps.secret, 'invitation-hash', token, (hash) =>
+    findOpenInvitation(deps.sql, hash),
+  );
+  return found?.row;
+}
+
+const gone = () => conflict`This invitation has already been used, revoked or has expired`;
+
+export interface NewAccountInput {
+  password?: string;
+  passwordConfirmation?: string;
+}
+
+/** For an email without an account: the password it will sign in with. */
+export async function acceptWithNewAccount(
+  deps: Deps,
+  invitation: OpenInvitation,
+  input: NewAccountInput,
+): Promise<{ userId: number }> {
+  const field = fieldsOf<NewAccountInput>();
+  const password = input.password ?? '';
+  if (password.length < MIN_PASSWORD_LENGTH)
+    throw invalid`${field('password')} must be at least ${MIN_PASSWORD_LENGTH} characters`;
+  if (password.length > MAX_PASSWORD_LENGTH)
+    throw invalid`${field('password')} must be at most ${MAX_PASSWORD_LENGTH} characters`;
+  if (password !== input.passwordConfirmation)
+    throw invalid`${field('passwordConfirmation')} does not match the password`;
+  const result = await acceptInvitation(deps.sql, {
+    invitationId: invitation.id,
+    userId: null,
+    newPasswordHash: await hashPassword(password),
+    permissions: ROLE_PERMISSIONS[invitation.role],
+  });
+  if (result.outcome === 'account_exists')
+    throw conflict`${invitation.email} already has an account: sign in to accept`;
+  if (result.outcome === 'gone') throw gone();
+  return { userId: result.userId };
+}
+
+/** For an email that has an account: its password, checked (and throttled) as any sign-in. */
+export async function acceptAsExistingUser(
+  deps: Deps,
+  invitation: OpenInvitation,
+  input: { password: string; address: string },
+): Promise<
+  Exclude<SignInResult, { outcome: 'signed-in' }> | { outcome: 'accepted'; userId: number }
+> {
+  const result = await signInWithPassword(deps, {
+    email: invitation.email,
+    password: input.password,
+    address: input.address,
+  });
+  if (result.outcome !== 'signed-in') return result;
+  const accepted = await acceptInvitation(deps.sql, {
+    invitationId: invitation.id,
+    userId: result.user.id,
+    newPasswordHash: null,
+    permissions: ROLE_PERMISSIONS[invitation.role],
+  });
+  if (accepted.outcome !== 'accepted') throw gone();
+  return { outcome: 'accepted', userId: result.user.id };
+}
