@@ -4,11 +4,12 @@
  * membership, the CSRF token on anything that changes state, and the action's permission.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Actor } from '../commands/actor.js';
 import { type ConsoleVisitor, findConsoleSession } from '../commands/console/sessions.js';
 import { secondFactorMissing } from '../domain/access.js';
 import { type Action, can, refusal } from './access.js';
 import type { ConsoleDeps } from './deps.js';
-import { redirect } from './http.js';
+import { clientAddress, redirect, userAgent } from './http.js';
 import { type Navigation, navigationFor } from './navigation.js';
 import { csrfRefusal, messagePage } from './pages.js';
 import {
@@ -26,6 +27,8 @@ export interface SignedIn {
   nav: Navigation;
   /** `/console/w/<slug>`: where the workspace's pages live. */
   base: string;
+  /** Who the use-cases audit a change by: this user, from this browser. */
+  actor: Actor;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD']);
@@ -101,6 +104,18 @@ export function createGuard(deps: ConsoleDeps, cookies: CookieOptions): Guard {
       await messagePage(reply, 403, { title: 'Not allowed', text: refusal(action), nav, csrf });
       return undefined;
     }
-    return { visitor, csrf, nav, base: `/console/w/${visitor.workspaceSlug}` };
+    return {
+      visitor,
+      csrf,
+      nav,
+      base: `/console/w/${visitor.workspaceSlug}`,
+      actor: {
+        kind: 'member',
+        userId: visitor.userId,
+        email: visitor.email,
+        address: clientAddress(request),
+        userAgent: userAgent(request),
+      },
+    };
   };
 }

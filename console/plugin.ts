@@ -10,6 +10,7 @@ import { HeraldError } from '../domain/errors.js';
 import { assetRoutes } from './assets.js';
 import type { ConsoleContext } from './context.js';
 import type { ConsoleDeps } from './deps.js';
+import { installDoors } from './doors.js';
 import { createGuard } from './guard.js';
 import { messagePage } from './pages.js';
 import { accountRoutes } from './routes/account.js';
@@ -47,6 +48,7 @@ async function consolePages(app: FastifyInstance, { deps }: { deps: ConsoleDeps 
     guard: createGuard(deps, cookies),
     secondFactor: { enrolled: (userId) => totpEnrolled(deps, userId) },
   };
+  installDoors(app, context.guard);
 
   // Refusals of the console's own input are pages; outages and bugs go to the app's handler
   // (503 with Retry-After, or a 500 that carries no internals).

@@ -4,7 +4,7 @@ export interface AuditEntry {
   workspaceId: number | null;
   userId: number | null;
   actor: string;
-  source: 'console' | 'cli';
+  source: 'console' | 'cli' | 'guard' | 'api';
   action: string;
   target: string | null;
   details: Record<string, string | number | boolean | null>;

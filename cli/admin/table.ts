@@ -1,5 +1,5 @@
 /**
- * The admin command table: each resource file (cli/commands/<resource>.ts) lists its commands
+ * The admin command table: each resource file (cli/admin/<resource>.ts) lists its commands
  * with their options, once. The parser takes the options from here, and `herald help` prints
  * the usage generated from the same entries.
  */
