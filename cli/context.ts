@@ -1,4 +1,6 @@
+import type { Actor } from '../commands/actor.js';
 import { type Env, parseEnv } from '../config/env.js';
+import { operatorIdentity } from '../config/operator.js';
 import { resolveSecret } from '../config/secret.js';
 import { createSql, type Sql } from '../db/client.js';
 import { migrate } from '../db/migrate.js';
@@ -8,6 +10,12 @@ export interface AdminContext {
   env: Env;
   secret: string;
   sql: Sql;
+}
+
+/** Who the use-cases audit an admin command by: the OS user who ran it, on this host. */
+export function operatorActor(): Actor {
+  const { user, host } = operatorIdentity();
+  return { kind: 'operator', user, host };
 }
 
 /**

@@ -1,11 +1,9 @@
 import type { ConsoleDeps } from './deps.js';
-import type { Guard } from './guard.js';
 import type { CookieOptions } from './session.js';
 
 /** What every route module of the console is given. */
 export interface ConsoleContext {
   deps: ConsoleDeps;
-  guard: Guard;
   cookies: CookieOptions;
   secondFactor: {
     /** Whether the user has a confirmed TOTP factor (sign-in then asks for a code). */

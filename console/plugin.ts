@@ -45,10 +45,9 @@ async function consolePages(app: FastifyInstance, { deps }: { deps: ConsoleDeps 
   const context: ConsoleContext = {
     deps,
     cookies,
-    guard: createGuard(deps, cookies),
     secondFactor: { enrolled: (userId) => totpEnrolled(deps, userId) },
   };
-  installDoors(app, context.guard);
+  installDoors(app, createGuard(deps, cookies));
 
   // Refusals of the console's own input are pages; outages and bugs go to the app's handler
   // (503 with Retry-After, or a 500 that carries no internals).

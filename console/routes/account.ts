@@ -15,8 +15,9 @@ import {
 import { InputError } from '../../commands/input.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
+import { SIGNED_IN } from '../doors.js';
 import { orRefusal } from '../form-errors.js';
-import { clientAddress, formOf, idParam, redirect, sendHtml, text, userAgent } from '../http.js';
+import { clientAddress, formOf, idParam, redirect, text, userAgent } from '../http.js';
 import { csrfRefusal, messagePage } from '../pages.js';
 import { profilePage } from '../profile.js';
 import {
@@ -27,7 +28,6 @@ import {
   sessionToken,
   setSessionCookie,
 } from '../session.js';
-import { render } from '../views.js';
 
 const BUSY_RETRY_AFTER_SECONDS = 2;
 
@@ -45,7 +45,7 @@ export async function accountRoutes(
   app: FastifyInstance,
   { context }: { context: ConsoleContext },
 ) {
-  const { deps, guard, cookies, secondFactor } = context;
+  const { deps, cookies, secondFactor } = context;
 
   app.get('/', async (request, reply) => {
     const visitor = await findConsoleSession(deps, sessionToken(request));
@@ -60,17 +60,17 @@ export async function accountRoutes(
     status: number,
     content: { error?: string; notice?: string; email?: string; next?: string },
   ) =>
-    sendHtml(
-      reply,
-      status,
-      render('sign-in', {
+    reply.page(
+      'sign-in',
+      {
         title: 'Sign in',
         formToken: formToken(request, reply, cookies),
         email: content.email ?? '',
         next: content.next ?? '',
         error: content.error,
         notice: content.notice,
-      }),
+      },
+      status,
     );
 
   app.get<{ Querystring: { next?: string; signed_out?: string } }>(
@@ -136,91 +136,94 @@ export async function accountRoutes(
     return redirect(request, reply, '/console/sign-in?signed_out=1');
   });
 
-  app.get('/workspaces', async (request, reply) => {
-    const signedIn = await guard(request, reply, null, { beforeEnrolment: true });
-    if (!signedIn) return reply;
-    const workspaces = await listSwitchableWorkspaces(deps, signedIn.visitor.userId);
-    return sendHtml(
-      reply,
-      200,
-      render('workspaces', {
-        title: 'Workspaces',
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
-        workspaces,
-      }),
-    );
-  });
+  app.get(
+    '/workspaces',
+    { config: { action: SIGNED_IN, beforeEnrolment: true } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const workspaces = await listSwitchableWorkspaces(deps, signedIn.visitor.userId);
+      return reply.page('workspaces', { title: 'Workspaces', workspaces });
+    },
+  );
 
-  app.post('/workspaces', async (request, reply) => {
-    const signedIn = await guard(request, reply, null, { beforeEnrolment: true });
-    if (!signedIn) return reply;
-    const slug = text(formOf(request), 'workspace') ?? '';
-    const chosen = await orRefusal(() =>
-      switchConsoleWorkspace(deps, {
-        sessionId: signedIn.visitor.sessionId,
-        userId: signedIn.visitor.userId,
-        workspace: slug,
-      }),
-    );
-    if (chosen instanceof InputError) {
-      return messagePage(reply, 404, {
-        title: 'No such workspace',
-        text: chosen.message,
-        links: [{ label: 'Workspaces', href: '/console/workspaces' }],
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
-      });
-    }
-    await audit(
-      deps,
-      request,
-      { ...signedIn.visitor, workspaceId: chosen.id },
-      'session.switched_workspace',
-      `workspace ${chosen.slug}`,
-      { from: signedIn.visitor.workspaceSlug },
-    );
-    return redirect(request, reply, `/console/w/${chosen.slug}`);
-  });
-
-  app.post<{ Params: { id: string } }>('/profile/sessions/:id/end', async (request, reply) => {
-    const signedIn = await guard(request, reply, null, { beforeEnrolment: true });
-    if (!signedIn) return reply;
-    const { visitor } = signedIn;
-    const sessionId = idParam(request.params.id) ?? 0;
-    // This browser signs out with the sign-out button, which also clears its cookie.
-    if (sessionId === visitor.sessionId)
-      return profilePage(
-        deps,
-        reply,
-        signedIn,
-        409,
-        {},
-        {
-          error: 'This is the browser you are using: sign it out with "Sign out".',
-        },
+  app.post(
+    '/workspaces',
+    { config: { action: SIGNED_IN, beforeEnrolment: true } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const slug = text(formOf(request), 'workspace') ?? '';
+      const chosen = await orRefusal(() =>
+        switchConsoleWorkspace(deps, {
+          sessionId: signedIn.visitor.sessionId,
+          userId: signedIn.visitor.userId,
+          workspace: slug,
+        }),
       );
-    const ended = await orRefusal(() =>
-      endMyConsoleSession(deps, { userId: visitor.userId, sessionId }),
-    );
-    if (ended instanceof InputError) {
-      return profilePage(deps, reply, signedIn, ended.status, {}, { error: ended.message });
-    }
-    await audit(deps, request, visitor, 'session.revoked', `session #${sessionId}`);
-    return redirect(request, reply, '/console/profile?done=session_ended');
-  });
+      if (chosen instanceof InputError) {
+        return messagePage(reply, 404, {
+          title: 'No such workspace',
+          text: chosen.message,
+          links: [{ label: 'Workspaces', href: '/console/workspaces' }],
+          nav: signedIn.nav,
+          csrf: signedIn.csrf,
+        });
+      }
+      await audit(
+        deps,
+        request,
+        { ...signedIn.visitor, workspaceId: chosen.id },
+        'session.switched_workspace',
+        `workspace ${chosen.slug}`,
+        { from: signedIn.visitor.workspaceSlug },
+      );
+      return redirect(request, reply, `/console/w/${chosen.slug}`);
+    },
+  );
 
-  app.post('/profile/sessions/end-others', async (request, reply) => {
-    const signedIn = await guard(request, reply, null, { beforeEnrolment: true });
-    if (!signedIn) return reply;
-    const { visitor } = signedIn;
-    const ended = await endOtherConsoleSessions(deps, {
-      userId: visitor.userId,
-      keepSessionId: visitor.sessionId,
-    });
-    await audit(deps, request, visitor, 'session.signed_out_elsewhere', null, {
-      sessions_ended: ended,
-    });
-    return redirect(request, reply, '/console/profile?done=others_ended');
-  });
+  app.post<{ Params: { id: string } }>(
+    '/profile/sessions/:id/end',
+    { config: { action: SIGNED_IN, beforeEnrolment: true } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const { visitor } = signedIn;
+      const sessionId = idParam(request.params.id) ?? 0;
+      // This browser signs out with the sign-out button, which also clears its cookie.
+      if (sessionId === visitor.sessionId)
+        return profilePage(
+          deps,
+          reply,
+          signedIn,
+          409,
+          {},
+          {
+            error: 'This is the browser you are using: sign it out with "Sign out".',
+          },
+        );
+      const ended = await orRefusal(() =>
+        endMyConsoleSession(deps, { userId: visitor.userId, sessionId }),
+      );
+      if (ended instanceof InputError) {
+        return profilePage(deps, reply, signedIn, ended.status, {}, { error: ended.message });
+      }
+      await audit(deps, request, visitor, 'session.revoked', `session #${sessionId}`);
+      return redirect(request, reply, '/console/profile?done=session_ended');
+    },
+  );
+
+  app.post(
+    '/profile/sessions/end-others',
+    { config: { action: SIGNED_IN, beforeEnrolment: true } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const { visitor } = signedIn;
+      const ended = await endOtherConsoleSessions(deps, {
+        userId: visitor.userId,
+        keepSessionId: visitor.sessionId,
+      });
+      await audit(deps, request, visitor, 'session.signed_out_elsewhere', null, {
+        sessions_ended: ended,
+      });
+      return redirect(request, reply, '/console/profile?done=others_ended');
+    },
+  );
 }

@@ -21,8 +21,7 @@ import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { formErrors, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
-import { type Form, formOf, list, redirect, sendHtml, text } from '../http.js';
-import { render } from '../views.js';
+import { type Form, formOf, list, redirect, text } from '../http.js';
 
 const LABELS: Record<string, string> = {
   abilities: 'Abilities',
@@ -58,7 +57,7 @@ function pickerErrors(errors: Record<string, string>): Record<string, string> {
 }
 
 export async function apiKeyRoutes(app: FastifyInstance, { context }: { context: ConsoleContext }) {
-  const { deps, guard } = context;
+  const { deps } = context;
 
   async function page(
     reply: FastifyReply,
@@ -86,14 +85,10 @@ export async function apiKeyRoutes(app: FastifyInstance, { context }: { context:
           ? `the workspace's key rate (${keyRate})`
           : formatRequestRate(extra.created.rate),
     };
-    return sendHtml(
-      reply,
-      status,
-      render('api-keys', {
+    return reply.page(
+      'api-keys',
+      {
         title: 'API keys',
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
-        base: signedIn.base,
         keys,
         abilities: ABILITIES,
         providers: routing.providers,
@@ -104,72 +99,82 @@ export async function apiKeyRoutes(app: FastifyInstance, { context }: { context:
         form: extra.form ?? { abilities: ['messages:send', 'messages:read'] },
         errors: extra.errors ?? {},
         flash: extra.flash,
-      }),
+      },
+      status,
     );
   }
 
-  app.get<{ Querystring: { done?: string } }>('/developer/api-keys', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'api_keys.view');
-    if (!signedIn) return reply;
-    return page(reply, signedIn, 200, { flash: FLASH[request.query.done ?? ''] });
-  });
+  app.get<{ Querystring: { done?: string } }>(
+    '/developer/api-keys',
+    { config: { action: 'api_keys.view' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      return page(reply, signedIn, 200, { flash: FLASH[request.query.done ?? ''] });
+    },
+  );
 
-  app.post('/developer/api-keys', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'api_keys.manage');
-    if (!signedIn) return reply;
-    const form = formOf(request);
-    const routing = routingOf(text(form, 'routing'));
-    if (!routing) {
-      return page(reply, signedIn, 422, {
-        form,
-        errors: { routing: 'Routing must be none, a direct provider or a failover route.' },
+  app.post(
+    '/developer/api-keys',
+    { config: { action: 'api_keys.manage' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const form = formOf(request);
+      const routing = routingOf(text(form, 'routing'));
+      if (!routing) {
+        return page(reply, signedIn, 422, {
+          form,
+          errors: { routing: 'Routing must be none, a direct provider or a failover route.' },
+        });
+      }
+      const created = await orRefusal(() =>
+        createApiKey(deps, {
+          workspace: signedIn.visitor.workspaceSlug,
+          user: signedIn.visitor.email,
+          name: text(form, 'name'),
+          abilities: list(form, 'abilities'),
+          rate: text(form, 'rate'),
+          ...routing,
+        }),
+      );
+      if (created instanceof InputError) {
+        return page(reply, signedIn, 422, {
+          form,
+          errors: pickerErrors(formErrors(created, LABELS, 'abilities')),
+        });
+      }
+      await audit(deps, request, signedIn.visitor, 'api_key.created', `API key ${created.prefix}`, {
+        abilities: created.abilities.join(','),
+        name: text(form, 'name')?.trim() || null,
+        provider: routing.provider ?? null,
+        failover_route: routing.failoverRoute ?? null,
+        rate: text(form, 'rate')?.trim() || null,
       });
-    }
-    const created = await orRefusal(() =>
-      createApiKey(deps, {
+      return page(reply, signedIn, 201, { created });
+    },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/developer/api-keys/:id/revoke',
+    { config: { action: 'api_keys.manage' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const id = Number(request.params.id);
+      const keys = await listWorkspaceApiKeys(deps, { workspace: signedIn.visitor.workspaceSlug });
+      const key = Number.isSafeInteger(id)
+        ? keys.find((candidate) => candidate.id === id)
+        : undefined;
+      if (!key) {
+        return page(reply, signedIn, 404, {
+          errors: { revoke: 'This workspace has no such API key.' },
+        });
+      }
+      const { newlyRevoked } = await revokeApiKey(deps, {
+        id,
         workspace: signedIn.visitor.workspaceSlug,
-        user: signedIn.visitor.email,
-        name: text(form, 'name'),
-        abilities: list(form, 'abilities'),
-        rate: text(form, 'rate'),
-        ...routing,
-      }),
-    );
-    if (created instanceof InputError) {
-      return page(reply, signedIn, 422, {
-        form,
-        errors: pickerErrors(formErrors(created, LABELS, 'abilities')),
       });
-    }
-    await audit(deps, request, signedIn.visitor, 'api_key.created', `API key ${created.prefix}`, {
-      abilities: created.abilities.join(','),
-      name: text(form, 'name')?.trim() || null,
-      provider: routing.provider ?? null,
-      failover_route: routing.failoverRoute ?? null,
-      rate: text(form, 'rate')?.trim() || null,
-    });
-    return page(reply, signedIn, 201, { created });
-  });
-
-  app.post<{ Params: { id: string } }>('/developer/api-keys/:id/revoke', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'api_keys.manage');
-    if (!signedIn) return reply;
-    const id = Number(request.params.id);
-    const keys = await listWorkspaceApiKeys(deps, { workspace: signedIn.visitor.workspaceSlug });
-    const key = Number.isSafeInteger(id)
-      ? keys.find((candidate) => candidate.id === id)
-      : undefined;
-    if (!key) {
-      return page(reply, signedIn, 404, {
-        errors: { revoke: 'This workspace has no such API key.' },
-      });
-    }
-    const { newlyRevoked } = await revokeApiKey(deps, {
-      id,
-      workspace: signedIn.visitor.workspaceSlug,
-    });
-    if (newlyRevoked)
-      await audit(deps, request, signedIn.visitor, 'api_key.revoked', `API key ${key.prefix}`);
-    return redirect(request, reply, `${signedIn.base}/developer/api-keys?done=revoked`);
-  });
+      if (newlyRevoked)
+        await audit(deps, request, signedIn.visitor, 'api_key.revoked', `API key ${key.prefix}`);
+      return redirect(request, reply, `${signedIn.base}/developer/api-keys?done=revoked`);
+    },
+  );
 }

@@ -14,8 +14,7 @@ import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { formErrors, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
-import { formOf, redirect, sendHtml, text } from '../http.js';
-import { render } from '../views.js';
+import { formOf, redirect, text } from '../http.js';
 
 const FLASH: Record<string, string> = {
   erased:
@@ -25,7 +24,7 @@ const FLASH: Record<string, string> = {
 };
 
 export async function auditRoutes(app: FastifyInstance, { context }: { context: ConsoleContext }) {
-  const { deps, guard } = context;
+  const { deps } = context;
 
   async function page(
     reply: FastifyReply,
@@ -38,58 +37,61 @@ export async function auditRoutes(app: FastifyInstance, { context }: { context: 
       workspaceId: signedIn.visitor.workspaceId,
       ...(before !== undefined && Number.isSafeInteger(before) && before > 0 && { before }),
     });
-    return sendHtml(
-      reply,
-      status,
-      render('audit', {
+    return reply.page(
+      'audit',
+      {
         title: 'Audit log',
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
-        base: signedIn.base,
         ...entries,
         canErase: can(signedIn.visitor, 'recipients.erase'),
         number: extra.number ?? '',
         errors: extra.errors ?? {},
         flash: extra.flash,
-      }),
+      },
+      status,
     );
   }
 
-  app.get<{ Querystring: { before?: string; done?: string } }>('/audit', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'audit.view');
-    if (!signedIn) return reply;
-    return page(reply, signedIn, 200, {
-      before: Number(request.query.before),
-      flash: FLASH[request.query.done ?? ''],
-    });
-  });
-
-  app.post('/audit/erase-recipient', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'recipients.erase');
-    if (!signedIn) return reply;
-    const number = text(formOf(request), 'number');
-    const erased = await orRefusal(() =>
-      eraseRecipientNumber(deps, { number, workspace: signedIn.visitor.workspaceSlug }),
-    );
-    if (erased instanceof InputError) {
-      return page(reply, signedIn, erased.status, {
-        number,
-        errors: formErrors(erased, { number: 'Number' }, 'number'),
+  app.get<{ Querystring: { before?: string; done?: string } }>(
+    '/audit',
+    { config: { action: 'audit.view' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      return page(reply, signedIn, 200, {
+        before: Number(request.query.before),
+        flash: FLASH[request.query.done ?? ''],
       });
-    }
-    if (erased.changed === 0)
-      return redirect(request, reply, `${signedIn.base}/audit?done=unchanged`);
-    // As `herald recipient erase` records it: the number only masked, the rows by kind.
-    const { recipient, workspace: _workspace, erased: _erased, ...rows } = presentErasure(erased);
-    const counts = Object.fromEntries(Object.entries(rows).filter(([, count]) => count > 0));
-    await audit(
-      deps,
-      request,
-      signedIn.visitor,
-      'recipient.erased',
-      `recipient ${recipient}`,
-      counts,
-    );
-    return redirect(request, reply, `${signedIn.base}/audit?done=erased`);
-  });
+    },
+  );
+
+  app.post(
+    '/audit/erase-recipient',
+    { config: { action: 'recipients.erase' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const number = text(formOf(request), 'number');
+      const erased = await orRefusal(() =>
+        eraseRecipientNumber(deps, { number, workspace: signedIn.visitor.workspaceSlug }),
+      );
+      if (erased instanceof InputError) {
+        return page(reply, signedIn, erased.status, {
+          number,
+          errors: formErrors(erased, { number: 'Number' }, 'number'),
+        });
+      }
+      if (erased.changed === 0)
+        return redirect(request, reply, `${signedIn.base}/audit?done=unchanged`);
+      // As `herald recipient erase` records it: the number only masked, the rows by kind.
+      const { recipient, workspace: _workspace, erased: _erased, ...rows } = presentErasure(erased);
+      const counts = Object.fromEntries(Object.entries(rows).filter(([, count]) => count > 0));
+      await audit(
+        deps,
+        request,
+        signedIn.visitor,
+        'recipient.erased',
+        `recipient ${recipient}`,
+        counts,
+      );
+      return redirect(request, reply, `${signedIn.base}/audit?done=erased`);
+    },
+  );
 }

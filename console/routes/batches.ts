@@ -37,7 +37,7 @@ function afterSeqOf(value: unknown): number {
 }
 
 export async function batchRoutes(app: FastifyInstance, { context }: { context: ConsoleContext }) {
-  const { deps, guard } = context;
+  const { deps } = context;
 
   const notFound = (reply: FastifyReply, signedIn: SignedIn) =>
     messagePage(reply, 404, {
@@ -49,18 +49,17 @@ export async function batchRoutes(app: FastifyInstance, { context }: { context: 
     });
 
   // The list moved to the Campaigns page; old links and bookmarks land there.
-  app.get('/batches', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'batches.view');
-    if (!signedIn) return reply;
+  app.get('/batches', { config: { action: 'batches.view' } }, async (request, reply) => {
+    const signedIn = request.member;
     return redirect(request, reply, `${signedIn.base}/campaigns`);
   });
 
   for (const fragment of [false, true]) {
     app.get<{ Params: { id: string }; Querystring: { after?: string; done?: string } }>(
       `/batches/:id${fragment ? '/live' : ''}`,
+      { config: { action: 'batches.view' } },
       async (request, reply) => {
-        const signedIn = await guard(request, reply, 'batches.view');
-        if (!signedIn) return reply;
+        const signedIn = request.member;
         const report = await loadBatchReport(
           deps,
           signedIn.visitor.workspaceId,
@@ -84,77 +83,67 @@ export async function batchRoutes(app: FastifyInstance, { context }: { context: 
           afterSeq: afterSeqOf(request.query.after),
           fullNumbers,
         });
-        return sendHtml(
-          reply,
-          200,
-          render('batch', {
-            ...data,
-            nav: signedIn.nav,
-            csrf: signedIn.csrf,
-            flash: doneNotice(request.query.done),
-            recipients,
-            fullNumbers,
-            firstRecipients: afterSeqOf(request.query.after) === 0,
-          }),
-        );
+        return reply.page('batch', {
+          ...data,
+          flash: doneNotice(request.query.done),
+          recipients,
+          fullNumbers,
+          firstRecipients: afterSeqOf(request.query.after) === 0,
+        });
       },
     );
   }
 
   // The confirmation: what a cancel stops and what it cannot.
-  app.get<{ Params: { id: string } }>('/batches/:id/cancel', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'campaigns.cancel');
-    if (!signedIn) return reply;
-    const report = await loadBatchReport(
-      deps,
-      signedIn.visitor.workspaceId,
-      idParam(request.params.id) ?? 0,
-    );
-    if (!report) return notFound(reply, signedIn);
-    const batchPage = `${signedIn.base}/batches/${report.batch.id}`;
-    if (!report.cancelable) return redirect(request, reply, batchPage);
-    return sendHtml(
-      reply,
-      200,
-      render('batch-cancel', {
-        title: `Cancel batch #${report.batch.id}`,
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
-        base: signedIn.base,
-        report,
-      }),
-    );
-  });
+  app.get<{ Params: { id: string } }>(
+    '/batches/:id/cancel',
+    { config: { action: 'campaigns.cancel' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const report = await loadBatchReport(
+        deps,
+        signedIn.visitor.workspaceId,
+        idParam(request.params.id) ?? 0,
+      );
+      if (!report) return notFound(reply, signedIn);
+      const batchPage = `${signedIn.base}/batches/${report.batch.id}`;
+      if (!report.cancelable) return redirect(request, reply, batchPage);
+      return reply.page('batch-cancel', { title: `Cancel batch #${report.batch.id}`, report });
+    },
+  );
 
-  app.post<{ Params: { id: string } }>('/batches/:id/cancel', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'campaigns.cancel');
-    if (!signedIn) return reply;
-    const id = idParam(request.params.id);
-    if (id === undefined) return notFound(reply, signedIn);
-    let outcome: Awaited<ReturnType<typeof cancelCampaign>>;
-    try {
-      outcome = await cancelCampaign(deps, signedIn.visitor.workspaceId, id);
-    } catch (error) {
-      if (!(error instanceof HeraldError)) throw error;
-      if (error.code === 'not_found') return notFound(reply, signedIn);
-      if (error.code !== 'conflict') throw error;
-      return messagePage(reply, 409, {
-        title: 'Already completed',
-        text: `Batch #${id} has already completed: every message was sent or failed, so there is nothing to cancel.`,
-        links: [{ label: `Batch #${id}`, href: `${signedIn.base}/batches/${id}` }],
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
-      });
-    }
-    const { campaign, alreadyCanceled } = outcome;
-    // A second cancel changes nothing, so it is not recorded again.
-    if (!alreadyCanceled)
-      await audit(deps, request, signedIn.visitor, 'campaign.canceled', `campaign #${id}`, {
-        canceled: campaign.canceledCount,
-        settling: campaign.queuedCount,
-        sent: campaign.sentCount,
-        failed: campaign.failedCount,
-      });
-    return redirect(request, reply, `${signedIn.base}/batches/${id}?done=canceled`);
-  });
+  app.post<{ Params: { id: string } }>(
+    '/batches/:id/cancel',
+    { config: { action: 'campaigns.cancel' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const id = idParam(request.params.id);
+      if (id === undefined) return notFound(reply, signedIn);
+      let outcome: Awaited<ReturnType<typeof cancelCampaign>>;
+      try {
+        outcome = await cancelCampaign(deps, signedIn.visitor.workspaceId, id);
+      } catch (error) {
+        if (!(error instanceof HeraldError)) throw error;
+        if (error.code === 'not_found') return notFound(reply, signedIn);
+        if (error.code !== 'conflict') throw error;
+        return messagePage(reply, 409, {
+          title: 'Already completed',
+          text: `Batch #${id} has already completed: every message was sent or failed, so there is nothing to cancel.`,
+          links: [{ label: `Batch #${id}`, href: `${signedIn.base}/batches/${id}` }],
+          nav: signedIn.nav,
+          csrf: signedIn.csrf,
+        });
+      }
+      const { campaign, alreadyCanceled } = outcome;
+      // A second cancel changes nothing, so it is not recorded again.
+      if (!alreadyCanceled)
+        await audit(deps, request, signedIn.visitor, 'campaign.canceled', `campaign #${id}`, {
+          canceled: campaign.canceledCount,
+          settling: campaign.queuedCount,
+          sent: campaign.sentCount,
+          failed: campaign.failedCount,
+        });
+      return redirect(request, reply, `${signedIn.base}/batches/${id}?done=canceled`);
+    },
+  );
 }

@@ -27,9 +27,8 @@ import {
 import type { ConsoleContext } from '../context.js';
 import { formErrors, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
-import { type Form, formOf, redirect, sendHtml, text } from '../http.js';
+import { type Form, formOf, redirect, text } from '../http.js';
 import { readSendLater, SEND_LATER_ZONES, sendLaterField } from '../send-later.js';
-import { render } from '../views.js';
 
 /** The use-case's input fields, as this form labels them. */
 const LABELS: Record<string, string> = {
@@ -51,11 +50,10 @@ export async function campaignRoutes(
   app: FastifyInstance,
   { context }: { context: ConsoleContext },
 ) {
-  const { deps, guard } = context;
+  const { deps } = context;
 
-  app.get('/campaigns', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'batches.view');
-    if (!signedIn) return reply;
+  app.get('/campaigns', { config: { action: 'batches.view' } }, async (request, reply) => {
+    const signedIn = request.member;
     const query = readCampaignQuery(request.query, new Date());
     const base = {
       title: 'Campaigns',
@@ -69,51 +67,43 @@ export async function campaignRoutes(
       form: query.form,
     };
     if (!query.ok) {
-      return sendHtml(reply, 422, render('campaigns', { ...base, errors: query.errors }));
+      return reply.page('campaigns', { ...base, errors: query.errors }, 422);
     }
     const page = await listBatches(deps, signedIn.visitor.workspaceId, query.filter, query.cursor);
     const filtered = Object.keys(query.filter).length > 0;
-    return sendHtml(
-      reply,
-      200,
-      render('campaigns', {
-        ...base,
-        errors: {},
-        batches: page.batches,
-        filtered,
-        firstPage: query.cursor === undefined,
-        hrefs: {
-          clear: pageHref(signedIn.base, emptyForm()),
-          first: pageHref(signedIn.base, query.form),
-          older:
-            page.olderThan === null
-              ? null
-              : pageHref(signedIn.base, query.form, { older_than: page.olderThan }),
-          newer:
-            page.newerThan === null
-              ? null
-              : pageHref(signedIn.base, query.form, { newer_than: page.newerThan }),
-        },
-      }),
-    );
+    return reply.page('campaigns', {
+      ...base,
+      errors: {},
+      batches: page.batches,
+      filtered,
+      firstPage: query.cursor === undefined,
+      hrefs: {
+        clear: pageHref(signedIn.base, emptyForm()),
+        first: pageHref(signedIn.base, query.form),
+        older:
+          page.olderThan === null
+            ? null
+            : pageHref(signedIn.base, query.form, { older_than: page.olderThan }),
+        newer:
+          page.newerThan === null
+            ? null
+            : pageHref(signedIn.base, query.form, { newer_than: page.newerThan }),
+      },
+    });
   });
 
   const createPage = (
     reply: FastifyReply,
-    signedIn: SignedIn,
+    _signedIn: SignedIn,
     status: number,
     form: Form,
     errors: Record<string, string> = {},
     preview: PreviewedMessage[] | null = null,
   ) =>
-    sendHtml(
-      reply,
-      status,
-      render('campaign-new', {
+    reply.page(
+      'campaign-new',
+      {
         title: 'Create campaign',
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
-        base: signedIn.base,
         form,
         errors,
         preview,
@@ -123,7 +113,8 @@ export async function campaignRoutes(
           { send_at: text(form, 'send_at'), send_at_zone: text(form, 'send_at_zone') },
           errors.sendAt ? [errors.sendAt] : [],
         ),
-      }),
+      },
+      status,
     );
 
   /** The first messages as sent, checked by the send's rules; nothing is saved. */
@@ -145,15 +136,13 @@ export async function campaignRoutes(
     return createPage(reply, signedIn, 200, form, {}, preview);
   };
 
-  app.get('/campaigns/new', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'campaigns.create');
-    if (!signedIn) return reply;
+  app.get('/campaigns/new', { config: { action: 'campaigns.create' } }, async (request, reply) => {
+    const signedIn = request.member;
     return createPage(reply, signedIn, 200, { purpose: 'transactional' });
   });
 
-  app.post('/campaigns', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'campaigns.create');
-    if (!signedIn) return reply;
+  app.post('/campaigns', { config: { action: 'campaigns.create' } }, async (request, reply) => {
+    const signedIn = request.member;
     const form = formOf(request);
     if (text(form, 'intent') === 'preview') return previewPage(reply, signedIn, form);
     const workspaceId = signedIn.visitor.workspaceId;

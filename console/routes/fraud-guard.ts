@@ -27,8 +27,7 @@ import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { formErrors, noticeOf, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
-import { type Form, formOf, redirect, sendHtml, text } from '../http.js';
-import { render } from '../views.js';
+import { type Form, formOf, redirect, text } from '../http.js';
 
 type Presented = ReturnType<typeof presentGuard>;
 
@@ -168,7 +167,7 @@ export async function fraudGuardRoutes(
   app: FastifyInstance,
   { context }: { context: ConsoleContext },
 ) {
-  const { deps, guard } = context;
+  const { deps } = context;
 
   async function page(
     reply: FastifyReply,
@@ -203,14 +202,10 @@ export async function fraudGuardRoutes(
           : 'default',
       inherited: !view.own.includes(field.setting),
     }));
-    return sendHtml(
-      reply,
-      shown instanceof InputError ? shown.status : status,
-      render('fraud-guard', {
+    return reply.page(
+      'fraud-guard',
+      {
         title: 'Fraud guard',
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
-        base: signedIn.base,
         chart: true,
         settings,
         dailySegmentsUsed: view.dailySegmentsUsed,
@@ -226,15 +221,16 @@ export async function fraudGuardRoutes(
         form: shown instanceof InputError ? formOfView(view) : (extra.form ?? formOfView(view)),
         errors: { ...extra.errors, ...notice },
         flash: extra.flash,
-      }),
+      },
+      shown instanceof InputError ? shown.status : status,
     );
   }
 
   app.get<{ Querystring: { done?: string; otp_service?: string } }>(
     '/fraud-guard',
+    { config: { action: 'fraud_guard.view' } },
     async (request, reply) => {
-      const signedIn = await guard(request, reply, 'fraud_guard.view');
-      if (!signedIn) return reply;
+      const signedIn = request.member;
       return page(reply, signedIn, 200, {
         otpService: request.query.otp_service,
         flash: FLASH[request.query.done ?? ''],
@@ -242,9 +238,8 @@ export async function fraudGuardRoutes(
     },
   );
 
-  app.post('/fraud-guard', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'fraud_guard.manage');
-    if (!signedIn) return reply;
+  app.post('/fraud-guard', { config: { action: 'fraud_guard.manage' } }, async (request, reply) => {
+    const signedIn = request.member;
     const form = formOf(request);
     const scope = {
       workspace: signedIn.visitor.workspaceSlug,
@@ -273,23 +268,35 @@ export async function fraudGuardRoutes(
     return redirect(request, reply, `${back}?done=saved${scopeQuery}`);
   });
 
-  app.post('/fraud-guard/unblock', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'fraud_guard.manage');
-    if (!signedIn) return reply;
-    const range = text(formOf(request), 'range');
-    const lifted = await orRefusal(() =>
-      unblockRange(
+  app.post(
+    '/fraud-guard/unblock',
+    { config: { action: 'fraud_guard.manage' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const range = text(formOf(request), 'range');
+      const lifted = await orRefusal(() =>
+        unblockRange(
+          deps,
+          { workspace: signedIn.visitor.workspaceSlug, range },
+          signedIn.visitor.email,
+        ),
+      );
+      if (lifted instanceof InputError) {
+        return page(reply, signedIn, lifted.status, {
+          errors: formErrors(lifted, LABELS, 'range'),
+        });
+      }
+      await audit(
         deps,
-        { workspace: signedIn.visitor.workspaceSlug, range },
-        signedIn.visitor.email,
-      ),
-    );
-    if (lifted instanceof InputError) {
-      return page(reply, signedIn, lifted.status, { errors: formErrors(lifted, LABELS, 'range') });
-    }
-    await audit(deps, request, signedIn.visitor, 'guard.range_unblocked', `range ${lifted.range}`, {
-      range: lifted.range,
-    });
-    return redirect(request, reply, `${signedIn.base}/fraud-guard?done=unblocked`);
-  });
+        request,
+        signedIn.visitor,
+        'guard.range_unblocked',
+        `range ${lifted.range}`,
+        {
+          range: lifted.range,
+        },
+      );
+      return redirect(request, reply, `${signedIn.base}/fraud-guard?done=unblocked`);
+    },
+  );
 }

@@ -12,8 +12,7 @@ import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { formErrors, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
-import { formOf, redirect, sendHtml, text } from '../http.js';
-import { render } from '../views.js';
+import { formOf, redirect, text } from '../http.js';
 
 const FLASH: Record<string, string> = {
   saved: 'Saved: a HELP reply is answered with this text.',
@@ -26,7 +25,7 @@ function beforeOf(value: unknown): number | null {
 }
 
 export async function inboxRoutes(app: FastifyInstance, { context }: { context: ConsoleContext }) {
-  const { deps, guard } = context;
+  const { deps } = context;
 
   async function page(
     reply: FastifyReply,
@@ -44,14 +43,10 @@ export async function inboxRoutes(app: FastifyInstance, { context }: { context: 
       before: extra.before ?? null,
       fullNumbers,
     });
-    return sendHtml(
-      reply,
-      status,
-      render('inbox', {
+    return reply.page(
+      'inbox',
+      {
         title: 'Inbox',
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
-        base: signedIn.base,
         inbox,
         fullNumbers,
         first: (extra.before ?? null) === null,
@@ -59,22 +54,25 @@ export async function inboxRoutes(app: FastifyInstance, { context }: { context: 
         helpText: extra.form ?? inbox.helpText ?? '',
         errors: extra.errors ?? {},
         flash: extra.flash,
-      }),
+      },
+      status,
     );
   }
 
-  app.get<{ Querystring: { before?: string; done?: string } }>('/inbox', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'inbox.view');
-    if (!signedIn) return reply;
-    return page(reply, signedIn, 200, {
-      before: beforeOf(request.query.before),
-      flash: FLASH[request.query.done ?? ''],
-    });
-  });
+  app.get<{ Querystring: { before?: string; done?: string } }>(
+    '/inbox',
+    { config: { action: 'inbox.view' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      return page(reply, signedIn, 200, {
+        before: beforeOf(request.query.before),
+        flash: FLASH[request.query.done ?? ''],
+      });
+    },
+  );
 
-  app.post('/inbox/help-text', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'inbox.manage');
-    if (!signedIn) return reply;
+  app.post('/inbox/help-text', { config: { action: 'inbox.manage' } }, async (request, reply) => {
+    const signedIn = request.member;
     const given = text(formOf(request), 'help_text')?.trim() ?? '';
     const saved = await orRefusal(() =>
       updateWorkspaceSettings(deps, {

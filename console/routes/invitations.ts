@@ -11,10 +11,9 @@ import {
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { formErrors } from '../form-errors.js';
-import { clientAddress, formOf, redirect, sendHtml, text, userAgent } from '../http.js';
+import { clientAddress, formOf, redirect, text, userAgent } from '../http.js';
 import { csrfRefusal, messagePage } from '../pages.js';
 import { formToken, hasValidFormToken, setSessionCookie } from '../session.js';
-import { render } from '../views.js';
 
 const LABELS: Record<string, string> = {
   password: 'Password',
@@ -34,16 +33,16 @@ export async function invitationRoutes(
     invitation: OpenInvitation,
     problem: { error?: string; errors?: Record<string, string> } = {},
   ) =>
-    sendHtml(
-      reply,
-      status,
-      render('invitation', {
+    reply.page(
+      'invitation',
+      {
         title: `Join ${invitation.workspaceName}`,
         invitation,
         formToken: formToken(request, reply, cookies),
         error: problem.error,
         errors: problem.errors ?? {},
-      }),
+      },
+      status,
     );
 
   const unusable = (reply: FastifyReply) =>

@@ -4,31 +4,26 @@ import { listMcpConnections, revokeMcpConnection } from '../../commands/team/mcp
 import { can } from '../access.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
-import { redirect, sendHtml } from '../http.js';
+import { redirect } from '../http.js';
 import { messagePage } from '../pages.js';
-import { render } from '../views.js';
 
 export async function mcpConnectionRoutes(
   app: FastifyInstance,
   { context }: { context: ConsoleContext },
 ) {
-  const { deps, guard } = context;
+  const { deps } = context;
 
-  app.get<{ Querystring: { done?: string } }>('/developer/mcp', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'mcp_connections.view');
-    if (!signedIn) return reply;
-    const connections = await listMcpConnections(deps, {
-      workspace: signedIn.visitor.workspaceSlug,
-    });
-    const revokeAny = can(signedIn.visitor, 'mcp_connections.revoke_any');
-    return sendHtml(
-      reply,
-      200,
-      render('mcp-connections', {
+  app.get<{ Querystring: { done?: string } }>(
+    '/developer/mcp',
+    { config: { action: 'mcp_connections.view' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const connections = await listMcpConnections(deps, {
+        workspace: signedIn.visitor.workspaceSlug,
+      });
+      const revokeAny = can(signedIn.visitor, 'mcp_connections.revoke_any');
+      return reply.page('mcp-connections', {
         title: 'MCP & AI',
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
-        base: signedIn.base,
         connections: [...connections].reverse(),
         mayRevoke: (connection: { user: string }) =>
           revokeAny || connection.user === signedIn.visitor.email,
@@ -38,46 +33,49 @@ export async function mcpConnectionRoutes(
           request.query.done === 'revoked'
             ? 'The connection was revoked. Its client must connect again.'
             : undefined,
-      }),
-    );
-  });
-
-  app.post<{ Params: { id: string } }>('/developer/mcp/:id/revoke', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'mcp_connections.view');
-    if (!signedIn) return reply;
-    const id = Number(request.params.id);
-    const connections = await listMcpConnections(deps, {
-      workspace: signedIn.visitor.workspaceSlug,
-    });
-    const connection = connections.find(
-      (candidate) => candidate.id === id && candidate.revokedAt === null,
-    );
-    const allowed =
-      connection &&
-      (can(signedIn.visitor, 'mcp_connections.revoke_any') ||
-        connection.user === signedIn.visitor.email);
-    if (!connection || !allowed) {
-      return messagePage(reply, connection ? 403 : 404, {
-        title: connection ? 'Not allowed' : 'Connection not found',
-        text: connection
-          ? 'You may revoke your own connections; an owner or admin may revoke anyone’s.'
-          : 'This workspace has no active connection with that number.',
-        links: [{ label: 'MCP & AI', href: `${signedIn.base}/developer/mcp` }],
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
       });
-    }
-    await revokeMcpConnection(deps, { id });
-    await audit(
-      deps,
-      request,
-      signedIn.visitor,
-      'mcp_connection.revoked',
-      `connection #${id} (${connection.clientName})`,
-      {
-        user: connection.user,
-      },
-    );
-    return redirect(request, reply, `${signedIn.base}/developer/mcp?done=revoked`);
-  });
+    },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/developer/mcp/:id/revoke',
+    { config: { action: 'mcp_connections.view' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const id = Number(request.params.id);
+      const connections = await listMcpConnections(deps, {
+        workspace: signedIn.visitor.workspaceSlug,
+      });
+      const connection = connections.find(
+        (candidate) => candidate.id === id && candidate.revokedAt === null,
+      );
+      const allowed =
+        connection &&
+        (can(signedIn.visitor, 'mcp_connections.revoke_any') ||
+          connection.user === signedIn.visitor.email);
+      if (!connection || !allowed) {
+        return messagePage(reply, connection ? 403 : 404, {
+          title: connection ? 'Not allowed' : 'Connection not found',
+          text: connection
+            ? 'You may revoke your own connections; an owner or admin may revoke anyone’s.'
+            : 'This workspace has no active connection with that number.',
+          links: [{ label: 'MCP & AI', href: `${signedIn.base}/developer/mcp` }],
+          nav: signedIn.nav,
+          csrf: signedIn.csrf,
+        });
+      }
+      await revokeMcpConnection(deps, { id });
+      await audit(
+        deps,
+        request,
+        signedIn.visitor,
+        'mcp_connection.revoked',
+        `connection #${id} (${connection.clientName})`,
+        {
+          user: connection.user,
+        },
+      );
+      return redirect(request, reply, `${signedIn.base}/developer/mcp?done=revoked`);
+    },
+  );
 }

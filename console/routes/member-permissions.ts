@@ -10,10 +10,9 @@ import { isPermission, PERMISSIONS, ROLE_PERMISSIONS } from '../../domain/access
 import { audit, auditInvitationsRevoked } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import type { SignedIn } from '../guard.js';
-import { formOf, redirect, sendHtml, text } from '../http.js';
+import { formOf, redirect, text } from '../http.js';
 import { grantRefusal, PERMISSION_NOTES, permissionEditRefusal } from '../member-permissions.js';
 import { messagePage } from '../pages.js';
-import { render } from '../views.js';
 
 type Member = Awaited<ReturnType<typeof listWorkspaceMembers>>['members'][number];
 type Params = { userId: string };
@@ -24,7 +23,7 @@ export async function memberPermissionRoutes(
   app: FastifyInstance,
   { context }: { context: ConsoleContext },
 ) {
-  const { deps, guard } = context;
+  const { deps } = context;
 
   /** The member of the workspace the URL names, or undefined. */
   async function memberOf(signedIn: SignedIn, userId: string): Promise<Member | undefined> {
@@ -43,14 +42,10 @@ export async function memberPermissionRoutes(
     extra: { error?: string; flash?: string } = {},
   ) {
     const refusal = permissionEditRefusal(signedIn.visitor, member);
-    return sendHtml(
-      reply,
-      status,
-      render('member-permissions', {
+    return reply.page(
+      'member-permissions',
+      {
         title: `Permissions of ${member.email}`,
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
-        base: signedIn.base,
         member,
         isMe: member.userId === signedIn.visitor.userId,
         refusal,
@@ -62,7 +57,8 @@ export async function memberPermissionRoutes(
           grantable: grantRefusal(signedIn.visitor, permission) === undefined,
         })),
         ...extra,
-      }),
+      },
+      status,
     );
   }
 
@@ -78,9 +74,9 @@ export async function memberPermissionRoutes(
 
   app.get<{ Params: Params; Querystring: { done?: string; permission?: string } }>(
     '/team/members/:userId/permissions',
+    { config: { action: 'team.manage' } },
     async (request, reply) => {
-      const signedIn = await guard(request, reply, 'team.manage');
-      if (!signedIn) return reply;
+      const signedIn = request.member;
       const member = await memberOf(signedIn, request.params.userId);
       if (!member) return noSuchMember(reply, signedIn);
       const { done, permission } = request.query;
@@ -92,51 +88,57 @@ export async function memberPermissionRoutes(
     },
   );
 
-  app.post<{ Params: Params }>('/team/members/:userId/permissions', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'team.manage');
-    if (!signedIn) return reply;
-    const member = await memberOf(signedIn, request.params.userId);
-    if (!member) return noSuchMember(reply, signedIn);
-    const form = formOf(request);
-    const permission = text(form, 'permission') ?? '';
-    const change = text(form, 'change');
-    if (!isPermission(permission) || !(CHANGES as readonly (string | undefined)[]).includes(change))
-      return page(reply, signedIn, 422, member, {
-        error: 'Choose one of the permissions listed, to grant or to revoke.',
-      });
-    // Whose permissions one may change, and what one may grant, the use-case decides on the
-    // memberships as they are when it writes, not as `member` was read above.
-    try {
-      const { member: updated, invitationsRevoked } = await updateWorkspaceMember(deps, {
-        workspace: signedIn.visitor.workspaceSlug,
-        email: member.email,
-        ...(change === 'grant' ? { grant: [permission] } : { revoke: [permission] }),
-        by: { userId: signedIn.visitor.userId },
-      });
-      // A repeated form (granting what is held) changes nothing and records nothing.
-      if (updated.permissions.join() !== member.permissions.join()) {
-        await audit(
-          deps,
-          request,
-          signedIn.visitor,
-          change === 'grant' ? 'member.permission_granted' : 'member.permission_revoked',
-          `member ${member.email}`,
-          { permission, permissions: updated.permissions.join(',') },
-        );
+  app.post<{ Params: Params }>(
+    '/team/members/:userId/permissions',
+    { config: { action: 'team.manage' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const member = await memberOf(signedIn, request.params.userId);
+      if (!member) return noSuchMember(reply, signedIn);
+      const form = formOf(request);
+      const permission = text(form, 'permission') ?? '';
+      const change = text(form, 'change');
+      if (
+        !isPermission(permission) ||
+        !(CHANGES as readonly (string | undefined)[]).includes(change)
+      )
+        return page(reply, signedIn, 422, member, {
+          error: 'Choose one of the permissions listed, to grant or to revoke.',
+        });
+      // Whose permissions one may change, and what one may grant, the use-case decides on the
+      // memberships as they are when it writes, not as `member` was read above.
+      try {
+        const { member: updated, invitationsRevoked } = await updateWorkspaceMember(deps, {
+          workspace: signedIn.visitor.workspaceSlug,
+          email: member.email,
+          ...(change === 'grant' ? { grant: [permission] } : { revoke: [permission] }),
+          by: { userId: signedIn.visitor.userId },
+        });
+        // A repeated form (granting what is held) changes nothing and records nothing.
+        if (updated.permissions.join() !== member.permissions.join()) {
+          await audit(
+            deps,
+            request,
+            signedIn.visitor,
+            change === 'grant' ? 'member.permission_granted' : 'member.permission_revoked',
+            `member ${member.email}`,
+            { permission, permissions: updated.permissions.join(',') },
+          );
+        }
+        // Without members.read they can no longer invite: their pending invitations went with it.
+        await auditInvitationsRevoked(deps, request, signedIn.visitor, invitationsRevoked);
+      } catch (error) {
+        if (!(error instanceof InputError)) throw error;
+        return page(reply, signedIn, error.status, member, {
+          error: error.render((field) => field),
+        });
       }
-      // Without members.read they can no longer invite: their pending invitations went with it.
-      await auditInvitationsRevoked(deps, request, signedIn.visitor, invitationsRevoked);
-    } catch (error) {
-      if (!(error instanceof InputError)) throw error;
-      return page(reply, signedIn, error.status, member, {
-        error: error.render((field) => field),
-      });
-    }
-    const done = change === 'grant' ? 'granted' : 'revoked';
-    return redirect(
-      request,
-      reply,
-      `${signedIn.base}/team/members/${member.userId}/permissions?done=${done}&permission=${permission}`,
-    );
-  });
+      const done = change === 'grant' ? 'granted' : 'revoked';
+      return redirect(
+        request,
+        reply,
+        `${signedIn.base}/team/members/${member.userId}/permissions?done=${done}&permission=${permission}`,
+      );
+    },
+  );
 }

@@ -13,8 +13,7 @@ import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { formErrors, noticeOf, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
-import { type Form, formOf, idParam, redirect, sendHtml, text } from '../http.js';
-import { render } from '../views.js';
+import { type Form, formOf, idParam, redirect, text } from '../http.js';
 
 const LABELS: Record<string, string> = { provider: 'Provider', sender: 'Sender id' };
 
@@ -22,7 +21,7 @@ export async function otpSenderRoutes(
   app: FastifyInstance,
   { context }: { context: ConsoleContext },
 ) {
-  const { deps, guard } = context;
+  const { deps } = context;
 
   async function page(
     reply: FastifyReply,
@@ -35,87 +34,93 @@ export async function otpSenderRoutes(
       listSenders(deps, { workspace }),
       listRoutingChoices(deps, { workspace }),
     ]);
-    return sendHtml(
-      reply,
-      status,
-      render('otp-senders', {
+    return reply.page(
+      'otp-senders',
+      {
         title: 'Sender ids',
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
-        base: signedIn.base,
         senders,
         providers: routing.providers,
         canManage: can(signedIn.visitor, 'otp_services.manage'),
         form: extra.form ?? { provider: 'own' },
         errors: extra.errors ?? {},
         flash: extra.flash,
-      }),
+      },
+      status,
     );
   }
 
-  app.get<{ Querystring: { done?: string } }>('/otp-senders', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'otp_services.view');
-    if (!signedIn) return reply;
-    return page(reply, signedIn, 200, {
-      flash: request.query.done === 'deleted' ? 'The sender id was deleted.' : undefined,
-    });
-  });
-
-  app.post('/otp-senders', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'otp_services.manage');
-    if (!signedIn) return reply;
-    const form = formOf(request);
-    const registered = await orRefusal(() =>
-      requestSender(deps, {
-        workspace: signedIn.visitor.workspaceSlug,
-        provider: text(form, 'provider'),
-        sender: text(form, 'sender'),
-      }),
-    );
-    if (registered instanceof InputError) {
-      return page(reply, signedIn, registered.status, {
-        form,
-        errors: formErrors(registered, LABELS, 'sender'),
+  app.get<{ Querystring: { done?: string } }>(
+    '/otp-senders',
+    { config: { action: 'otp_services.view' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      return page(reply, signedIn, 200, {
+        flash: request.query.done === 'deleted' ? 'The sender id was deleted.' : undefined,
       });
-    }
-    await audit(
-      deps,
-      request,
-      signedIn.visitor,
-      'sender.registered',
-      `Sender ${registered.sender} (${registered.providerSlug})`,
-      { approved: registered.approved },
-    );
-    return page(reply, signedIn, 201, {
-      flash: registered.approved
-        ? `"${registered.sender}" is registered and approved for ${registered.providerSlug}.`
-        : `"${registered.sender}" is registered for ${registered.providerSlug} and waits for the operator's approval.`,
-    });
-  });
+    },
+  );
 
-  app.post<{ Params: { id: string } }>('/otp-senders/:id/delete', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'otp_services.manage');
-    if (!signedIn) return reply;
-    const id = idParam(request.params.id);
-    if (id === undefined) {
-      return page(reply, signedIn, 404, {
-        errors: { notice: 'This workspace has no such sender id.' },
+  app.post(
+    '/otp-senders',
+    { config: { action: 'otp_services.manage' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const form = formOf(request);
+      const registered = await orRefusal(() =>
+        requestSender(deps, {
+          workspace: signedIn.visitor.workspaceSlug,
+          provider: text(form, 'provider'),
+          sender: text(form, 'sender'),
+        }),
+      );
+      if (registered instanceof InputError) {
+        return page(reply, signedIn, registered.status, {
+          form,
+          errors: formErrors(registered, LABELS, 'sender'),
+        });
+      }
+      await audit(
+        deps,
+        request,
+        signedIn.visitor,
+        'sender.registered',
+        `Sender ${registered.sender} (${registered.providerSlug})`,
+        { approved: registered.approved },
+      );
+      return page(reply, signedIn, 201, {
+        flash: registered.approved
+          ? `"${registered.sender}" is registered and approved for ${registered.providerSlug}.`
+          : `"${registered.sender}" is registered for ${registered.providerSlug} and waits for the operator's approval.`,
       });
-    }
-    const deleted = await orRefusal(() =>
-      deleteSender(deps, { workspace: signedIn.visitor.workspaceSlug, id }),
-    );
-    if (deleted instanceof InputError) {
-      return page(reply, signedIn, deleted.status, { errors: noticeOf(deleted, LABELS) });
-    }
-    const { sender } = deleted;
-    await audit(
-      deps,
-      request,
-      signedIn.visitor,
-      'sender.deleted',
-      `Sender ${sender.sender} (${sender.providerSlug})`,
-    );
-    return redirect(request, reply, `${signedIn.base}/otp-senders?done=deleted`);
-  });
+    },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/otp-senders/:id/delete',
+    { config: { action: 'otp_services.manage' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const id = idParam(request.params.id);
+      if (id === undefined) {
+        return page(reply, signedIn, 404, {
+          errors: { notice: 'This workspace has no such sender id.' },
+        });
+      }
+      const deleted = await orRefusal(() =>
+        deleteSender(deps, { workspace: signedIn.visitor.workspaceSlug, id }),
+      );
+      if (deleted instanceof InputError) {
+        return page(reply, signedIn, deleted.status, { errors: noticeOf(deleted, LABELS) });
+      }
+      const { sender } = deleted;
+      await audit(
+        deps,
+        request,
+        signedIn.visitor,
+        'sender.deleted',
+        `Sender ${sender.sender} (${sender.providerSlug})`,
+      );
+      return redirect(request, reply, `${signedIn.base}/otp-senders?done=deleted`);
+    },
+  );
 }

@@ -23,8 +23,7 @@ import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { formErrors, noticeOf, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
-import { type Form, formOf, redirect, sendHtml, text } from '../http.js';
-import { render } from '../views.js';
+import { type Form, formOf, redirect, text } from '../http.js';
 
 const LABELS: Record<string, string> = {
   name: 'Name',
@@ -94,7 +93,7 @@ export async function otpServiceRoutes(
   app: FastifyInstance,
   { context }: { context: ConsoleContext },
 ) {
-  const { deps, guard } = context;
+  const { deps } = context;
 
   /** What the service form offers: the workspace's transactional templates and providers. */
   async function formChoices(signedIn: SignedIn) {
@@ -118,14 +117,10 @@ export async function otpServiceRoutes(
     const services = await listWorkspaceOtpServices(deps, {
       workspace: signedIn.visitor.workspaceSlug,
     });
-    return sendHtml(
-      reply,
-      status,
-      render('otp-services', {
+    return reply.page(
+      'otp-services',
+      {
         title: 'OTP services',
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
-        base: signedIn.base,
         services,
         ...(await formChoices(signedIn)),
         canManage: can(signedIn.visitor, 'otp_services.manage'),
@@ -133,7 +128,8 @@ export async function otpServiceRoutes(
         errors: extra.errors ?? {},
         flash: extra.flash,
         created: extra.created,
-      }),
+      },
+      status,
     );
   }
 
@@ -144,19 +140,16 @@ export async function otpServiceRoutes(
     service: OtpServiceRecord,
     extra: { form?: Form; errors?: Record<string, string> } = {},
   ) {
-    return sendHtml(
-      reply,
-      status,
-      render('otp-service-edit', {
+    return reply.page(
+      'otp-service-edit',
+      {
         title: `Edit ${service.name}`,
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
-        base: signedIn.base,
         service,
         ...(await formChoices(signedIn)),
         form: extra.form ?? formOfService(service),
         errors: extra.errors ?? {},
-      }),
+      },
+      status,
     );
   }
 
@@ -177,98 +170,113 @@ export async function otpServiceRoutes(
     return undefined;
   }
 
-  app.get<{ Querystring: { done?: string } }>('/otp-services', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'otp_services.view');
-    if (!signedIn) return reply;
-    return page(reply, signedIn, 200, { flash: FLASH[request.query.done ?? ''] });
-  });
+  app.get<{ Querystring: { done?: string } }>(
+    '/otp-services',
+    { config: { action: 'otp_services.view' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      return page(reply, signedIn, 200, { flash: FLASH[request.query.done ?? ''] });
+    },
+  );
 
-  app.post('/otp-services', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'otp_services.manage');
-    if (!signedIn) return reply;
-    const form = formOf(request);
-    const created = await orRefusal(() =>
-      createOtpService(deps, {
-        workspace: signedIn.visitor.workspaceSlug,
-        ...createdSettings(form),
-      }),
-    );
-    if (created instanceof InputError) {
-      return page(reply, signedIn, created.status, {
-        form,
-        errors: formErrors(created, LABELS, 'name'),
-      });
-    }
-    const { service } = created;
-    await audit(
-      deps,
-      request,
-      signedIn.visitor,
-      'otp_service.created',
-      `OTP service ${service.name}`,
-      { slug: service.slug },
-    );
-    return page(reply, signedIn, 201, { created: service.slug });
-  });
+  app.post(
+    '/otp-services',
+    { config: { action: 'otp_services.manage' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const form = formOf(request);
+      const created = await orRefusal(() =>
+        createOtpService(deps, {
+          workspace: signedIn.visitor.workspaceSlug,
+          ...createdSettings(form),
+        }),
+      );
+      if (created instanceof InputError) {
+        return page(reply, signedIn, created.status, {
+          form,
+          errors: formErrors(created, LABELS, 'name'),
+        });
+      }
+      const { service } = created;
+      await audit(
+        deps,
+        request,
+        signedIn.visitor,
+        'otp_service.created',
+        `OTP service ${service.name}`,
+        { slug: service.slug },
+      );
+      return page(reply, signedIn, 201, { created: service.slug });
+    },
+  );
 
-  app.get<{ Params: { slug: string } }>('/otp-services/:slug/edit', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'otp_services.manage');
-    if (!signedIn) return reply;
-    const service = await serviceOf(request, reply, signedIn);
-    if (!service) return reply;
-    return editPage(reply, signedIn, 200, service);
-  });
+  app.get<{ Params: { slug: string } }>(
+    '/otp-services/:slug/edit',
+    { config: { action: 'otp_services.manage' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const service = await serviceOf(request, reply, signedIn);
+      if (!service) return reply;
+      return editPage(reply, signedIn, 200, service);
+    },
+  );
 
-  app.post<{ Params: { slug: string } }>('/otp-services/:slug/edit', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'otp_services.manage');
-    if (!signedIn) return reply;
-    const current = await serviceOf(request, reply, signedIn);
-    if (!current) return reply;
-    const form = formOf(request);
-    const updated = await orRefusal(() =>
-      updateOtpService(deps, {
-        workspace: signedIn.visitor.workspaceSlug,
-        slug: current.slug,
-        ...editedSettings(form),
-      }),
-    );
-    if (updated instanceof InputError) {
-      return editPage(reply, signedIn, updated.status, current, {
-        form,
-        errors: formErrors(updated, LABELS, 'name'),
-      });
-    }
-    const { service } = updated;
-    await audit(
-      deps,
-      request,
-      signedIn.visitor,
-      'otp_service.updated',
-      `OTP service ${service.name}`,
-      { slug: service.slug },
-    );
-    return redirect(request, reply, `${signedIn.base}/otp-services?done=updated`);
-  });
+  app.post<{ Params: { slug: string } }>(
+    '/otp-services/:slug/edit',
+    { config: { action: 'otp_services.manage' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const current = await serviceOf(request, reply, signedIn);
+      if (!current) return reply;
+      const form = formOf(request);
+      const updated = await orRefusal(() =>
+        updateOtpService(deps, {
+          workspace: signedIn.visitor.workspaceSlug,
+          slug: current.slug,
+          ...editedSettings(form),
+        }),
+      );
+      if (updated instanceof InputError) {
+        return editPage(reply, signedIn, updated.status, current, {
+          form,
+          errors: formErrors(updated, LABELS, 'name'),
+        });
+      }
+      const { service } = updated;
+      await audit(
+        deps,
+        request,
+        signedIn.visitor,
+        'otp_service.updated',
+        `OTP service ${service.name}`,
+        { slug: service.slug },
+      );
+      return redirect(request, reply, `${signedIn.base}/otp-services?done=updated`);
+    },
+  );
 
-  app.post<{ Params: { slug: string } }>('/otp-services/:slug/delete', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'otp_services.manage');
-    if (!signedIn) return reply;
-    const deleted = await orRefusal(() =>
-      deleteOtpService(deps, {
-        workspace: signedIn.visitor.workspaceSlug,
-        slug: request.params.slug,
-      }),
-    );
-    if (deleted instanceof InputError) {
-      return page(reply, signedIn, deleted.status, { errors: noticeOf(deleted, LABELS) });
-    }
-    await audit(
-      deps,
-      request,
-      signedIn.visitor,
-      'otp_service.deleted',
-      `OTP service ${request.params.slug}`,
-    );
-    return redirect(request, reply, `${signedIn.base}/otp-services?done=deleted`);
-  });
+  app.post<{ Params: { slug: string } }>(
+    '/otp-services/:slug/delete',
+    { config: { action: 'otp_services.manage' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const deleted = await orRefusal(() =>
+        deleteOtpService(deps, {
+          workspace: signedIn.visitor.workspaceSlug,
+          slug: request.params.slug,
+        }),
+      );
+      if (deleted instanceof InputError) {
+        return page(reply, signedIn, deleted.status, { errors: noticeOf(deleted, LABELS) });
+      }
+      await audit(
+        deps,
+        request,
+        signedIn.visitor,
+        'otp_service.deleted',
+        `OTP service ${request.params.slug}`,
+      );
+      return redirect(request, reply, `${signedIn.base}/otp-services?done=deleted`);
+    },
+  );
 }

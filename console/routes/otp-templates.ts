@@ -20,8 +20,7 @@ import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { formErrors, noticeOf, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
-import { type Form, formOf, redirect, sendHtml, text } from '../http.js';
-import { render } from '../views.js';
+import { type Form, formOf, redirect, text } from '../http.js';
 
 const LABELS: Record<string, string> = {
   slug: 'Slug',
@@ -50,7 +49,7 @@ export async function otpTemplateRoutes(
   app: FastifyInstance,
   { context }: { context: ConsoleContext },
 ) {
-  const { deps, guard } = context;
+  const { deps } = context;
 
   async function page(
     reply: FastifyReply,
@@ -59,14 +58,10 @@ export async function otpTemplateRoutes(
     extra: { form?: Form; errors?: Record<string, string>; flash?: string; created?: string } = {},
   ) {
     const templates = await listTemplates(deps, { workspace: signedIn.visitor.workspaceSlug });
-    return sendHtml(
-      reply,
-      status,
-      render('otp-templates', {
+    return reply.page(
+      'otp-templates',
+      {
         title: 'Templates',
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
-        base: signedIn.base,
         templates,
         purposes: MESSAGE_PURPOSES,
         canManage: can(signedIn.visitor, 'otp_services.manage'),
@@ -74,30 +69,28 @@ export async function otpTemplateRoutes(
         errors: extra.errors ?? {},
         flash: extra.flash,
         created: extra.created,
-      }),
+      },
+      status,
     );
   }
 
   async function editPage(
     reply: FastifyReply,
-    signedIn: SignedIn,
+    _signedIn: SignedIn,
     status: number,
     template: TemplateListing,
     extra: { form?: Form; errors?: Record<string, string> } = {},
   ) {
-    return sendHtml(
-      reply,
-      status,
-      render('otp-template-edit', {
+    return reply.page(
+      'otp-template-edit',
+      {
         title: `Edit template ${template.slug}`,
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
-        base: signedIn.base,
         template,
         purposes: MESSAGE_PURPOSES,
         form: extra.form ?? formOfTemplate(template),
         errors: extra.errors ?? {},
-      }),
+      },
+      status,
     );
   }
 
@@ -111,89 +104,111 @@ export async function otpTemplateRoutes(
     return undefined;
   }
 
-  app.get<{ Querystring: { done?: string } }>('/otp-templates', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'otp_services.view');
-    if (!signedIn) return reply;
-    return page(reply, signedIn, 200, { flash: FLASH[request.query.done ?? ''] });
-  });
+  app.get<{ Querystring: { done?: string } }>(
+    '/otp-templates',
+    { config: { action: 'otp_services.view' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      return page(reply, signedIn, 200, { flash: FLASH[request.query.done ?? ''] });
+    },
+  );
 
-  app.post('/otp-templates', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'otp_services.manage');
-    if (!signedIn) return reply;
-    const form = formOf(request);
-    const created = await orRefusal(() =>
-      createTemplate(deps, {
-        workspace: signedIn.visitor.workspaceSlug,
-        slug: text(form, 'slug'),
-        name: text(form, 'name'),
-        body: text(form, 'body'),
-        purpose: text(form, 'purpose'),
-        enabled: text(form, 'enabled') !== undefined,
-      }),
-    );
-    if (created instanceof InputError) {
-      return page(reply, signedIn, created.status, {
-        form,
-        errors: formErrors(created, LABELS, 'body'),
+  app.post(
+    '/otp-templates',
+    { config: { action: 'otp_services.manage' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const form = formOf(request);
+      const created = await orRefusal(() =>
+        createTemplate(deps, {
+          workspace: signedIn.visitor.workspaceSlug,
+          slug: text(form, 'slug'),
+          name: text(form, 'name'),
+          body: text(form, 'body'),
+          purpose: text(form, 'purpose'),
+          enabled: text(form, 'enabled') !== undefined,
+        }),
+      );
+      if (created instanceof InputError) {
+        return page(reply, signedIn, created.status, {
+          form,
+          errors: formErrors(created, LABELS, 'body'),
+        });
+      }
+      await audit(deps, request, signedIn.visitor, 'template.created', `Template ${created.slug}`, {
+        purpose: created.purpose,
       });
-    }
-    await audit(deps, request, signedIn.visitor, 'template.created', `Template ${created.slug}`, {
-      purpose: created.purpose,
-    });
-    return page(reply, signedIn, 201, { created: created.slug });
-  });
+      return page(reply, signedIn, 201, { created: created.slug });
+    },
+  );
 
-  app.get<{ Params: { slug: string } }>('/otp-templates/:slug/edit', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'otp_services.manage');
-    if (!signedIn) return reply;
-    const template = await templateOf(reply, signedIn, request.params.slug);
-    if (!template) return reply;
-    return editPage(reply, signedIn, 200, template);
-  });
+  app.get<{ Params: { slug: string } }>(
+    '/otp-templates/:slug/edit',
+    { config: { action: 'otp_services.manage' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const template = await templateOf(reply, signedIn, request.params.slug);
+      if (!template) return reply;
+      return editPage(reply, signedIn, 200, template);
+    },
+  );
 
-  app.post<{ Params: { slug: string } }>('/otp-templates/:slug/edit', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'otp_services.manage');
-    if (!signedIn) return reply;
-    const current = await templateOf(reply, signedIn, request.params.slug);
-    if (!current) return reply;
-    const form = formOf(request);
-    const updated = await orRefusal(() =>
-      updateTemplate(deps, {
-        workspace: signedIn.visitor.workspaceSlug,
-        slug: current.slug,
-        name: text(form, 'name'),
-        body: text(form, 'body'),
-        purpose: text(form, 'purpose'),
-        enabled: text(form, 'enabled') !== undefined,
-      }),
-    );
-    if (updated instanceof InputError) {
-      return editPage(reply, signedIn, updated.status, current, {
-        form,
-        errors: formErrors(updated, LABELS, 'body'),
-      });
-    }
-    const { template } = updated;
-    await audit(deps, request, signedIn.visitor, 'template.updated', `Template ${template.slug}`, {
-      purpose: template.purpose,
-      enabled: template.enabled,
-    });
-    return redirect(request, reply, `${signedIn.base}/otp-templates?done=updated`);
-  });
+  app.post<{ Params: { slug: string } }>(
+    '/otp-templates/:slug/edit',
+    { config: { action: 'otp_services.manage' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const current = await templateOf(reply, signedIn, request.params.slug);
+      if (!current) return reply;
+      const form = formOf(request);
+      const updated = await orRefusal(() =>
+        updateTemplate(deps, {
+          workspace: signedIn.visitor.workspaceSlug,
+          slug: current.slug,
+          name: text(form, 'name'),
+          body: text(form, 'body'),
+          purpose: text(form, 'purpose'),
+          enabled: text(form, 'enabled') !== undefined,
+        }),
+      );
+      if (updated instanceof InputError) {
+        return editPage(reply, signedIn, updated.status, current, {
+          form,
+          errors: formErrors(updated, LABELS, 'body'),
+        });
+      }
+      const { template } = updated;
+      await audit(
+        deps,
+        request,
+        signedIn.visitor,
+        'template.updated',
+        `Template ${template.slug}`,
+        {
+          purpose: template.purpose,
+          enabled: template.enabled,
+        },
+      );
+      return redirect(request, reply, `${signedIn.base}/otp-templates?done=updated`);
+    },
+  );
 
-  app.post<{ Params: { slug: string } }>('/otp-templates/:slug/delete', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'otp_services.manage');
-    if (!signedIn) return reply;
-    const deleted = await orRefusal(() =>
-      deleteTemplate(deps, {
-        workspace: signedIn.visitor.workspaceSlug,
-        slug: request.params.slug,
-      }),
-    );
-    if (deleted instanceof InputError) {
-      return page(reply, signedIn, deleted.status, { errors: noticeOf(deleted, LABELS) });
-    }
-    await audit(deps, request, signedIn.visitor, 'template.deleted', `Template ${deleted.slug}`);
-    return redirect(request, reply, `${signedIn.base}/otp-templates?done=deleted`);
-  });
+  app.post<{ Params: { slug: string } }>(
+    '/otp-templates/:slug/delete',
+    { config: { action: 'otp_services.manage' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const deleted = await orRefusal(() =>
+        deleteTemplate(deps, {
+          workspace: signedIn.visitor.workspaceSlug,
+          slug: request.params.slug,
+        }),
+      );
+      if (deleted instanceof InputError) {
+        return page(reply, signedIn, deleted.status, { errors: noticeOf(deleted, LABELS) });
+      }
+      await audit(deps, request, signedIn.visitor, 'template.deleted', `Template ${deleted.slug}`);
+      return redirect(request, reply, `${signedIn.base}/otp-templates?done=deleted`);
+    },
+  );
 }

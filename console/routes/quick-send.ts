@@ -8,9 +8,8 @@ import {
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import type { SignedIn } from '../guard.js';
-import { type Form, formOf, redirect, sendHtml, text } from '../http.js';
+import { type Form, formOf, redirect, text } from '../http.js';
 import { readSendLater, SEND_LATER_ZONES, sendLaterField } from '../send-later.js';
-import { render } from '../views.js';
 
 /** The REST fields, as this form calls them. */
 const FORM_FIELDS: Record<string, string> = {
@@ -29,23 +28,19 @@ export async function quickSendRoutes(
   app: FastifyInstance,
   { context }: { context: ConsoleContext },
 ) {
-  const { deps, guard } = context;
+  const { deps } = context;
 
   const page = (
     reply: FastifyReply,
-    signedIn: SignedIn,
+    _signedIn: SignedIn,
     status: number,
     form: Form,
     errors: Record<string, string[]> = {},
   ) =>
-    sendHtml(
-      reply,
-      status,
-      render('quick-send', {
+    reply.page(
+      'quick-send',
+      {
         title: 'Quick Send',
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
-        base: signedIn.base,
         form,
         errors,
         measure: measureMessage(text(form, 'message') ?? ''),
@@ -56,30 +51,28 @@ export async function quickSendRoutes(
           { send_at: text(form, 'send_at'), send_at_zone: text(form, 'send_at_zone') },
           errors.send_at ?? [],
         ),
-      }),
+      },
+      status,
     );
 
-  app.get('/quick-send', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'quick_send.send');
-    if (!signedIn) return reply;
+  app.get('/quick-send', { config: { action: 'quick_send.send' } }, async (request, reply) => {
+    const signedIn = request.member;
     return page(reply, signedIn, 200, { routing: 'own', purpose: 'transactional' });
   });
 
   // The counter under the message box, asked for by htmx as the message changes.
-  app.get<{ Querystring: { message?: string } }>('/quick-send/measure', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'quick_send.send');
-    if (!signedIn) return reply;
-    const message = typeof request.query.message === 'string' ? request.query.message : '';
-    return sendHtml(
-      reply,
-      200,
-      render('message-measure', { title: 'Counter', measure: measureMessage(message) }),
-    );
-  });
+  app.get<{ Querystring: { message?: string } }>(
+    '/quick-send/measure',
+    { config: { action: 'quick_send.send' } },
+    async (request, reply) => {
+      const _signedIn = request.member;
+      const message = typeof request.query.message === 'string' ? request.query.message : '';
+      return reply.page('message-measure', { title: 'Counter', measure: measureMessage(message) });
+    },
+  );
 
-  app.post('/quick-send', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'quick_send.send');
-    if (!signedIn) return reply;
+  app.post('/quick-send', { config: { action: 'quick_send.send' } }, async (request, reply) => {
+    const signedIn = request.member;
     const form = formOf(request);
     const later = readSendLater(text(form, 'send_at'), text(form, 'send_at_zone'));
     if (!later.ok) return page(reply, signedIn, 422, form, { send_at: [later.error] });

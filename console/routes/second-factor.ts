@@ -18,11 +18,11 @@ import {
 } from '../../commands/team/totp.js';
 import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
-import { clientAddress, formOf, redirect, sendHtml, text } from '../http.js';
+import { SIGNED_IN } from '../doors.js';
+import { clientAddress, formOf, redirect, text } from '../http.js';
 import { csrfRefusal } from '../pages.js';
 import { profilePage } from '../profile.js';
 import { csrfTokenFor, hasValidCsrf, sessionToken } from '../session.js';
-import { render } from '../views.js';
 
 const minutes = (seconds: number) =>
   `${Math.ceil(seconds / 60)} minute${Math.ceil(seconds / 60) === 1 ? '' : 's'}`;
@@ -31,14 +31,10 @@ export async function secondFactorRoutes(
   app: FastifyInstance,
   { context }: { context: ConsoleContext },
 ) {
-  const { deps, guard } = context;
+  const { deps } = context;
 
   const codePage = (reply: FastifyReply, status: number, csrf: string, error?: string) =>
-    sendHtml(
-      reply,
-      status,
-      render('sign-in-code', { title: 'Verification code', formToken: csrf, error }),
-    );
+    reply.page('sign-in-code', { title: 'Verification code', formToken: csrf, error }, status);
 
   app.get('/sign-in/code', async (request, reply) => {
     const token = sessionToken(request);
@@ -80,63 +76,74 @@ export async function secondFactorRoutes(
 
   app.get<{ Querystring: { done?: string; required?: string } }>(
     '/profile',
+    { config: { action: SIGNED_IN, beforeEnrolment: true } },
     async (request, reply) => {
-      const signedIn = await guard(request, reply, null, { beforeEnrolment: true });
-      if (!signedIn) return reply;
+      const signedIn = request.member;
       return profilePage(deps, reply, signedIn, 200, request.query);
     },
   );
 
-  app.post('/profile/totp', async (request, reply) => {
-    const signedIn = await guard(request, reply, null, { beforeEnrolment: true });
-    if (!signedIn) return reply;
-    try {
-      const enrolment = await beginTotpEnrolment(deps, signedIn.visitor.userId);
-      return profilePage(deps, reply, signedIn, 200, {}, { enrolment, confirming: true });
-    } catch (error) {
-      if (!(error instanceof InputError)) throw error;
-      return profilePage(deps, reply, signedIn, 409, {}, { error: error.message });
-    }
-  });
+  app.post(
+    '/profile/totp',
+    { config: { action: SIGNED_IN, beforeEnrolment: true } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      try {
+        const enrolment = await beginTotpEnrolment(deps, signedIn.visitor.userId);
+        return profilePage(deps, reply, signedIn, 200, {}, { enrolment, confirming: true });
+      } catch (error) {
+        if (!(error instanceof InputError)) throw error;
+        return profilePage(deps, reply, signedIn, 409, {}, { error: error.message });
+      }
+    },
+  );
 
-  app.post('/profile/totp/confirm', async (request, reply) => {
-    const signedIn = await guard(request, reply, null, { beforeEnrolment: true });
-    if (!signedIn) return reply;
-    const { visitor } = signedIn;
-    const result = await checkTotpCode(deps, visitor.userId, text(formOf(request), 'code') ?? '', {
-      enable: true,
-    });
-    if (result.outcome !== 'accepted') {
-      if (result.outcome === 'throttled')
-        reply.header('retry-after', String(result.retryAfterSeconds));
-      return profilePage(
+  app.post(
+    '/profile/totp/confirm',
+    { config: { action: SIGNED_IN, beforeEnrolment: true } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const { visitor } = signedIn;
+      const result = await checkTotpCode(
         deps,
-        reply,
-        signedIn,
-        result.outcome === 'throttled' ? 429 : 422,
-        {},
+        visitor.userId,
+        text(formOf(request), 'code') ?? '',
         {
-          confirming: true,
-          error:
-            result.outcome === 'throttled'
-              ? `Too many wrong codes. Try again in ${minutes(result.retryAfterSeconds)}.`
-              : 'That code is not right. Check the time on your phone and enter the current code.',
+          enable: true,
         },
       );
-    }
-    await endOtherConsoleSessions(deps, {
-      userId: visitor.userId,
-      keepSessionId: visitor.sessionId,
-    });
-    await audit(deps, request, visitor, 'second_factor.enrolled', `user ${visitor.email}`);
-    return redirect(request, reply, '/console/profile?done=enrolled');
-  });
+      if (result.outcome !== 'accepted') {
+        if (result.outcome === 'throttled')
+          reply.header('retry-after', String(result.retryAfterSeconds));
+        return profilePage(
+          deps,
+          reply,
+          signedIn,
+          result.outcome === 'throttled' ? 429 : 422,
+          {},
+          {
+            confirming: true,
+            error:
+              result.outcome === 'throttled'
+                ? `Too many wrong codes. Try again in ${minutes(result.retryAfterSeconds)}.`
+                : 'That code is not right. Check the time on your phone and enter the current code.',
+          },
+        );
+      }
+      await endOtherConsoleSessions(deps, {
+        userId: visitor.userId,
+        keepSessionId: visitor.sessionId,
+      });
+      await audit(deps, request, visitor, 'second_factor.enrolled', `user ${visitor.email}`);
+      return redirect(request, reply, '/console/profile?done=enrolled');
+    },
+  );
 
   app.post<{ Params: { workspace: string } }>(
     '/w/:workspace/security/second-factor',
+    { config: { action: 'security.manage', beforeEnrolment: true } },
     async (request, reply) => {
-      const signedIn = await guard(request, reply, 'security.manage', { beforeEnrolment: true });
-      if (!signedIn) return reply;
+      const signedIn = request.member;
       const required = text(formOf(request), 'required') === 'true';
       try {
         await requireSecondFactor(deps, {
@@ -177,48 +184,58 @@ export async function secondFactorRoutes(
     },
   } as const;
 
-  app.post('/profile/totp/disable', async (request, reply) => {
-    const signedIn = await guard(request, reply, null, { beforeEnrolment: true });
-    if (!signedIn) return reply;
-    const { visitor } = signedIn;
-    const form = formOf(request);
-    const result = await disableTotp(deps, {
-      userId: visitor.userId,
-      email: visitor.email,
-      password: text(form, 'password') ?? '',
-      code: text(form, 'code') ?? '',
-      address: clientAddress(request),
-      keepSessionId: visitor.sessionId,
-    });
-    if (result.outcome === 'throttled') {
-      reply.header('retry-after', String(result.retryAfterSeconds));
-      return profilePage(
-        deps,
-        reply,
-        signedIn,
-        429,
-        {},
-        {
-          disableError: `Too many failed attempts. Try again in ${minutes(result.retryAfterSeconds)}.`,
-        },
-      );
-    }
-    if (result.outcome !== 'removed') {
-      const refusal = DISABLE_REFUSALS[result.outcome];
-      if (result.outcome === 'busy') reply.header('retry-after', '2');
-      return profilePage(deps, reply, signedIn, refusal.status, {}, { disableError: refusal.text });
-    }
-    await audit(deps, request, visitor, 'second_factor.disabled', `user ${visitor.email}`, {
-      sessions_ended: result.sessionsEnded,
-    });
-    return redirect(request, reply, '/console/profile?done=disabled');
-  });
+  app.post(
+    '/profile/totp/disable',
+    { config: { action: SIGNED_IN, beforeEnrolment: true } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const { visitor } = signedIn;
+      const form = formOf(request);
+      const result = await disableTotp(deps, {
+        userId: visitor.userId,
+        email: visitor.email,
+        password: text(form, 'password') ?? '',
+        code: text(form, 'code') ?? '',
+        address: clientAddress(request),
+        keepSessionId: visitor.sessionId,
+      });
+      if (result.outcome === 'throttled') {
+        reply.header('retry-after', String(result.retryAfterSeconds));
+        return profilePage(
+          deps,
+          reply,
+          signedIn,
+          429,
+          {},
+          {
+            disableError: `Too many failed attempts. Try again in ${minutes(result.retryAfterSeconds)}.`,
+          },
+        );
+      }
+      if (result.outcome !== 'removed') {
+        const refusal = DISABLE_REFUSALS[result.outcome];
+        if (result.outcome === 'busy') reply.header('retry-after', '2');
+        return profilePage(
+          deps,
+          reply,
+          signedIn,
+          refusal.status,
+          {},
+          { disableError: refusal.text },
+        );
+      }
+      await audit(deps, request, visitor, 'second_factor.disabled', `user ${visitor.email}`, {
+        sessions_ended: result.sessionsEnded,
+      });
+      return redirect(request, reply, '/console/profile?done=disabled');
+    },
+  );
 
   app.post<{ Params: { workspace: string } }>(
     '/w/:workspace/security/second-factor/reset',
+    { config: { action: 'team.manage' } },
     async (request, reply) => {
-      const signedIn = await guard(request, reply, 'team.manage');
-      if (!signedIn) return reply;
+      const signedIn = request.member;
       const { visitor } = signedIn;
       try {
         const reset = await resetMemberSecondFactor(deps, {

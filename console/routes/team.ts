@@ -19,9 +19,8 @@ import { can } from '../access.js';
 import { audit, auditInvitationsRevoked } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import type { SignedIn } from '../guard.js';
-import { type Form, formOf, redirect, sendHtml, text } from '../http.js';
+import { type Form, formOf, redirect, text } from '../http.js';
 import { permissionEditRefusal } from '../member-permissions.js';
-import { render } from '../views.js';
 
 const DONE: Record<string, string> = {
   updated: 'The member was updated.',
@@ -31,7 +30,7 @@ const DONE: Record<string, string> = {
 };
 
 export async function teamRoutes(app: FastifyInstance, { context }: { context: ConsoleContext }) {
-  const { deps, guard } = context;
+  const { deps } = context;
 
   async function page(
     reply: FastifyReply,
@@ -44,14 +43,10 @@ export async function teamRoutes(app: FastifyInstance, { context }: { context: C
       listWorkspaceMembers(deps, { workspace }),
       listWorkspaceInvitations(deps, { workspace }),
     ]);
-    return sendHtml(
-      reply,
-      status,
-      render('team', {
+    return reply.page(
+      'team',
+      {
         title: 'Team',
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
-        base: signedIn.base,
         members,
         invitations: [...invitations].reverse(),
         roles: ROLES,
@@ -62,19 +57,22 @@ export async function teamRoutes(app: FastifyInstance, { context }: { context: C
           .map((member) => member.userId),
         form: extra.form ?? { role: 'developer' },
         ...extra,
-      }),
+      },
+      status,
     );
   }
 
-  app.get<{ Querystring: { done?: string } }>('/team', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'team.view');
-    if (!signedIn) return reply;
-    return page(reply, signedIn, 200, { flash: DONE[request.query.done ?? ''] });
-  });
+  app.get<{ Querystring: { done?: string } }>(
+    '/team',
+    { config: { action: 'team.view' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      return page(reply, signedIn, 200, { flash: DONE[request.query.done ?? ''] });
+    },
+  );
 
-  app.post('/team/invitations', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'team.manage');
-    if (!signedIn) return reply;
+  app.post('/team/invitations', { config: { action: 'team.manage' } }, async (request, reply) => {
+    const signedIn = request.member;
     const form = formOf(request);
     const role = text(form, 'role');
     try {
@@ -110,35 +108,37 @@ export async function teamRoutes(app: FastifyInstance, { context }: { context: C
     }
   });
 
-  app.post<{ Params: { id: string } }>('/team/invitations/:id/revoke', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'team.manage');
-    if (!signedIn) return reply;
-    const id = Number(request.params.id);
-    const { invitations } = await listWorkspaceInvitations(deps, {
-      workspace: signedIn.visitor.workspaceSlug,
-    });
-    const invitation = invitations.find((candidate) => candidate.id === id);
-    if (!invitation)
-      return page(reply, signedIn, 404, { error: 'This workspace has no such invitation.' });
-    try {
-      await revokeInvitation(deps, { id });
-    } catch (error) {
-      if (!(error instanceof InputError)) throw error;
-      return page(reply, signedIn, error.status, { error: error.message });
-    }
-    await audit(
-      deps,
-      request,
-      signedIn.visitor,
-      'invitation.revoked',
-      `invitation ${invitation.email}`,
-    );
-    return redirect(request, reply, `${signedIn.base}/team?done=revoked`);
-  });
+  app.post<{ Params: { id: string } }>(
+    '/team/invitations/:id/revoke',
+    { config: { action: 'team.manage' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const id = Number(request.params.id);
+      const { invitations } = await listWorkspaceInvitations(deps, {
+        workspace: signedIn.visitor.workspaceSlug,
+      });
+      const invitation = invitations.find((candidate) => candidate.id === id);
+      if (!invitation)
+        return page(reply, signedIn, 404, { error: 'This workspace has no such invitation.' });
+      try {
+        await revokeInvitation(deps, { id });
+      } catch (error) {
+        if (!(error instanceof InputError)) throw error;
+        return page(reply, signedIn, error.status, { error: error.message });
+      }
+      await audit(
+        deps,
+        request,
+        signedIn.visitor,
+        'invitation.revoked',
+        `invitation ${invitation.email}`,
+      );
+      return redirect(request, reply, `${signedIn.base}/team?done=revoked`);
+    },
+  );
 
-  app.post('/team/members', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'team.manage');
-    if (!signedIn) return reply;
+  app.post('/team/members', { config: { action: 'team.manage' } }, async (request, reply) => {
+    const signedIn = request.member;
     const form = formOf(request);
     const email = text(form, 'email') ?? '';
     const action = text(form, 'action');

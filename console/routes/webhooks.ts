@@ -16,9 +16,8 @@ import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { formErrors, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
-import { type Form, formOf, list, redirect, sendHtml, text } from '../http.js';
+import { type Form, formOf, list, redirect, text } from '../http.js';
 import { messagePage } from '../pages.js';
-import { render } from '../views.js';
 
 const LABELS: Record<string, string> = { url: 'URL', events: 'Events', description: 'Description' };
 const DONE: Record<string, string> = {
@@ -31,7 +30,7 @@ export async function webhookRoutes(
   app: FastifyInstance,
   { context }: { context: ConsoleContext },
 ) {
-  const { deps, guard } = context;
+  const { deps } = context;
 
   async function page(
     reply: FastifyReply,
@@ -42,14 +41,10 @@ export async function webhookRoutes(
     const { endpoints } = await listWorkspaceWebhookEndpoints(deps, {
       workspace: signedIn.visitor.workspaceSlug,
     });
-    return sendHtml(
-      reply,
-      status,
-      render('webhooks', {
+    return reply.page(
+      'webhooks',
+      {
         title: 'Webhooks',
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
-        base: signedIn.base,
         endpoints,
         eventTypes: WEBHOOK_EVENT_TYPES,
         canManage: can(signedIn.visitor, 'webhooks.manage'),
@@ -60,7 +55,8 @@ export async function webhookRoutes(
         errors: extra.errors ?? {},
         flash: extra.flash,
         secret: extra.secret,
-      }),
+      },
+      status,
     );
   }
 
@@ -81,64 +77,62 @@ export async function webhookRoutes(
       csrf: signedIn.csrf,
     });
 
-  app.get<{ Querystring: { done?: string } }>('/developer/webhooks', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'webhooks.view');
-    if (!signedIn) return reply;
-    return page(reply, signedIn, 200, { flash: DONE[request.query.done ?? ''] });
-  });
+  app.get<{ Querystring: { done?: string } }>(
+    '/developer/webhooks',
+    { config: { action: 'webhooks.view' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      return page(reply, signedIn, 200, { flash: DONE[request.query.done ?? ''] });
+    },
+  );
 
-  app.post('/developer/webhooks', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'webhooks.manage');
-    if (!signedIn) return reply;
-    const form = formOf(request);
-    const created = await orRefusal(() =>
-      createWebhookEndpoint(deps, {
-        workspace: signedIn.visitor.workspaceSlug,
-        url: text(form, 'url'),
-        events: list(form, 'events'),
-        description: text(form, 'description'),
-        by: { userId: signedIn.visitor.userId },
-      }),
-    );
-    if (created instanceof InputError) {
-      return page(reply, signedIn, created.status, {
-        form,
-        errors: formErrors(created, LABELS, 'events'),
+  app.post(
+    '/developer/webhooks',
+    { config: { action: 'webhooks.manage' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const form = formOf(request);
+      const created = await orRefusal(() =>
+        createWebhookEndpoint(deps, {
+          workspace: signedIn.visitor.workspaceSlug,
+          url: text(form, 'url'),
+          events: list(form, 'events'),
+          description: text(form, 'description'),
+          by: { userId: signedIn.visitor.userId },
+        }),
+      );
+      if (created instanceof InputError) {
+        return page(reply, signedIn, created.status, {
+          form,
+          errors: formErrors(created, LABELS, 'events'),
+        });
+      }
+      const { endpoint, secret } = created;
+      await audit(deps, request, signedIn.visitor, 'webhook.created', `webhook ${endpoint.url}`, {
+        events: endpoint.events.join(','),
       });
-    }
-    const { endpoint, secret } = created;
-    await audit(deps, request, signedIn.visitor, 'webhook.created', `webhook ${endpoint.url}`, {
-      events: endpoint.events.join(','),
-    });
-    return page(reply, signedIn, 201, { secret });
-  });
+      return page(reply, signedIn, 201, { secret });
+    },
+  );
 
-  app.get<{ Params: { id: string } }>('/developer/webhooks/:id', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'webhooks.view');
-    if (!signedIn) return reply;
-    const endpoint = await ownEndpoint(signedIn, request.params.id);
-    if (!endpoint) return notHere(reply, signedIn);
-    const { attempts } = await listWebhookEndpointAttempts(deps, { id: endpoint.id });
-    return sendHtml(
-      reply,
-      200,
-      render('webhook-attempts', {
-        title: 'Webhook attempts',
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
-        base: signedIn.base,
-        endpoint,
-        attempts,
-      }),
-    );
-  });
+  app.get<{ Params: { id: string } }>(
+    '/developer/webhooks/:id',
+    { config: { action: 'webhooks.view' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const endpoint = await ownEndpoint(signedIn, request.params.id);
+      if (!endpoint) return notHere(reply, signedIn);
+      const { attempts } = await listWebhookEndpointAttempts(deps, { id: endpoint.id });
+      return reply.page('webhook-attempts', { title: 'Webhook attempts', endpoint, attempts });
+    },
+  );
 
   for (const action of ['enable', 'disable', 'delete'] as const) {
     app.post<{ Params: { id: string } }>(
       `/developer/webhooks/:id/${action}`,
+      { config: { action: 'webhooks.manage' } },
       async (request, reply) => {
-        const signedIn = await guard(request, reply, 'webhooks.manage');
-        if (!signedIn) return reply;
+        const signedIn = request.member;
         const endpoint = await ownEndpoint(signedIn, request.params.id);
         if (!endpoint) return notHere(reply, signedIn);
         const change = {

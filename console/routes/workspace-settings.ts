@@ -11,8 +11,7 @@ import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { formErrors, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
-import { formOf, redirect, sendHtml, text } from '../http.js';
-import { render } from '../views.js';
+import { formOf, redirect, text } from '../http.js';
 
 const FLASH: Record<string, string> = {
   saved: 'Saved: marketing messages go out only inside the window, in each recipient’s local time.',
@@ -29,7 +28,7 @@ export async function workspaceSettingsRoutes(
   app: FastifyInstance,
   { context }: { context: ConsoleContext },
 ) {
-  const { deps, guard } = context;
+  const { deps } = context;
 
   async function page(
     reply: FastifyReply,
@@ -39,58 +38,61 @@ export async function workspaceSettingsRoutes(
   ) {
     const current = await workspaceQuietHours(deps, signedIn.visitor.workspaceId);
     const [start = '09:00', end = '20:00'] = current ? formatQuietHours(current).split('-') : [];
-    return sendHtml(
-      reply,
-      status,
-      render('workspace-settings', {
+    return reply.page(
+      'workspace-settings',
+      {
         title: 'Settings',
-        nav: signedIn.nav,
-        csrf: signedIn.csrf,
-        base: signedIn.base,
         quietHours: extra.form ?? { enabled: current !== null, start, end },
         errors: extra.errors ?? {},
         flash: extra.flash,
-      }),
+      },
+      status,
     );
   }
 
-  app.get<{ Querystring: { done?: string } }>('/settings', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'settings.manage');
-    if (!signedIn) return reply;
-    return page(reply, signedIn, 200, { flash: FLASH[request.query.done ?? ''] });
-  });
+  app.get<{ Querystring: { done?: string } }>(
+    '/settings',
+    { config: { action: 'settings.manage' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      return page(reply, signedIn, 200, { flash: FLASH[request.query.done ?? ''] });
+    },
+  );
 
-  app.post('/settings/quiet-hours', async (request, reply) => {
-    const signedIn = await guard(request, reply, 'settings.manage');
-    if (!signedIn) return reply;
-    const form = formOf(request);
-    const given: QuietHoursForm = {
-      enabled: text(form, 'enabled') === 'on',
-      start: text(form, 'start')?.trim() ?? '',
-      end: text(form, 'end')?.trim() ?? '',
-    };
-    const quietHours = given.enabled ? `${given.start}-${given.end}` : 'off';
-    const saved = await orRefusal(() =>
-      updateWorkspaceSettings(deps, { slug: signedIn.visitor.workspaceSlug, quietHours }),
-    );
-    if (saved instanceof InputError)
-      return page(reply, signedIn, saved.status, {
-        form: given,
-        errors: formErrors(saved, { quietHours: 'Quiet hours' }, 'quietHours'),
-      });
-    // As `herald workspace update --quiet-hours` is audited.
-    await audit(
-      deps,
-      request,
-      signedIn.visitor,
-      'workspace.updated',
-      `workspace ${signedIn.visitor.workspaceSlug}`,
-      { quiet_hours: saved.quietHours ? formatQuietHours(saved.quietHours) : 'off' },
-    );
-    return redirect(
-      request,
-      reply,
-      `${signedIn.base}/settings?done=${saved.quietHours ? 'saved' : 'off'}`,
-    );
-  });
+  app.post(
+    '/settings/quiet-hours',
+    { config: { action: 'settings.manage' } },
+    async (request, reply) => {
+      const signedIn = request.member;
+      const form = formOf(request);
+      const given: QuietHoursForm = {
+        enabled: text(form, 'enabled') === 'on',
+        start: text(form, 'start')?.trim() ?? '',
+        end: text(form, 'end')?.trim() ?? '',
+      };
+      const quietHours = given.enabled ? `${given.start}-${given.end}` : 'off';
+      const saved = await orRefusal(() =>
+        updateWorkspaceSettings(deps, { slug: signedIn.visitor.workspaceSlug, quietHours }),
+      );
+      if (saved instanceof InputError)
+        return page(reply, signedIn, saved.status, {
+          form: given,
+          errors: formErrors(saved, { quietHours: 'Quiet hours' }, 'quietHours'),
+        });
+      // As `herald workspace update --quiet-hours` is audited.
+      await audit(
+        deps,
+        request,
+        signedIn.visitor,
+        'workspace.updated',
+        `workspace ${signedIn.visitor.workspaceSlug}`,
+        { quiet_hours: saved.quietHours ? formatQuietHours(saved.quietHours) : 'off' },
+      );
+      return redirect(
+        request,
+        reply,
+        `${signedIn.base}/settings?done=${saved.quietHours ? 'saved' : 'off'}`,
+      );
+    },
+  );
 }
