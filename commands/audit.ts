@@ -7,7 +7,7 @@ import {
   insertAuditEntry,
   listAuditEntries,
 } from '../db/audit-log.js';
-import type { Sql } from '../db/client.js';
+import type { Sql, TransactionSql } from '../db/client.js';
 import type { Actor } from './actor.js';
 import type { CommandDeps } from './deps.js';
 
@@ -37,7 +37,7 @@ export interface AuditLine {
  * crash leaves both or neither. Never a password, a credential, a message body or a number.
  */
 export async function writeAudit(
-  tx: Sql,
+  tx: Sql | TransactionSql,
   actor: Actor,
   workspaceId: number | null,
   line: AuditLine,

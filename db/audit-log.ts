@@ -1,4 +1,4 @@
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
 
 export interface AuditEntry {
   workspaceId: number | null;
@@ -19,7 +19,10 @@ export interface AuditRecord extends AuditEntry {
   at: Date;
 }
 
-export async function insertAuditEntry(sql: Sql, entry: AuditEntry): Promise<void> {
+export async function insertAuditEntry(
+  sql: Sql | TransactionSql,
+  entry: AuditEntry,
+): Promise<void> {
   await sql`
     insert into audit_log (workspace_id, user_id, actor, source, action, target, details,
                            address, user_agent, origin)
