@@ -1,5 +1,4 @@
 import type { Sql, TransactionSql } from './client.js';
-import { coalescedWrites } from './coalesced-writes.js';
 import { type SettledSmppMessage, takePendingSmppReceipts } from './smpp-pending-receipts.js';
 
 export interface CampaignForSubmission {
@@ -267,27 +266,4 @@ export async function recordDelivery(
 ): Promise<RecordedReceipt> {
   const [recorded] = await recordDeliveries(sql, [update]);
   return recorded ?? { kept: false, delaySeconds: null };
-}
-
-/** Most receipts one statement carries: a few milliseconds of work for Postgres. */
-const RECEIPTS_PER_STATEMENT = 500;
-const coalescedByPool = new WeakMap<Sql, (update: DeliveryUpdate) => Promise<RecordedReceipt>>();
-
-/**
- * One delivery receipt, written together with the others arriving on the same pool meanwhile: a
- * provider posts them by the thousand a second, and each statement updates its campaign's report
- * row and the workspace's report minute (0004's trigger), which one-by-one writers queue for.
- */
-export function recordDeliveryCoalesced(
-  sql: Sql,
-  update: DeliveryUpdate,
-): Promise<RecordedReceipt> {
-  let record = coalescedByPool.get(sql);
-  if (!record) {
-    record = coalescedWrites((updates: DeliveryUpdate[]) => recordDeliveries(sql, updates), {
-      max: RECEIPTS_PER_STATEMENT,
-    });
-    coalescedByPool.set(sql, record);
-  }
-  return record(update);
 }

@@ -4,9 +4,10 @@
  * workspace or OTP service does not set it inherits (a service from its workspace, a workspace
  * from the defaults here).
  */
+
 import { isSupportedCountry } from 'libphonenumber-js/max';
 import { z } from 'zod';
-import { countryOf } from './phone.js';
+import { countryOf, E164_PREFIX } from './phone.js';
 
 /** At most `sends` in any `seconds`. */
 /** The rules a refusal is counted under (guard_refusals, herald_guard_refusals_total). */
@@ -312,7 +313,7 @@ export function formatCountries(countries: CountryList): string {
 export function parsePrefixes(text: string): string[] | undefined {
   if (text.trim() === 'none') return [];
   const prefixes = text.split(',').map((prefix) => prefix.replaceAll(' ', ''));
-  return prefixes.every((prefix) => prefix === DEFAULT_PREFIXES || /^\+[1-9]\d{0,14}$/.test(prefix))
+  return prefixes.every((prefix) => prefix === DEFAULT_PREFIXES || E164_PREFIX.test(prefix))
     ? [...new Set(prefixes)]
     : undefined;
 }

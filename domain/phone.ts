@@ -13,6 +13,10 @@ const DIGITS = '[1-9][0-9]{7,14}';
 export const E164 = new RegExp(`^\\+${DIGITS}$`);
 /** The digits of an E.164 number without its `+`, as an SMSC writes an international address. */
 export const E164_DIGITS = new RegExp(`^${DIGITS}$`);
+/** Any ITU-T E.164 address, short ones too (senders, SMPP addresses): `+`, 2 to 15 digits. */
+export const E164_ADDRESS = /^\+[1-9]\d{1,14}$/;
+/** The start of an E.164 number (a fraud-guard range): `+`, 1 to 15 digits. */
+export const E164_PREFIX = /^\+[1-9]\d{0,14}$/;
 
 function parseStrict(value: unknown): PlanAnswer | undefined {
   if (typeof value !== 'string' || !E164.test(value)) return undefined;
@@ -63,4 +67,21 @@ export function maskedNumber(e164: string): string {
  */
 export function numberShown(stored: string, full: boolean): string {
   return full || !stored.startsWith('+') ? stored : maskedNumber(stored);
+}
+
+/**
+ * A number as it appears inside free text (a provider's error): E.164 with or without its `+`
+ * (an SMSC quotes it bare), not part of a longer run of digits. One source that both JavaScript
+ * and Postgres regular expressions read (db/ groups error texts by it).
+ */
+export const NUMBER_IN_TEXT = `(?<![0-9])\\+?${DIGITS}(?![0-9])`;
+
+/** `Destination +61412555011 rejected.` → `Destination •••• 5011 rejected.` */
+export function numbersMaskedIn(text: string): string {
+  return text.replace(new RegExp(NUMBER_IN_TEXT, 'g'), maskedNumber);
+}
+
+/** Free text (a provider's error) as a viewer may see it: as numbers are (numberShown). */
+export function textShown(text: string, full: boolean): string {
+  return full ? text : numbersMaskedIn(text);
 }

@@ -33,7 +33,10 @@ export const NUL = '\\u0000';
 export const NO_NUL = new RegExp(`^[^${NUL}]*$`);
 /** Text without NUL with at least one character that is not whitespace. */
 export const NOT_BLANK = new RegExp(`^[^${NUL}]*[^${NUL}${JS_WHITESPACE}][^${NUL}]*$`);
+/** A provider's, route's or template's slug. */
 export const SLUG = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+/** A workspace's slug: a DNS label (it names the workspace in URLs). */
+export const WORKSPACE_SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 export const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /**

@@ -9,8 +9,6 @@ import { type ProviderFieldsInput, refuse } from '../domain/provider-definition.
 /** A field named inside a refusal. */
 export const field = (name: string) => ({ field: name });
 
-/** The number pattern senders were checked with before (wider than domain/request-schema.ts's E164). */
-export const E164_SENDER = /^\+[1-9]\d{1,14}$/;
 /** Alphanumeric sender id: up to 11 letters, digits or spaces, at least one letter. */
 export const ALPHANUMERIC_SENDER = /^(?=.*[A-Za-z])[A-Za-z0-9 ]{1,11}$/;
 

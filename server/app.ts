@@ -27,6 +27,7 @@ import { optOutRoutes } from '../api/routes/opt-out.js';
 import { otpRoutes } from '../api/routes/otp.js';
 import { providerWebhookRoutes } from '../api/routes/provider-webhooks.js';
 import { addSecurityHeaders } from '../api/security-headers.js';
+import { createReceiptCaches } from '../commands/messaging/receipt-caches.js';
 import { consoleRoutes } from '../console/plugin.js';
 import { browserEdgePolicyOf, guardBrowserEdge } from '../mcp/browser-edge.js';
 import { mcpRoutes } from '../mcp/routes.js';
@@ -88,7 +89,9 @@ export function buildApp(
   // Before every route: the OpenAPI document is collected through onRoute.
   app.register(openApi);
   app.register(healthRoutes, { deps });
-  app.register(providerWebhookRoutes, { deps });
+  app.register(providerWebhookRoutes, {
+    deps: { ...deps, receipts: createReceiptCaches(deps.sql) },
+  });
   app.register(optOutRoutes, { deps });
   app.register(docsRoutes, { prefix: '/api/v1' });
   app.register(

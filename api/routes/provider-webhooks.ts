@@ -2,6 +2,7 @@ import formbody from '@fastify/formbody';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { ReceiptCaches } from '../../commands/messaging/receipt-caches.js';
 import { recordReceipt, recordReply } from '../../commands/messaging/record-receipt.js';
 import type { ReceiptRequest } from '../../domain/provider-definition.js';
 import type { ApiDeps } from '../deps.js';
@@ -24,10 +25,9 @@ function referenceOf(query: { ref?: string }, body: unknown): string | null {
  * does not know is acknowledged and dropped (204), so the provider stops retrying; an unsigned or
  * wrongly signed receipt is 403.
  */
-export const providerWebhookRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (
-  app,
-  { deps },
-) => {
+export const providerWebhookRoutes: FastifyPluginAsyncZod<{
+  deps: ApiDeps & { receipts: ReceiptCaches };
+}> = async (app, { deps }) => {
   // Twilio posts application/x-www-form-urlencoded; scoped to this plugin.
   await app.register(formbody);
   const origin = new URL(deps.publicUrl).origin;

@@ -1,5 +1,4 @@
 import { ownProviderUrlOf } from '../../config/env.js';
-import { recordDeliveryCoalesced } from '../../db/campaign-messages.js';
 import { type InboundDelivery, recordInboundDelivery } from '../../db/inbound-messages.js';
 import { recordOtpDelivery } from '../../db/otp-requests.js';
 import { findProvider, findReferenceWorkspace } from '../../db/providers.js';
@@ -12,16 +11,20 @@ import {
   type ReceiptRequest,
   type WebhookParser,
 } from '../../domain/provider-definition.js';
+import { SLUG as SLUG_FORMAT } from '../../domain/request-schema.js';
 import { erasedRecipientForms } from '../../security/recipient-hash.js';
 import { observeReceipt } from '../../telemetry/metrics.js';
 import { startHelpReplyWorkflow } from '../../temporal/workflow-starts.js';
 import type { CommandDeps } from '../deps.js';
 import { webhookParserOf } from '../providers/providers.js';
+import type { ReceiptCaches } from './receipt-caches.js';
 
 type Deps = Pick<CommandDeps, 'env' | 'sql' | 'secret' | 'providerTypes' | 'temporal'>;
+/** The receipt endpoint's: with the per-process caches its composition root made. */
+type ReceiptDeps = Deps & { receipts: ReceiptCaches };
 
-/** Workspace and provider slugs as they are made (commands/team/workspaces.ts, commands/input.ts), a little wider. */
-const SLUG = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
+/** Workspace and provider slugs (domain/request-schema.ts), in either case: a callback URL may be typed. */
+const SLUG = new RegExp(SLUG_FORMAT.source, 'i');
 
 /**
  * What verifies and parses the receipts posted to `/webhooks/providers/<slug>` for a workspace:
@@ -51,31 +54,17 @@ async function inboundParserFor(
   return parseInbound && { parseInbound };
 }
 
-/** Campaigns whose workspace each pool remembers: more than are ever sending at once. */
-const REMEMBERED_CAMPAIGNS = 10_000;
-const campaignWorkspacesByPool = new WeakMap<Deps['sql'], Map<number, number>>();
-
-/**
- * The workspace a message reference belongs to. A campaign's never changes and its receipts come
- * by the thousand, so it is remembered (the oldest forgotten first); an OTP request has one.
- */
+/** The workspace a message reference belongs to: a campaign's remembered, an OTP request's read. */
 async function referenceWorkspace(
-  sql: Deps['sql'],
+  deps: ReceiptDeps,
   target: NonNullable<ReturnType<typeof parseMessageReference>>,
 ): Promise<number | undefined> {
-  if (!('campaignId' in target)) return findReferenceWorkspace(sql, target);
-  let remembered = campaignWorkspacesByPool.get(sql);
-  if (!remembered) {
-    remembered = new Map();
-    campaignWorkspacesByPool.set(sql, remembered);
-  }
-  const known = remembered.get(target.campaignId);
+  if (!('campaignId' in target)) return findReferenceWorkspace(deps.sql, target);
+  const known = deps.receipts.campaignWorkspace(target.campaignId);
   if (known !== undefined) return known;
-  const workspaceId = await findReferenceWorkspace(sql, target);
-  if (workspaceId === undefined) return undefined;
-  if (remembered.size >= REMEMBERED_CAMPAIGNS)
-    remembered.delete(remembered.keys().next().value as number);
-  remembered.set(target.campaignId, workspaceId);
+  const workspaceId = await findReferenceWorkspace(deps.sql, target);
+  if (workspaceId !== undefined)
+    deps.receipts.rememberCampaignWorkspace(target.campaignId, workspaceId);
   return workspaceId;
 }
 
@@ -94,7 +83,7 @@ export type ReceiptOutcome =
  * message and so the workspace; that workspace's provider `slug` verifies and parses the receipt.
  */
 export async function recordReceipt(
-  deps: Deps,
+  deps: ReceiptDeps,
   slug: string,
   reference: string | null,
   request: ReceiptRequest,
@@ -102,7 +91,7 @@ export async function recordReceipt(
   if (!SLUG.test(slug)) return { kind: 'no_such_provider' };
   const target = reference === null ? undefined : parseMessageReference(reference);
   if (!target) return { kind: 'no_reference' };
-  const workspaceId = await referenceWorkspace(deps.sql, target);
+  const workspaceId = await referenceWorkspace(deps, target);
   const parser =
     workspaceId === undefined ? undefined : await receiptParserFor(deps, workspaceId, slug);
   if (!parser) return { kind: 'dropped' };
@@ -133,7 +122,7 @@ export async function recordReceipt(
   };
   const recorded =
     'campaignId' in target
-      ? await recordDeliveryCoalesced(deps.sql, { ...target, ...delivery })
+      ? await deps.receipts.recordDelivery({ ...target, ...delivery })
       : await recordOtpDelivery(deps.sql, { requestId: target.otpRequestId, ...delivery });
   observeReceipt(receipt.status, recorded);
   return { kind: 'recorded' };

@@ -13,6 +13,7 @@ import {
   insertAuthorization,
   type PendingAuthorization,
 } from '../../db/oauth-grants.js';
+import { UUID } from '../../domain/request-schema.js';
 import { keyedHash, matchesKeyedHash } from '../../security/tokens.js';
 import { callbackUrl } from './authorize.js';
 import { LIFETIMES, type OAuthDeps } from './deps.js';
@@ -40,8 +41,6 @@ export type Interaction =
 
 /** Seconds a sign-in refused for want of hashing capacity is told to wait. */
 const BUSY_RETRY_AFTER_SECONDS = 2;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 type PageInteraction = Extract<Interaction, { kind: 'page' }>;
 

@@ -3,12 +3,13 @@ import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { z } from 'zod';
+import { E164_ADDRESS } from '../../domain/phone.js';
 import { BehaviourRules, behaviourInput, type Rule } from './behaviour.js';
 import { type ReceiptOptions, ReceiptScheduler } from './receipts.js';
 import type { InboundFields } from './signature.js';
 import { inboxView, MessageStore, type StoredMessage, statusView } from './store.js';
 
-const e164 = z.string().regex(/^\+[1-9]\d{1,14}$/, 'must be an E.164 number like "+61400000000"');
+const e164 = z.string().regex(E164_ADDRESS, 'must be an E.164 number like "+61400000000"');
 
 const submission = z.object({
   to: e164,

@@ -3,6 +3,7 @@
  * submission, addresses (TON/NPI), delivery receipts (Appendix B text and the TLVs), and telling
  * receipts from replies in a `deliver_sm`.
  */
+import { E164_ADDRESS } from '../../domain/phone.js';
 import type { DeliveryStatus } from '../types.js';
 import { decodeGsm7, decodeUcs2, gsmSeptets } from './encoding.js';
 
@@ -115,8 +116,6 @@ export interface SmppAddress {
   addr: string;
 }
 
-const E164 = /^\+[1-9]\d{1,14}$/;
-
 /**
  * TON/NPI of an address: international/ISDN (1/1) for an E.164 number, sent without its `+` (also
  * for 9-15 digits without it); alphanumeric (5/0) for a sender name; a short code of 3-8 digits is
@@ -125,7 +124,7 @@ const E164 = /^\+[1-9]\d{1,14}$/;
  */
 export function smppAddress(value: string | null | undefined): SmppAddress {
   if (!value) return { ton: 0, npi: 0, addr: '' };
-  if (E164.test(value)) return { ton: 1, npi: 1, addr: value.slice(1) };
+  if (E164_ADDRESS.test(value)) return { ton: 1, npi: 1, addr: value.slice(1) };
   if (/^\d{3,8}$/.test(value)) return { ton: 3, npi: 0, addr: value };
   if (/^[1-9]\d{8,14}$/.test(value)) return { ton: 1, npi: 1, addr: value };
   if (/^\d+$/.test(value)) return { ton: 0, npi: 1, addr: value };
