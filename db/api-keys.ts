@@ -10,6 +10,8 @@ export interface ApiKeyRouting {
 
 export interface ApiKeyPrincipal extends ApiKeyRouting {
   keyId: number;
+  /** The key's public prefix (`hld_ab12cd34`): how the audit log names it. */
+  prefix: string;
   workspaceId: number;
   userId: number | null;
   abilities: Ability[];
@@ -90,7 +92,7 @@ export async function findActiveApiKey(
   tokenHashes: readonly Buffer[],
 ): Promise<ActiveApiKey | undefined> {
   const [key] = await sql<ActiveApiKey[]>`
-    select k.id as key_id, k.workspace_id, k.user_id, k.abilities, k.routing_type,
+    select k.id as key_id, k.prefix, k.workspace_id, k.user_id, k.abilities, k.routing_type,
            k.provider_slug, k.failover_route_slug, k.last_used_at, k.token_hash, k.rate_limit,
            (select g.settings from guard_settings g
             where g.workspace_id = k.workspace_id and g.otp_service_id is null) as guard_settings

@@ -31,6 +31,25 @@ export async function insertAuditEntry(
             ${entry.userAgent}, ${entry.origin ?? null})`;
 }
 
+/**
+ * Adds facts learnt after the change committed to its line (the newest of that action and target
+ * in the workspace): a batch's dispatch is confirmed only once its save, and its line, committed.
+ */
+export async function amendAuditDetails(
+  sql: Sql,
+  workspaceId: number,
+  line: { action: string; target: string | null },
+  details: Record<string, string | number | boolean | null>,
+): Promise<void> {
+  await sql`
+    update audit_log set details = details || ${sql.json(details)}
+    where id = (
+      select id from audit_log
+      where workspace_id = ${workspaceId} and action = ${line.action}
+        and target is not distinct from ${line.target}
+      order by id desc limit 1)`;
+}
+
 /** The workspace's entries, newest first, those older than `beforeId` when given. */
 export async function listAuditEntries(
   sql: Sql,

@@ -1,5 +1,5 @@
 import type { CampaignStatus } from '../domain/campaign-status.js';
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
 
 /**
  * A scheduled campaign's time has come: it is queued unless it was canceled meanwhile (or is
@@ -26,6 +26,14 @@ export type CancelOutcome =
   | { kind: 'completed' }
   | { kind: 'canceled'; workflowId: string | null; alreadyCanceled: boolean };
 
+/** A campaign's messages as its cancel left them: the claimed ones still queued are settling. */
+export interface CanceledCounts {
+  canceled: number;
+  settling: number;
+  sent: number;
+  failed: number;
+}
+
 /**
  * Cancels a campaign of this workspace, in one transaction: its queued messages that no
  * submission attempt has claimed become `canceled`, then the campaign (campaign.canceled is
@@ -37,6 +45,8 @@ export async function cancelCampaign(
   sql: Sql,
   workspaceId: number,
   campaignId: number,
+  /** Runs in the cancel's transaction, only when this cancel changed it, with its counts then. */
+  alongside?: (tx: TransactionSql, counts: CanceledCounts) => Promise<void>,
 ): Promise<CancelOutcome> {
   return sql.begin(async (tx) => {
     const [campaign] = await tx<{ status: CampaignStatus; workflowId: string | null }[]>`
@@ -54,6 +64,15 @@ export async function cancelCampaign(
     await tx`
       update campaigns set status = 'canceled', completed_at = now()
       where id = ${campaignId}`;
+    if (alongside) {
+      const [counts] = await tx<CanceledCounts[]>`
+        select (count(*) filter (where status = 'canceled'))::int as canceled,
+               (count(*) filter (where status = 'queued'))::int as settling,
+               (count(*) filter (where status = 'sent'))::int as sent,
+               (count(*) filter (where status = 'failed'))::int as failed
+        from campaign_messages where campaign_id = ${campaignId}`;
+      await alongside(tx, counts as CanceledCounts);
+    }
     return { kind: 'canceled', workflowId, alreadyCanceled: false } as const;
   });
 }

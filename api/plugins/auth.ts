@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import type { Actor } from '../../commands/actor.js';
 import { takeApiRequest } from '../../commands/requests/api-rate.js';
 import {
   type ActiveApiKey,
@@ -72,6 +73,12 @@ export const apiKeyAuth = fp<{ deps: ApiDeps }>(async (app: FastifyInstance, { d
     request.principal = principal;
   });
 });
+
+/** The key behind a request as the audit log names who acted: by its prefix, from its address. */
+export function apiKeyActorOf(request: FastifyRequest): Actor {
+  const { keyId, prefix } = principalOf(request);
+  return { kind: 'api_key', keyId, prefix, address: request.ip || null };
+}
 
 /** The authenticated key of a route behind `apiKeyAuth`. */
 export function principalOf(request: FastifyRequest): ApiKeyPrincipal {

@@ -9,7 +9,7 @@ import { HeraldError } from '../../domain/errors.js';
 import { sendRequestSchema } from '../../domain/send-request.js';
 import type { ApiDeps } from '../deps.js';
 import { parseIdempotencyKey, replyIdempotently } from '../idempotency-header.js';
-import { principalOf } from '../plugins/auth.js';
+import { apiKeyActorOf, principalOf } from '../plugins/auth.js';
 import { deadlineOf } from '../request-deadline.js';
 import {
   authErrorResponses,
@@ -120,8 +120,10 @@ export const messageRoutes: FastifyPluginAsyncZod<{ deps: ApiDeps }> = async (ap
       const { campaign: rawId } = request.params;
       if (!CAMPAIGN_ID.test(rawId))
         throw new HeraldError('not_found', { message: `Campaign ${rawId} was not found.` });
+      // Audited, unlike a send: a cancel is an action on the workspace's batch, not a message.
       const { campaign } = await cancelCampaign(
         deps,
+        apiKeyActorOf(request),
         principalOf(request).workspaceId,
         Number(rawId),
       );

@@ -17,7 +17,7 @@ import { publicUrlOf, temporalAddressOf } from '../../config/env.js';
 import { findCampaignOrigin } from '../../db/campaigns.js';
 import { findSupersedingCampaign } from '../../db/orphan-campaigns.js';
 import type { Workspace } from '../../db/workspaces.js';
-import type { AdminContext } from '../context.js';
+import { type AdminContext, operatorActor } from '../context.js';
 import { listing, tableTime, UsageError } from '../output.js';
 import { findRunningStack, stackFileOf } from '../running-stack.js';
 import {
@@ -187,6 +187,7 @@ export async function campaignCreate(
   const created = await run(
     createNamedCampaign(
       deps,
+      operatorActor(),
       {
         workspace: text(options, 'workspace'),
         name: text(options, 'name'),
@@ -241,7 +242,7 @@ export async function campaignCancel(
   const { client: temporal } = await connectTemporal(context);
   try {
     const { campaign, alreadyCanceled } = await run(
-      cancelCampaign({ sql: context.sql, temporal }, workspace.id, id),
+      cancelCampaign({ sql: context.sql, temporal }, operatorActor(), workspace.id, id),
     );
     const settling = campaign.queuedCount
       ? `; ${campaign.queuedCount} already claimed still settling`

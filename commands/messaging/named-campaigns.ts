@@ -1,24 +1,21 @@
 /**
  * Named campaigns (`herald campaign create`, the console's Create campaign form): checked by the
- * REST send's own rules (domain validation, then routing), saved with source `campaign`, then
- * handed to the caller's dispatch. A named campaign has no Idempotency-Key: it is saved with its
- * workflow id in the same transaction, so whatever stops the dispatch (Temporal not confirming,
- * the process dying) leaves it `paused` under that id, and `campaign resume` starts exactly that
- * workflow. Each front end reaches Temporal its own way (the CLI connects only for this), so the
- * dispatch is the caller's.
+ * REST send's own rules and saved by its save (commands/messaging/save-campaign.ts) with source
+ * `campaign` and its audit line, then handed to the caller's dispatch. A named campaign has no
+ * Idempotency-Key: it is saved with its workflow id in the same transaction, so whatever stops
+ * the dispatch (Temporal not confirming, the process dying) leaves it `paused` under that id, and
+ * `campaign resume` starts exactly that workflow. Each front end reaches Temporal its own way
+ * (the CLI connects only for this), so the dispatch is the caller's.
  */
 import type { Workspace } from '../../db/workspaces.js';
-import { isSchedulable, SCHEDULE_WINDOW_ERROR } from '../../domain/campaign-status.js';
 import { type FieldErrors, HeraldError } from '../../domain/errors.js';
 import { renderOptOutLink } from '../../domain/opt-out.js';
 import { readPersonalizationCsv } from '../../domain/personalization-csv.js';
 import { countSegments } from '../../domain/segments.js';
 import { validateSendRequest } from '../../domain/send-request.js';
 import { characters } from '../../domain/validation.js';
-import { erasedOptOutForms } from '../../security/recipient-hash.js';
-import { campaignWorkflowId } from '../../workflows/definitions.js';
+import type { Actor } from '../actor.js';
 import type { CommandDeps } from '../deps.js';
-import { insertCampaignWithinCap } from '../fraud-guard/send-checks.js';
 import {
   fieldsOf,
   InputError,
@@ -29,9 +26,13 @@ import {
 } from '../input.js';
 import { checkFailoverRoute } from '../providers/failover-routes.js';
 import { checkProvider } from '../providers/providers.js';
-import { resolveRouting } from '../providers/routing.js';
 import { findWorkspace } from '../team/workspaces.js';
-import { campaignTexts } from './campaign-texts.js';
+import {
+  auditDispatchConfirmed,
+  type BatchAudit,
+  checkSchedule,
+  saveCampaign,
+} from './save-campaign.js';
 
 export interface NamedCampaignInput {
   workspace?: string;
@@ -89,6 +90,17 @@ function sendRuleRefusal(errors: FieldErrors): InputError {
   }
   if (all.length > LISTED_MESSAGES) parts.push(`; and ${all.length - LISTED_MESSAGES} more`);
   return new InputError('validation_failed', parts);
+}
+
+/** The send rules' refusals (keyed by the REST body's fields) told in this use-case's fields. */
+async function inInputTerms<T>(work: () => T | Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof HeraldError && !(error instanceof InputError) && error.fieldErrors)
+      throw sendRuleRefusal(error.fieldErrors);
+    throw error;
+  }
 }
 
 /** The variables CSV read (undefined when none is given), or refused naming its field. */
@@ -152,12 +164,34 @@ export interface CreatedNamedCampaign<Dispatched> {
   dispatched: Dispatched;
 }
 
+/** The campaign's audit line: written with its save, `dispatch_confirmed` once its start is. */
+const createdAudit = (
+  actor: Actor,
+  name: string,
+  recipients: number,
+  sendAt: string | undefined,
+): BatchAudit => ({
+  actor,
+  line: (campaignId) => ({
+    action: 'campaign.created',
+    target: `campaign #${campaignId}`,
+    details: {
+      name,
+      recipients,
+      dispatch_confirmed: false,
+      ...(sendAt !== undefined && { scheduled_at: sendAt }),
+    },
+  }),
+});
+
 /**
- * Refuses with an InputError naming its input fields (each front end labels them); once saved,
- * the campaign is paused until `dispatch` starts its workflow.
+ * Refuses with an InputError naming its input fields (each front end labels them); once saved
+ * (commands/messaging/save-campaign.ts), the campaign is paused until `dispatch` starts its
+ * workflow.
  */
-export async function createNamedCampaign<Dispatched>(
+export async function createNamedCampaign<Dispatched extends { confirmed: boolean }>(
   deps: Pick<CommandDeps, 'sql' | 'env' | 'publicUrl' | 'secret'>,
+  actor: Actor,
   input: NamedCampaignInput,
   dispatch: (campaign: { workspace: Workspace; id: number }) => Promise<Dispatched>,
 ): Promise<CreatedNamedCampaign<Dispatched>> {
@@ -173,6 +207,7 @@ export async function createNamedCampaign<Dispatched>(
   if (provider && failoverRoute)
     throw invalid`${field('provider')} and ${field('failoverRoute')} are exclusive`;
 
+  const sendAt = optionalText(input.sendAt);
   const validation = validateSendRequest({
     recipients,
     message: body,
@@ -181,42 +216,25 @@ export async function createNamedCampaign<Dispatched>(
     sender_id: optionalText(input.senderId),
     provider_slug: provider,
     ...(failoverRoute && { routing_type: 'failover', failover_route_slug: failoverRoute }),
-    send_at: optionalText(input.sendAt),
+    send_at: sendAt,
   });
   if (!validation.ok) throw sendRuleRefusal(validation.errors);
   const request = validation.value;
-  if (request.sendAt && !isSchedulable(request.sendAt, new Date()))
-    throw sendRuleRefusal({ send_at: [SCHEDULE_WINDOW_ERROR] });
+  const audit = createdAudit(actor, name, request.recipients.length, sendAt);
+  // The window first, then the named targets, each refused by its own field.
+  await inInputTerms(() => checkSchedule(request));
   if (provider) await checkProvider(deps, workspace, provider, field('provider'));
   if (failoverRoute)
     await checkFailoverRoute(deps, workspace, failoverRoute, field('failoverRoute'));
-  // No API key stands behind the campaign: without a provider or route it goes through `own`.
-  const noKey = { routingType: null, providerSlug: null, failoverRouteSlug: null };
-  let routing: Awaited<ReturnType<typeof resolveRouting>>;
-  try {
-    routing = await resolveRouting(deps.sql, { workspaceId: workspace.id, ...noKey }, request);
-  } catch (error) {
-    if (error instanceof HeraldError && error.fieldErrors) throw sendRuleRefusal(error.fieldErrors);
-    throw error;
-  }
-
-  const { id } = await insertCampaignWithinCap(deps.sql, {
-    workspaceId: workspace.id,
-    apiKeyId: null,
-    source: 'campaign',
-    name,
-    reference: null,
-    purpose: request.messagePurpose,
-    body: request.message,
-    senderId: request.senderId,
-    ...routing,
-    sendAt: request.sendAt,
-    validityHours: deps.env.MESSAGE_VALIDITY_HOURS,
-    ...campaignTexts(request, deps.publicUrl),
-    recipients: request.recipients,
-    erasedOptOuts: erasedOptOutForms(deps.secret, request.messagePurpose, request.recipients),
-    workflowIdOf: (campaignId) => campaignWorkflowId(workspace.id, null, campaignId),
-  });
+  const { id } = await inInputTerms(() =>
+    saveCampaign(
+      deps,
+      { workspaceId: workspace.id, apiKey: null, source: 'campaign', name, idempotencyKey: null },
+      request,
+      { audit },
+    ),
+  );
   const dispatched = await dispatch({ workspace, id });
+  if (dispatched.confirmed) await auditDispatchConfirmed(deps, workspace.id, audit.line(id));
   return { workspace, id, name, recipients: request.recipients.length, dispatched };
 }

@@ -1,18 +1,16 @@
 /**
- * Quick Send from the console: the REST send's rules (domain/send-request.ts), routing and
- * workflow, for a batch recorded with source `quick_send`. Recipients arrive as a person pastes
- * them (one a line, or separated by commas); their errors are reported by line.
+ * Quick Send from the console: the REST send's rules (domain/send-request.ts) and save
+ * (commands/messaging/save-campaign.ts), for a batch recorded with source `quick_send`.
+ * Recipients arrive as a person pastes them (one a line, or separated by commas); their errors
+ * are reported by line.
  */
-import { isSchedulable, SCHEDULE_WINDOW_ERROR } from '../../domain/campaign-status.js';
+import type { SavedCampaign } from '../../db/campaigns.js';
 import { type FieldErrors, HeraldError } from '../../domain/errors.js';
-import { campaignSegments, countSegments } from '../../domain/segments.js';
+import { countSegments } from '../../domain/segments.js';
 import { validateSendRequest } from '../../domain/send-request.js';
-import { erasedOptOutForms } from '../../security/recipient-hash.js';
-import { campaignWorkflowId } from '../../workflows/definitions.js';
+import type { Actor } from '../actor.js';
 import type { CommandDeps } from '../deps.js';
-import { insertCampaignWithinCap } from '../fraud-guard/send-checks.js';
-import { resolveRouting } from '../providers/routing.js';
-import { dispatchCampaign } from './dispatch-campaign.js';
+import { type BatchAudit, dispatchSaved, saveCampaign } from './save-campaign.js';
 
 export interface QuickSendInput {
   /** One number a line (a CSV's first column), or separated by commas or semicolons. */
@@ -66,13 +64,26 @@ function byLine(errors: FieldErrors, lines: { line: number }[]): Record<string, 
   return result;
 }
 
+/** The batch's audit line: written with its save, `dispatch_confirmed` once its start is. */
+const quickSendAudit = (actor: Actor, recipients: number, sendAt: string | null): BatchAudit => ({
+  actor,
+  line: (campaignId) => ({
+    action: 'quick_send.sent',
+    target: `batch #${campaignId}`,
+    details: { recipients, dispatch_confirmed: false, ...(sendAt && { scheduled_at: sendAt }) },
+  }),
+});
+
+/** Refusals by line; the batch saved (commands/messaging/save-campaign.ts) and dispatched. */
 export async function sendQuickSend(
   deps: Pick<CommandDeps, 'sql' | 'temporal' | 'env' | 'publicUrl' | 'secret'>,
+  actor: Actor,
   workspaceId: number,
   input: QuickSendInput,
 ): Promise<QuickSendResult> {
   const lines = recipientLines(input.recipients ?? '');
   const routing = input.routing ?? 'own';
+  const sendAt = blank(input.sendAt);
   const body = {
     recipients: lines.map((entry) => entry.value),
     message: input.message ?? '',
@@ -87,45 +98,39 @@ export async function sendQuickSend(
           : 'own',
     failover_route_slug: routing === 'failover' ? (blank(input.failoverRoute) ?? '') : null,
     reference: blank(input.reference),
-    send_at: blank(input.sendAt),
+    send_at: sendAt,
   };
   const validation = validateSendRequest(body);
   if (!validation.ok) return { outcome: 'invalid', errors: byLine(validation.errors, lines) };
   const request = validation.value;
-  if (request.sendAt && !isSchedulable(request.sendAt, new Date()))
-    return { outcome: 'invalid', errors: { send_at: [SCHEDULE_WINDOW_ERROR] } };
-  let resolved: Awaited<ReturnType<typeof resolveRouting>>;
+  const audit = quickSendAudit(actor, request.recipients.length, sendAt);
+  let saved: SavedCampaign;
   try {
-    resolved = await resolveRouting(
-      deps.sql,
-      { workspaceId, routingType: null, providerSlug: null, failoverRouteSlug: null },
+    saved = await saveCampaign(
+      deps,
+      // The name given in the form is the batch's name in reports, and its reference.
+      {
+        workspaceId,
+        apiKey: null,
+        source: 'quick_send',
+        name: request.reference,
+        idempotencyKey: null,
+      },
       request,
+      { audit },
     );
   } catch (error) {
     if (error instanceof HeraldError && error.fieldErrors)
       return { outcome: 'invalid', errors: byLine(error.fieldErrors, lines) };
     throw error;
   }
-  const { id } = await insertCampaignWithinCap(deps.sql, {
-    workspaceId,
-    apiKeyId: null,
-    source: 'quick_send',
-    // The name given in the form is the batch's name in reports, and its reference.
-    name: request.reference,
-    reference: request.reference,
-    purpose: request.messagePurpose,
-    body: request.message,
-    senderId: request.senderId,
-    ...resolved,
-    sendAt: request.sendAt,
-    recipients: request.recipients,
-    erasedOptOuts: erasedOptOutForms(deps.secret, request.messagePurpose, request.recipients),
-    validityHours: deps.env.MESSAGE_VALIDITY_HOURS,
-    segments: campaignSegments(request.message, deps.publicUrl),
-    workflowIdOf: (campaignId) => campaignWorkflowId(workspaceId, null, campaignId),
-  });
-  const { confirmed } = await dispatchCampaign(deps, { workspaceId, campaignId: id });
-  return { outcome: 'sent', campaignId: id, confirmed, recipients: request.recipients.length };
+  const confirmed = await dispatchSaved(deps, workspaceId, saved, audit);
+  return {
+    outcome: 'sent',
+    campaignId: saved.id,
+    confirmed,
+    recipients: request.recipients.length,
+  };
 }
 
 export interface MessageMeasure {

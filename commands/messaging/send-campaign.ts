@@ -1,14 +1,9 @@
 import type { ApiKeyPrincipal } from '../../db/api-keys.js';
 import { findCampaignViewAndDispatchInfo, type SavedCampaign } from '../../db/campaigns.js';
 import { isDatabaseUnavailable } from '../../db/client.js';
-import { isSchedulable, SCHEDULE_WINDOW_ERROR } from '../../domain/campaign-status.js';
-import { HeraldError, validationError } from '../../domain/errors.js';
+import { HeraldError } from '../../domain/errors.js';
 import type { SendRequest } from '../../domain/send-request.js';
-import { erasedOptOutForms } from '../../security/recipient-hash.js';
-import { campaignWorkflowId } from '../../workflows/definitions.js';
 import type { CommandDeps } from '../deps.js';
-import { insertCampaignWithinCap } from '../fraud-guard/send-checks.js';
-import { resolveRouting } from '../providers/routing.js';
 import { sendAdmission } from '../requests/admission.js';
 import {
   type AnswerDeadline,
@@ -20,9 +15,9 @@ import {
   type IdempotentWork,
   idempotently,
 } from '../requests/idempotency.js';
-import { campaignTexts } from './campaign-texts.js';
 import { DISPATCH_CONFIRM_MS, dispatchCampaign } from './dispatch-campaign.js';
 import { presentCampaign } from './presenters.js';
+import { saveCampaign } from './save-campaign.js';
 
 const ENDPOINT = 'POST /api/v1/messages';
 
@@ -85,11 +80,12 @@ function uncertainSave(campaignId: number): HeraldError {
 }
 
 /**
- * Saves the campaign and ties it to its key in one transaction whose commit the deadline cannot
- * contradict: a deadline that answered first rolls it back; one that comes while it commits
- * answers that it may have been saved; once it committed, the deadline answers `paused`.
+ * Saves the campaign (commands/messaging/save-campaign.ts) and ties it to its key in one
+ * transaction whose commit the deadline cannot contradict: a deadline that answered first rolls it
+ * back; one that comes while it commits answers that it may have been saved; once it committed,
+ * the deadline answers `paused`.
  */
-async function saveCampaign(
+async function saveSend(
   deps: CommandDeps,
   principal: ApiKeyPrincipal,
   request: SendRequest,
@@ -97,31 +93,19 @@ async function saveCampaign(
   attach: IdempotentWork['attach'],
   deadline: AnswerDeadline,
 ): Promise<SavedCampaign & { started: () => void }> {
-  if (request.sendAt && !isSchedulable(request.sendAt, new Date()))
-    throw validationError({ send_at: [SCHEDULE_WINDOW_ERROR] });
-  const routing = await resolveRouting(deps.sql, principal, request);
+  const origin = {
+    workspaceId: principal.workspaceId,
+    apiKey: principal,
+    source: 'api',
+    name: null,
+    idempotencyKey: key,
+  } as const;
   let committing: number | undefined;
   let saved: SavedCampaign;
   let started = () => {};
   try {
-    saved = await insertCampaignWithinCap(
-      deps.sql,
-      {
-        workspaceId: principal.workspaceId,
-        apiKeyId: principal.keyId,
-        reference: request.reference,
-        purpose: request.messagePurpose,
-        body: request.message,
-        senderId: request.senderId,
-        ...routing,
-        recipients: request.recipients,
-        erasedOptOuts: erasedOptOutForms(deps.secret, request.messagePurpose, request.recipients),
-        sendAt: request.sendAt,
-        validityHours: deps.env.MESSAGE_VALIDITY_HOURS,
-        ...campaignTexts(request, deps.publicUrl),
-        workflowIdOf: (id) => campaignWorkflowId(principal.workspaceId, key, id),
-      },
-      async (tx, campaign) => {
+    saved = await saveCampaign(deps, origin, request, {
+      alongside: async (tx, campaign) => {
         await attach(String(campaign.id), tx);
         // Too late to confirm its start once committed: roll back and refuse (docs/api.md "Admission").
         started = sendAdmission.committing(deadline.answerBy);
@@ -129,7 +113,7 @@ async function saveCampaign(
         deadline.saving({ status: 503, body: JSON.stringify({ message: uncertain.message }) });
         committing = campaign.id;
       },
-    );
+    });
   } catch (error) {
     // The connection went while committing: Postgres may have committed or not.
     if (committing !== undefined && isDatabaseUnavailable(error)) throw uncertainSave(committing);
@@ -159,7 +143,7 @@ export async function sendCampaign(
     let saved: SavedCampaign;
     let started = () => {};
     if (resourceId === null) {
-      ({ started, ...saved } = await saveCampaign(deps, principal, request, key, attach, deadline));
+      ({ started, ...saved } = await saveSend(deps, principal, request, key, attach, deadline));
       deadline.saved(answerFor(saved, false, key));
     } else {
       // A retry with the key: the campaign an earlier attempt saved, as it stands now.

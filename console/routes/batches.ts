@@ -10,7 +10,6 @@ import { cancelCampaign } from '../../commands/messaging/cancel-campaign.js';
 import { waitingForQuietHours } from '../../commands/messaging/quiet-hours.js';
 import { HeraldError } from '../../domain/errors.js';
 import { can } from '../access.js';
-import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import type { SignedIn } from '../guard.js';
 import { idParam, redirect, sendHtml } from '../http.js';
@@ -119,9 +118,8 @@ export async function batchRoutes(app: FastifyInstance, { context }: { context: 
       const signedIn = request.member;
       const id = idParam(request.params.id);
       if (id === undefined) return notFound(reply, signedIn);
-      let outcome: Awaited<ReturnType<typeof cancelCampaign>>;
       try {
-        outcome = await cancelCampaign(deps, signedIn.visitor.workspaceId, id);
+        await cancelCampaign(deps, signedIn.actor, signedIn.visitor.workspaceId, id);
       } catch (error) {
         if (!(error instanceof HeraldError)) throw error;
         if (error.code === 'not_found') return notFound(reply, signedIn);
@@ -134,15 +132,6 @@ export async function batchRoutes(app: FastifyInstance, { context }: { context: 
           csrf: signedIn.csrf,
         });
       }
-      const { campaign, alreadyCanceled } = outcome;
-      // A second cancel changes nothing, so it is not recorded again.
-      if (!alreadyCanceled)
-        await audit(deps, request, signedIn.visitor, 'campaign.canceled', `campaign #${id}`, {
-          canceled: campaign.canceledCount,
-          settling: campaign.queuedCount,
-          sent: campaign.sentCount,
-          failed: campaign.failedCount,
-        });
       return redirect(request, reply, `${signedIn.base}/batches/${id}?done=canceled`);
     },
   );

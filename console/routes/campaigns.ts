@@ -14,7 +14,6 @@ import {
 } from '../../commands/messaging/named-campaigns.js';
 import { recipientLines } from '../../commands/messaging/quick-send.js';
 import { can } from '../access.js';
-import { audit } from '../audit.js';
 import {
   BATCH_SOURCES,
   BATCH_STATUSES,
@@ -151,6 +150,7 @@ export async function campaignRoutes(
     const created = await orRefusal(() =>
       createNamedCampaign(
         deps,
+        signedIn.actor,
         {
           workspace: signedIn.visitor.workspaceSlug,
           name: text(form, 'name'),
@@ -164,22 +164,16 @@ export async function campaignRoutes(
           sendAt: later.sendAt,
         },
         // Confirmed, or left paused until someone resumes it (`herald campaign resume`).
-        async ({ id }) => (await dispatchCampaign(deps, { workspaceId, campaignId: id })).confirmed,
+        ({ id }) => dispatchCampaign(deps, { workspaceId, campaignId: id }),
       ),
     );
     if (created instanceof InputError) {
       return createPage(reply, signedIn, created.status, form, formErrors(created, LABELS, 'name'));
     }
-    await audit(deps, request, signedIn.visitor, 'campaign.created', `campaign #${created.id}`, {
-      name: created.name,
-      recipients: created.recipients,
-      dispatch_confirmed: created.dispatched,
-      ...(later.sendAt && { scheduled_at: later.sendAt }),
-    });
     return redirect(
       request,
       reply,
-      `${signedIn.base}/batches/${created.id}?done=${created.dispatched ? (later.sendAt ? 'scheduled' : 'created') : 'paused'}`,
+      `${signedIn.base}/batches/${created.id}?done=${created.dispatched.confirmed ? (later.sendAt ? 'scheduled' : 'created') : 'paused'}`,
     );
   });
 }

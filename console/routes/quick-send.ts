@@ -5,7 +5,6 @@ import {
   recipientLines,
   sendQuickSend,
 } from '../../commands/messaging/quick-send.js';
-import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import type { SignedIn } from '../guard.js';
 import { type Form, formOf, redirect, text } from '../http.js';
@@ -76,7 +75,7 @@ export async function quickSendRoutes(
     const form = formOf(request);
     const later = readSendLater(text(form, 'send_at'), text(form, 'send_at_zone'));
     if (!later.ok) return page(reply, signedIn, 422, form, { send_at: [later.error] });
-    const result = await sendQuickSend(deps, signedIn.visitor.workspaceId, {
+    const result = await sendQuickSend(deps, signedIn.actor, signedIn.visitor.workspaceId, {
       recipients: text(form, 'recipients'),
       message: text(form, 'message'),
       purpose: text(form, 'purpose'),
@@ -95,11 +94,6 @@ export async function quickSendRoutes(
       }
       return page(reply, signedIn, 422, form, errors);
     }
-    await audit(deps, request, signedIn.visitor, 'quick_send.sent', `batch #${result.campaignId}`, {
-      recipients: result.recipients,
-      dispatch_confirmed: result.confirmed,
-      ...(later.sendAt && { scheduled_at: later.sendAt }),
-    });
     return redirect(request, reply, `${signedIn.base}/batches/${result.campaignId}`);
   });
 }

@@ -17,7 +17,7 @@ import {
 } from '../../cli/admin/providers.js';
 import { userCreate, userList } from '../../cli/admin/users.js';
 import { workspaceCreate, workspaceList } from '../../cli/admin/workspaces.js';
-import type { AdminContext } from '../../cli/context.js';
+import { type AdminContext, operatorActor } from '../../cli/context.js';
 import { UsageError } from '../../cli/output.js';
 import { sendQuickSend } from '../../commands/messaging/quick-send.js';
 import { parseEnv } from '../../config/env.js';
@@ -387,6 +387,7 @@ describe('herald campaign list', () => {
         publicUrl: PUBLIC_URL,
         secret: admin.secret,
       },
+      operatorActor(),
       workspaceId,
       { recipients: quickTo, message: 'Quick one' },
     );

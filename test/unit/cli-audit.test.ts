@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { ADMIN_COMMANDS } from '../../cli/admin/index.js';
 import {
+  AUDITED_BY_USE_CASE,
   AUDITED_COMMANDS,
   type AuditInput,
   auditLinesOf,
@@ -29,6 +30,9 @@ const record = (target: string) => ({ workspaceId: 7, target });
 const member = { user_id: 3, email: 'ann@acme.test', permissions: ['messages.view'] };
 
 /** Each audited command's run: its options and what it prints (with its facts), as it runs. */
+/** The commands the dispatcher records (the others' use-cases write their own lines). */
+const RECORDED_HERE = [...AUDITED_COMMANDS].filter((name) => !AUDITED_BY_USE_CASE.has(name));
+
 const RUNS: Record<string, AuditInput> = {
   'workspace create': { options: { name: 'Acme' }, output: { id: 7, slug: 'acme' } },
   'workspace update': {
@@ -127,26 +131,6 @@ const RUNS: Record<string, AuditInput> = {
     options: { workspace: 'acme', id: '11' },
     output: { id: 11, sender: 'Acme', provider_slug: 'sim', deleted: true },
   },
-  'campaign create': {
-    options: {
-      workspace: 'acme',
-      name: ' Spring sale ',
-      recipients: '+61412345678, +61412345679,',
-      body: 'Hi',
-    },
-    output: { id: 21, status: 'paused' },
-  },
-  'campaign cancel': {
-    options: { workspace: 'acme', id: '21' },
-    output: {
-      id: 21,
-      status: 'canceled',
-      canceled_count: 790,
-      queued_count: 10,
-      sent_count: 200,
-      failed_count: 0,
-    },
-  },
   'campaign resume': {
     options: { workspace: 'acme', id: '21' },
     output: { id: 21, status: 'queued' },
@@ -214,10 +198,10 @@ const RUNS: Record<string, AuditInput> = {
 
 describe('CLI audit lines', () => {
   it('has a realistic run of every audited command', () => {
-    expect(Object.keys(RUNS).sort()).toEqual([...AUDITED_COMMANDS].sort());
+    expect(Object.keys(RUNS).sort()).toEqual(RECORDED_HERE.sort());
   });
 
-  it.each([...AUDITED_COMMANDS])('%s records a named target and no blank value', (name) => {
+  it.each(RECORDED_HERE)('%s records a named target and no blank value', (name) => {
     const lines = auditLinesOf(name, RUNS[name] as AuditInput);
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) {
@@ -279,36 +263,6 @@ describe('CLI audit lines', () => {
           provider: null,
           failover_route: null,
         },
-      },
-    ]);
-    expect(lines('campaign create')).toEqual([
-      {
-        action: 'campaign.created',
-        target: 'campaign #21',
-        details: { name: 'Spring sale', recipients: 2, dispatch_confirmed: false },
-      },
-    ]);
-    const scheduled = {
-      options: { ...RUNS['campaign create']?.options, 'send-at': '2026-12-01T09:00:00+10:00' },
-      output: { id: 22, status: 'scheduled', scheduled_at: '2026-11-30T23:00:00.000Z' },
-    };
-    expect(auditLinesOf('campaign create', scheduled as AuditInput)).toEqual([
-      {
-        action: 'campaign.created',
-        target: 'campaign #22',
-        details: {
-          name: 'Spring sale',
-          recipients: 2,
-          dispatch_confirmed: true,
-          scheduled_at: '2026-12-01T09:00:00+10:00',
-        },
-      },
-    ]);
-    expect(lines('campaign cancel')).toEqual([
-      {
-        action: 'campaign.canceled',
-        target: 'campaign #21',
-        details: { canceled: 790, settling: 10, sent: 200, failed: 0 },
       },
     ]);
   });
