@@ -17,7 +17,7 @@ const json = (status: number, message: string) => {
   const body = JSON.stringify({ message });
   return (
     `HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-    // The headers api/security-headers.ts puts on every other answer.
+    // The headers server/http/security-headers.ts puts on every other answer.
     'X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n' +
     `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
   );

@@ -5,8 +5,7 @@ import {
   type DeadlineAnswer,
   DeadlinePassedError,
 } from '../commands/requests/answer-deadline.js';
-import { ERROR_CATALOGUE } from '../domain/errors.js';
-import { OUTAGE_RETRY_AFTER_S } from './error-handler.js';
+import { ERROR_CATALOGUE, OUTAGE_RETRY_AFTER_S } from '../domain/errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -189,7 +189,7 @@ export const envSchema = z.object({
       ),
     ),
   /**
-   * The api's HTTP connections (api/connection-guard.ts): a request's headers must arrive within
+   * The api's HTTP connections (server/http/connection-guard.ts): a request's headers must arrive within
    * HTTP_HEADERS_TIMEOUT_MS (and a new connection's first bytes), the whole request within
    * HTTP_REQUEST_TIMEOUT_MS, or its connection is closed; an idle kept-alive connection is closed
    * after HTTP_KEEP_ALIVE_TIMEOUT_MS (keep it above a load balancer's own idle timeout).

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 
 /**
  * The error catalogue: stable codes, the HTTP status each maps to, and the public message.
- * Use-cases and MCP tools throw these; the api's error handler (api/error-handler.ts) maps them to
+ * Use-cases and MCP tools throw these; the api's error handler (server/http/error-handler.ts) maps them to
  * responses, the MCP server's `toolErrorResult` (mcp/server.ts) to tool errors. Activity failures
  * are catalogued below.
  */
@@ -103,3 +103,10 @@ export function activityFailure(type: ActivityFailureType, message: string): App
     nonRetryable: !ACTIVITY_FAILURES[type].retryable,
   });
 }
+
+/**
+ * What a client is told to wait before retrying when Postgres is away or a request ran out of
+ * time (api/request-deadline.ts, server/http/error-handler.ts): the database client finds Postgres back within a second of its
+ * return, and an outage that outlasts this gets another 503 with the same advice.
+ */
+export const OUTAGE_RETRY_AFTER_S = 2;

@@ -62,7 +62,7 @@ const variables = z
     additionalProperties: {
       type: 'string',
       maxLength: MAX_VARIABLE_LENGTH,
-      // No NUL: the api refuses one in any string (api/input-guard.ts).
+      // No NUL: the api refuses one in any string (server/http/input-guard.ts).
       pattern: NO_NUL.source,
     },
   });

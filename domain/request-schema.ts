@@ -27,7 +27,7 @@ const tooLong = (max: number) => `The :attribute field must not be greater than 
 /** What JavaScript's String.prototype.trim removes: a field of only these is blank. */
 export const JS_WHITESPACE =
   '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
-/** NUL (U+0000), which the api refuses anywhere in a request (api/input-guard.ts). */
+/** NUL (U+0000), which the api refuses anywhere in a request (server/http/input-guard.ts). */
 export const NUL = '\\u0000';
 /** Any text without NUL. */
 export const NO_NUL = new RegExp(`^[^${NUL}]*$`);
@@ -41,7 +41,7 @@ export const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4
 
 /**
  * Any JSON without NUL in a string or a key: what the api takes in the fields it does not read,
- * which it ignores (nesting over 32 levels is refused too, api/input-guard.ts). Recursive, so a
+ * which it ignores (nesting over 32 levels is refused too, server/http/input-guard.ts). Recursive, so a
  * component of the document (api/plugins/openapi.ts), referred to by JSON_WITHOUT_NUL.
  */
 export const JSON_WITHOUT_NUL = '#/components/schemas/JsonWithoutNul';

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // `npm run deps:audit`: `npm audit` of every locked package, failing on a high or critical
 // advisory. Where the registry does not serve npm's advisory endpoint (a mirror or proxy answers
 // it 404/405, or it is unreachable), it says so and exits 0 (2 with --strict): the advisories

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // `npm run build`: Herald compiled to JavaScript in dist/, laid out as the source tree, for the
 // production image (Dockerfile), which runs it with plain node: no tsx, no TypeScript compiler.
 // Development keeps running the sources through tsx (bin/herald.js); nothing reads dist/ but

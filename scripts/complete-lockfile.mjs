@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // `npm run deps:lock` (npm install, then this). A registry that lacks a version of another
 // platform's optional binary (biome, swc, esbuild…) makes `npm install` leave it out of
 // package-lock.json, and `npm ci` then refuses the lock. This adds such entries back, marked
@@ -38,8 +39,9 @@ const CPU = [
   'wasm32',
 ];
 
+/** @param {string} name */
 function platformOf(name) {
-  const parts = name.split('/').pop().split('-');
+  const parts = (name.split('/').pop() ?? '').split('-');
   const os =
     parts.find((part) => OS.includes(part)) ??
     (parts.includes('win') ? 'win32' : parts.includes('wasm32') ? undefined : undefined);
@@ -69,7 +71,11 @@ for (const [path, entry] of Object.entries(packages)) {
     added += 1;
   }
 }
-/** The registry's integrity for name@version, or undefined when it does not serve that version. */
+/**
+ * The registry's integrity for name@version, or undefined when it does not serve that version.
+ * @param {string} name
+ * @param {string} version
+ */
 function publishedIntegrity(name, version) {
   try {
     const out = execFileSync('npm', ['view', `${name}@${version}`, 'dist.integrity'], {
@@ -82,7 +88,8 @@ function publishedIntegrity(name, version) {
   }
 }
 
-const nameOf = (path) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length);
+const nameOf = (/** @type {string} */ path) =>
+  path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length);
 const missing = [];
 for (const [path, entry] of Object.entries(packages)) {
   if (path === '' || entry.link || entry.integrity) continue;

@@ -1,37 +1,27 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import {
-  connectionLimitsOf,
-  httpTimeoutOptions,
-  limitConnections,
-} from '../api/connection-guard.js';
 import type { ApiDeps } from '../api/deps.js';
-import { registerErrorHandling } from '../api/error-handler.js';
-import { recordHttpMetrics } from '../api/http-metrics.js';
 import {
   answerUndeclaredMethods,
   httpProtocolOptions,
   jsonBodiesOnly,
 } from '../api/http-protocol.js';
-import { guardInput } from '../api/input-guard.js';
-import { apiKeyAuth } from '../api/plugins/auth.js';
-import { openApi } from '../api/plugins/openapi.js';
+import { providerCallbacks, restApi } from '../api/plugin.js';
 import { enforceRequestDeadline } from '../api/request-deadline.js';
-import { requestIdOf } from '../api/request-id.js';
-import { restValidation } from '../api/request-validation.js';
-import { docsRoutes } from '../api/routes/docs.js';
-import { healthRoutes } from '../api/routes/health.js';
-import { messageRecipientRoutes } from '../api/routes/message-recipients.js';
-import { messageRoutes } from '../api/routes/messages.js';
-import { optOutRoutes } from '../api/routes/opt-out.js';
-import { otpRoutes } from '../api/routes/otp.js';
-import { providerWebhookRoutes } from '../api/routes/provider-webhooks.js';
-import { addSecurityHeaders } from '../api/security-headers.js';
-import { createReceiptCaches } from '../commands/messaging/receipt-caches.js';
 import { consoleRoutes } from '../console/plugin.js';
 import { browserEdgePolicyOf, guardBrowserEdge } from '../mcp/browser-edge.js';
 import { mcpRoutes } from '../mcp/routes.js';
 import { redactSecrets } from '../security/log-redaction.js';
+import {
+  connectionLimitsOf,
+  httpTimeoutOptions,
+  limitConnections,
+} from './http/connection-guard.js';
+import { registerErrorHandling } from './http/error-handler.js';
+import { recordHttpMetrics } from './http/http-metrics.js';
+import { guardInput } from './http/input-guard.js';
+import { requestIdOf } from './http/request-id.js';
+import { addSecurityHeaders } from './http/security-headers.js';
 import { tracedChildLogger, traceRequests } from './http-tracing.js';
 import { withProviderTypes } from './provider-types.js';
 
@@ -86,25 +76,9 @@ export function buildApp(
   registerErrorHandling(app, deps.publicUrl);
   guardInput(app);
   addSecurityHeaders(app);
-  // Before every route: the OpenAPI document is collected through onRoute.
-  app.register(openApi);
-  app.register(healthRoutes, { deps });
-  app.register(providerWebhookRoutes, {
-    deps: { ...deps, receipts: createReceiptCaches(deps.sql) },
-  });
-  app.register(optOutRoutes, { deps });
-  app.register(docsRoutes, { prefix: '/api/v1' });
-  app.register(
-    async (api) => {
-      await api.register(jsonBodiesOnly);
-      await api.register(apiKeyAuth, { deps });
-      await api.register(restValidation);
-      await api.register(messageRoutes, { deps });
-      await api.register(messageRecipientRoutes, { deps });
-      await api.register(otpRoutes, { deps });
-    },
-    { prefix: '/api/v1' },
-  );
+  // The four doors, side by side; none imports another.
+  app.register(restApi, { deps });
+  app.register(providerCallbacks, { deps });
   // Off by default (docs/spec.md §5.3): unregistered, every MCP and OAuth path is a plain 404.
   if (deps.env.MCP_ENABLED) app.register(mcpRoutes, { deps });
   if (deps.env.CONSOLE_ENABLED) app.register(consoleRoutes, { deps });

@@ -61,7 +61,7 @@ const WITH_PATH_PARAMETERS: Record<string, OpenAPIV3_1.ResponseObject> = {
   400: answer('The URL is malformed (an invalid percent-encoding)', 'The URL is not valid.'),
 };
 
-/** api/input-guard.ts: NUL anywhere in a request, in the REST API's validation shape. */
+/** server/http/input-guard.ts: NUL anywhere in a request, in the REST API's validation shape. */
 const NUL_REFUSED: OpenAPIV3_1.ResponseObject = {
   description: 'A NUL character (U+0000) in the path or a query parameter',
   content: {

@@ -5,9 +5,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { MAX_INPUT_DEPTH } from '../../api/input-guard.js';
 import { parseEnv } from '../../config/env.js';
 import { buildApp } from '../../server/app.js';
+import { MAX_INPUT_DEPTH } from '../../server/http/input-guard.js';
 import { createTenant, openStack, PUBLIC_URL, type Stack, type Tenant } from '../support/stack.js';
 
 const NUL_MESSAGE = 'The request contains a NUL character (U+0000), which Herald does not accept.';

@@ -299,7 +299,7 @@ async function rawRequest(
     socket.on('error', reject);
   });
   const [head = '', body = ''] = answer.split('\r\n\r\n');
-  // Every answer carries the headers of api/security-headers.ts, these written by hand too.
+  // Every answer carries the headers of server/http/security-headers.ts, these written by hand too.
   expect(head).toContain('\r\nX-Content-Type-Options: nosniff\r\n');
   return { status: Number(head.split(' ')[1]), body };
 }

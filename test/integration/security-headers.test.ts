@@ -1,6 +1,6 @@
 /** Headers every answer carries, and the page policy on Herald's HTML pages. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PAGE_POLICY } from '../../api/security-headers.js';
+import { PAGE_POLICY } from '../../server/http/security-headers.js';
 import { openStack, type Stack } from '../support/stack.js';
 
 let stack: Stack;

@@ -7,9 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { OUTAGE_RETRY_AFTER_S } from '../../api/error-handler.js';
 import { parseEnv } from '../../config/env.js';
 import { addCredits } from '../../db/credits.js';
+import { OUTAGE_RETRY_AFTER_S } from '../../domain/errors.js';
 import { buildApp } from '../../server/app.js';
 import { freePorts } from '../support/processes.js';
 import { inbox, lookup, numbers } from '../support/send.js';

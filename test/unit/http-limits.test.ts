@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { addressListOf, httpTimeoutOptions } from '../../api/connection-guard.js';
 import { ConfigError, parseEnv } from '../../config/env.js';
+import { addressListOf, httpTimeoutOptions } from '../../server/http/connection-guard.js';
 
 describe('the api connection settings (issue 24 item 3)', () => {
   it('default to 5 s for headers, 10 s for a request, 72 s of keep-alive, 512 per address', () => {

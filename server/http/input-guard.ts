@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { validationError } from '../domain/errors.js';
-import { label } from '../domain/validation.js';
+import { validationError } from '../../domain/errors.js';
+import { label } from '../../domain/validation.js';
 
 /** Deeper than any body Herald reads (three levels), shallow enough that nothing recursing over it can overflow. */
 export const MAX_INPUT_DEPTH = 32;

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable } from '../db/client.js';
-import { ERROR_CATALOGUE, HeraldError } from '../domain/errors.js';
+import { isDatabaseUnavailable } from '../../db/client.js';
+import { ERROR_CATALOGUE, HeraldError, OUTAGE_RETRY_AFTER_S } from '../../domain/errors.js';
 import { UnacceptableInputError } from './input-guard.js';
 
 /** docs/spec.md §2.4 not-found object; `instance` is the URL of the request. */
@@ -17,13 +17,6 @@ export function notFoundBody(publicUrl: string, request: FastifyRequest, detail:
 /** Fastify's errors for a JSON body it could not parse. */
 const UNREADABLE_BODY = new Set(['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY']);
 const UNREADABLE_BODY_MESSAGE = 'The request body must be valid JSON.';
-
-/**
- * What a client is told to wait before retrying when Postgres is away or a request ran out of
- * time (api/request-deadline.ts): the database client finds Postgres back within a second of its
- * return, and an outage that outlasts this gets another 503 with the same advice.
- */
-export const OUTAGE_RETRY_AFTER_S = 2;
 
 /** A dependency is away or too slow, not a bug: 503 with Retry-After, never a 500. */
 function isServiceUnavailable(error: FastifyError | HeraldError): boolean {

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { BlockList, isIP, type Socket } from 'node:net';
-import type { Env } from '../config/env.js';
+import type { Env } from '../../config/env.js';
 
 /**
  * What a client may hold of the api's connections (issue 24 item 3: a slow client kept one for

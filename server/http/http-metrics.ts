@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { httpRequestDuration } from '../telemetry/metrics.js';
+import { httpRequestDuration } from '../../telemetry/metrics.js';
 
 /**
  * Every answered request into herald_http_request_duration_seconds, by method, route template
