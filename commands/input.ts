@@ -22,19 +22,26 @@ function render(parts: readonly MessagePart[], label: (field: string) => string)
 
 export class InputError extends HeraldError {
   readonly parts: readonly MessagePart[];
+  /** The refusals this one lists (`refuseAll`): a form shows each under its own field. */
+  readonly each: readonly InputError[];
 
-  constructor(code: ErrorCode, parts: MessagePart[]) {
+  constructor(code: ErrorCode, parts: MessagePart[], each?: readonly InputError[]) {
     // By their input names where no front end labels them (an api answer, a log).
     const message = render(parts, (field) => field);
-    const fields = [...new Set(parts.filter(isField).map((part) => part.field))];
+    const fieldErrors: Record<string, string[]> = {};
+    const refusals: readonly { parts: readonly MessagePart[]; message: string }[] = each ?? [
+      { parts, message },
+    ];
+    for (const refusal of refusals) {
+      for (const field of new Set(refusal.parts.filter(isField).map((part) => part.field)))
+        fieldErrors[field] = [...(fieldErrors[field] ?? []), refusal.message];
+    }
     super(code, {
       message,
-      ...(code === 'validation_failed' &&
-        fields.length > 0 && {
-          fieldErrors: Object.fromEntries(fields.map((field) => [field, [message]])),
-        }),
+      ...(code === 'validation_failed' && Object.keys(fieldErrors).length > 0 && { fieldErrors }),
     });
     this.parts = parts;
+    this.each = each ?? [this];
   }
 
   /** The message with each field shown by `label`. */
@@ -65,6 +72,48 @@ export const invalid = refusal('validation_failed');
 export const notFound = refusal('not_found');
 /** The input is valid but the current state forbids the action (a taken slug, the last owner). */
 export const conflict = refusal('conflict');
+
+/**
+ * Runs every check, so a form shows all its refusals at once, not one per submit: each check's
+ * value, undefined where it refused; `done()` throws the refusals as one (joined by `; `).
+ */
+export function refuseAll() {
+  const found: InputError[] = [];
+  const kept = (error: unknown) => {
+    if (!(error instanceof InputError)) throw error;
+    found.push(...error.each);
+    return undefined;
+  };
+  return {
+    check<Value>(work: () => Value): Value | undefined {
+      try {
+        return work();
+      } catch (error) {
+        return kept(error);
+      }
+    },
+    async checkAsync<Value>(work: () => Promise<Value>): Promise<Value | undefined> {
+      try {
+        return await work();
+      } catch (error) {
+        return kept(error);
+      }
+    },
+    /** Whether a check refused so far (a later check that builds on an earlier may skip). */
+    get refused() {
+      return found.length > 0;
+    },
+    done(): void {
+      const [first] = found;
+      if (!first) return;
+      if (found.length === 1) throw first;
+      const parts = found.flatMap((refusal, index) =>
+        index === 0 ? refusal.parts : ['; ', ...refusal.parts],
+      );
+      throw new InputError(first.code, [...parts], found);
+    },
+  };
+}
 
 /** Field references typed by the use-case's input: `const field = fieldsOf<Input>()`. */
 export function fieldsOf<Input>() {

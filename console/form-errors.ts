@@ -19,17 +19,22 @@ const labelled = (error: InputError, labels: Record<string, string>) =>
   error.render((field) => labels[field] ?? field);
 
 /**
- * A use-case's refusal as inline form errors: the message under the field it names (else under
- * `fallbackField`), each field reference shown by its label on this form.
+ * A use-case's refusals as inline form errors, all at once: each message under the field it
+ * names first (else under `fallbackField`), each field reference shown by its label on this form.
  */
 export function formErrors(
   error: InputError,
   labels: Record<string, string>,
   fallbackField: string,
 ): Record<string, string> {
-  const named = error.parts.find((part) => typeof part !== 'string');
-  const field = typeof named === 'object' ? named.field : fallbackField;
-  return { [field]: labelled(error, labels) };
+  const errors: Record<string, string> = {};
+  for (const refusal of error.each) {
+    const named = refusal.parts.find((part) => typeof part !== 'string');
+    const field = typeof named === 'object' ? named.field : fallbackField;
+    const message = labelled(refusal, labels);
+    errors[field] = errors[field] === undefined ? message : `${errors[field]}; ${message}`;
+  }
+  return errors;
 }
 
 /** A refusal that concerns no field of a form (a missing record): the page's notice. */

@@ -6,7 +6,7 @@ import {
   updateWorkspaceMember,
 } from '../../commands/team/members.js';
 import type { Member } from '../../db/members.js';
-import { type AdminContext, operatorActor } from '../context.js';
+import type { AdminContext } from '../context.js';
 import { type CommandResult, listOrEmpty, type Options, run, text } from './options.js';
 import { type AdminCommand, oneOf, optional, required } from './table.js';
 
@@ -44,19 +44,15 @@ export async function memberUpdate(
   options: Options,
 ): Promise<CommandResult> {
   const { member, invitationsRevoked } = await run(
-    updateWorkspaceMember(
-      context,
-      {
-        workspace: text(options, 'workspace'),
-        email: text(options, 'email'),
-        role: text(options, 'role'),
-        permissions: listOrEmpty(options, 'permissions'),
-        grant: listOrEmpty(options, 'grant'),
-        revoke: listOrEmpty(options, 'revoke'),
-        status: text(options, 'status'),
-      },
-      operatorActor(),
-    ),
+    updateWorkspaceMember(context, {
+      workspace: text(options, 'workspace'),
+      email: text(options, 'email'),
+      role: text(options, 'role'),
+      permissions: listOrEmpty(options, 'permissions'),
+      grant: listOrEmpty(options, 'grant'),
+      revoke: listOrEmpty(options, 'revoke'),
+      status: text(options, 'status'),
+    }),
   );
   const invitations = invitationsRevoked.length;
   return {
@@ -87,14 +83,10 @@ export async function memberRemove(
     apiKeysRevoked: keys,
     invitationsRevoked,
   } = await run(
-    removeWorkspaceMember(
-      context,
-      {
-        workspace: text(options, 'workspace'),
-        email: text(options, 'email'),
-      },
-      operatorActor(),
-    ),
+    removeWorkspaceMember(context, {
+      workspace: text(options, 'workspace'),
+      email: text(options, 'email'),
+    }),
   );
   return {
     json: { removed: true },

@@ -5,7 +5,7 @@ import {
   updateWorkspaceSettings,
 } from '../../commands/team/workspaces.js';
 import { formatQuietHours } from '../../domain/quiet-hours.js';
-import { type AdminContext, operatorActor } from '../context.js';
+import type { AdminContext } from '../context.js';
 import { listing, tableTime } from '../output.js';
 import { booleanOption, type CommandResult, type Options, run, text } from './options.js';
 import { type AdminCommand, optional as optionalOption, required } from './table.js';
@@ -15,11 +15,7 @@ export async function workspaceCreate(
   options: Options,
 ): Promise<CommandResult> {
   const workspace = await run(
-    createWorkspace(
-      context,
-      { name: text(options, 'name'), slug: text(options, 'slug') },
-      operatorActor(),
-    ),
+    createWorkspace(context, { name: text(options, 'name'), slug: text(options, 'slug') }),
   );
   return {
     json: { id: workspace.id, slug: workspace.slug },
@@ -33,17 +29,13 @@ export async function workspaceUpdate(
   options: Options,
 ): Promise<CommandResult> {
   const workspace = await run(
-    updateWorkspaceSettings(
-      context,
-      {
-        slug: text(options, 'slug'),
-        name: text(options, 'name'),
-        apiEnabled: booleanOption(options, 'api-enabled'),
-        helpText: text(options, 'help-text'),
-        quietHours: text(options, 'quiet-hours'),
-      },
-      operatorActor(),
-    ),
+    updateWorkspaceSettings(context, {
+      slug: text(options, 'slug'),
+      name: text(options, 'name'),
+      apiEnabled: booleanOption(options, 'api-enabled'),
+      helpText: text(options, 'help-text'),
+      quietHours: text(options, 'quiet-hours'),
+    }),
   );
   return {
     json: {

@@ -84,8 +84,15 @@ function sendRuleRefusal(errors: FieldErrors): InputError {
     messages.map((message) => ({ restField, message })),
   );
   for (const { restField, message } of all.slice(0, LISTED_MESSAGES)) {
-    const name = INPUT_FIELD_OF_REST[restField.split('.')[0] ?? restField];
     if (parts.length > 0) parts.push('; ');
+    // A recipient by its 1-based line, as Quick Send tells it: `recipients.1` is line 2.
+    const position = /^recipients\.(\d+)$/.exec(restField)?.[1];
+    if (position !== undefined) {
+      const told = message.replace(`The ${restField} field`, 'the number');
+      parts.push(`Line ${Number(position) + 1} of `, field('recipients'), `: ${told}`);
+      continue;
+    }
+    const name = INPUT_FIELD_OF_REST[restField.split('.')[0] ?? restField];
     parts.push(name ? field(name) : restField, `: ${message}`);
   }
   if (all.length > LISTED_MESSAGES) parts.push(`; and ${all.length - LISTED_MESSAGES} more`);

@@ -33,6 +33,7 @@ import {
   listOf,
   notFound,
   optionalText,
+  refuseAll,
   requiredText,
   resourceSlug,
 } from '../input.js';
@@ -102,30 +103,42 @@ async function serviceSettings(
   input: OtpServiceSettingsInput,
   base: OtpServiceSettings | undefined,
 ): Promise<OtpServiceSettings> {
-  const name = base
-    ? (optionalText(input.name) ?? base.name)
-    : requiredText(input.name, field('name'));
-  if (characters(name) > MAX_NAME_LENGTH)
-    throw invalid`${field('name')} must be at most ${MAX_NAME_LENGTH} characters`;
-
-  const purpose = base
-    ? (optionalText(input.purpose) ?? base.purpose)
-    : requiredText(input.purpose, field('purpose'));
-  if (!isOtpPurpose(purpose)) {
-    throw invalid`${field('purpose')} "${purpose}" must be up to ${MAX_PURPOSE_LENGTH} letters, digits, ".", "_", ":" or "-"`;
-  }
-  const codeLength =
-    whole(input.codeLength, 'codeLength') ?? base?.codeLength ?? CODE_LENGTH.default;
+  // Every rule is checked, so a form shows all its refusals at once.
+  const checks = refuseAll();
+  const name = checks.check(() => {
+    const given = base
+      ? (optionalText(input.name) ?? base.name)
+      : requiredText(input.name, field('name'));
+    if (characters(given) > MAX_NAME_LENGTH)
+      throw invalid`${field('name')} must be at most ${MAX_NAME_LENGTH} characters`;
+    return given;
+  });
+  const purpose = checks.check(() => {
+    const given = base
+      ? (optionalText(input.purpose) ?? base.purpose)
+      : requiredText(input.purpose, field('purpose'));
+    if (!isOtpPurpose(given)) {
+      throw invalid`${field('purpose')} "${given}" must be up to ${MAX_PURPOSE_LENGTH} letters, digits, ".", "_", ":" or "-"`;
+    }
+    return given;
+  });
+  const givenCodeLength = checks.check(() => whole(input.codeLength, 'codeLength'));
+  const codeLength = givenCodeLength ?? base?.codeLength ?? CODE_LENGTH.default;
   const expiresInMinutes =
-    whole(input.expiresInMinutes, 'expiresInMinutes') ??
+    checks.check(() => whole(input.expiresInMinutes, 'expiresInMinutes')) ??
     base?.expiresInMinutes ??
     EXPIRES_IN_MINUTES.default;
+  // A message that fits only a refused code length is not judged by the default length.
+  const codeLengthRefused = input.codeLength !== undefined && givenCodeLength === undefined;
 
   // The two message sources are exclusive: giving one replaces the other.
   const givenTemplate = optionalText(input.template ?? undefined);
   const givenMessage = optionalText(input.messageTemplate ?? undefined);
-  if (givenTemplate !== undefined && givenMessage !== undefined)
-    throw invalid`${field('template')} and ${field('messageTemplate')} are exclusive`;
+  const exclusive = givenTemplate !== undefined && givenMessage !== undefined;
+  if (exclusive)
+    checks.check(() => {
+      throw invalid`${field('template')} and ${field('messageTemplate')} are exclusive`;
+    });
   const templateSlug =
     givenTemplate ??
     (givenMessage !== undefined || input.template === null ? null : (base?.templateSlug ?? null));
@@ -138,42 +151,56 @@ async function serviceSettings(
   const blame = (given: string | undefined, name: 'template' | 'messageTemplate') =>
     field(given !== undefined || input.codeLength === undefined ? name : 'codeLength');
 
-  if (templateSlug !== null) {
-    resourceSlug(templateSlug, field('template'));
-    const template = await findMessageTemplate(tx, workspace.id, templateSlug, 'share');
-    if (!template)
-      throw invalid`${field('template')} "${templateSlug}" is not a template of ${workspace.slug}`;
-    if (!template.enabled)
-      throw invalid`${field('template')} "${templateSlug}" is disabled in ${workspace.slug}`;
-    if (template.purpose !== 'transactional')
-      throw invalid`${field('template')} "${templateSlug}" is not a transactional template`;
-    const problem = otpTemplateProblem(template.body, codeLength);
-    if (problem)
-      throw invalid`${blame(givenTemplate, 'template')}: the template "${templateSlug}" ${problem}`;
+  if (templateSlug !== null && !exclusive) {
+    await checks.checkAsync(async () => {
+      resourceSlug(templateSlug, field('template'));
+      const template = await findMessageTemplate(tx, workspace.id, templateSlug, 'share');
+      if (!template)
+        throw invalid`${field('template')} "${templateSlug}" is not a template of ${workspace.slug}`;
+      if (!template.enabled)
+        throw invalid`${field('template')} "${templateSlug}" is disabled in ${workspace.slug}`;
+      if (template.purpose !== 'transactional')
+        throw invalid`${field('template')} "${templateSlug}" is not a transactional template`;
+      const problem = codeLengthRefused ? null : otpTemplateProblem(template.body, codeLength);
+      if (problem)
+        throw invalid`${blame(givenTemplate, 'template')}: the template "${templateSlug}" ${problem}`;
+    });
   }
-  if (messageTemplate !== null) {
-    const problem = otpTemplateProblem(messageTemplate, codeLength);
-    if (problem)
-      throw invalid`${blame(givenMessage, 'messageTemplate')}: the message template ${problem}`;
+  if (messageTemplate !== null && !exclusive && !codeLengthRefused) {
+    checks.check(() => {
+      const problem = otpTemplateProblem(messageTemplate, codeLength);
+      if (problem)
+        throw invalid`${blame(givenMessage, 'messageTemplate')}: the message template ${problem}`;
+    });
   }
 
   const providerSlug = kept(input.provider, base?.providerSlug);
-  if (providerSlug !== null)
-    await checkProvider({ sql: tx }, workspace, providerSlug, field('provider'));
+  const providerRefused =
+    providerSlug !== null &&
+    (await checks.checkAsync(async () => {
+      await checkProvider({ sql: tx }, workspace, providerSlug, field('provider'));
+      return true;
+    })) === undefined;
 
   const givenSender = optionalText(input.senderId ?? undefined);
   const senderId = kept(input.senderId, base?.senderId);
   if (senderId !== null) {
-    if (characters(senderId) > MAX_OTP_SENDER_ID_LENGTH)
-      throw invalid`${field('senderId')} must be at most ${MAX_OTP_SENDER_ID_LENGTH} characters`;
-    // Without a provider the service sends through the key's provider or `own`: the service's
-    // sender must at least be approved for `own`, as a send would then require.
-    const senderProvider = providerSlug ?? OWN_PROVIDER_SLUG;
-    if (!(await isApprovedSender(tx, workspace.id, senderProvider, senderId, 'share'))) {
-      const blamed = field(givenSender !== undefined ? 'senderId' : 'provider');
-      throw invalid`${blamed}: "${senderId}" is not an approved sender of provider ${senderProvider} in ${workspace.slug}`;
-    }
+    await checks.checkAsync(async () => {
+      if (characters(senderId) > MAX_OTP_SENDER_ID_LENGTH)
+        throw invalid`${field('senderId')} must be at most ${MAX_OTP_SENDER_ID_LENGTH} characters`;
+      // An unknown provider is refused once, above; its senders are not looked for.
+      if (providerRefused) return;
+      // Without a provider the service sends through the key's provider or `own`: the service's
+      // sender must at least be approved for `own`, as a send would then require.
+      const senderProvider = providerSlug ?? OWN_PROVIDER_SLUG;
+      if (!(await isApprovedSender(tx, workspace.id, senderProvider, senderId, 'share'))) {
+        const blamed = field(givenSender !== undefined ? 'senderId' : 'provider');
+        throw invalid`${blamed}: "${senderId}" is not an approved sender of provider ${senderProvider} in ${workspace.slug}`;
+      }
+    });
   }
+  checks.done();
+  if (name === undefined || purpose === undefined) throw new Error('refused above');
 
   return {
     name,

@@ -17,6 +17,7 @@ import {
 import { ABILITIES } from '../../domain/access.js';
 import { formatRequestRate } from '../../domain/fraud-guard.js';
 import { can } from '../access.js';
+import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { formErrors, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
@@ -126,18 +127,14 @@ export async function apiKeyRoutes(app: FastifyInstance, { context }: { context:
         });
       }
       const created = await orRefusal(() =>
-        createApiKey(
-          deps,
-          {
-            workspace: signedIn.visitor.workspaceSlug,
-            user: signedIn.visitor.email,
-            name: text(form, 'name'),
-            abilities: list(form, 'abilities'),
-            rate: text(form, 'rate'),
-            ...routing,
-          },
-          signedIn.actor,
-        ),
+        createApiKey(deps, {
+          workspace: signedIn.visitor.workspaceSlug,
+          user: signedIn.visitor.email,
+          name: text(form, 'name'),
+          abilities: list(form, 'abilities'),
+          rate: text(form, 'rate'),
+          ...routing,
+        }),
       );
       if (created instanceof InputError) {
         return page(reply, signedIn, 422, {
@@ -145,6 +142,13 @@ export async function apiKeyRoutes(app: FastifyInstance, { context }: { context:
           errors: pickerErrors(formErrors(created, LABELS, 'abilities')),
         });
       }
+      await audit(deps, request, signedIn.visitor, 'api_key.created', `API key ${created.prefix}`, {
+        abilities: created.abilities.join(','),
+        name: text(form, 'name')?.trim() || null,
+        provider: routing.provider ?? null,
+        failover_route: routing.failoverRoute ?? null,
+        rate: text(form, 'rate')?.trim() || null,
+      });
       return page(reply, signedIn, 201, { created });
     },
   );
@@ -164,7 +168,12 @@ export async function apiKeyRoutes(app: FastifyInstance, { context }: { context:
           errors: { revoke: 'This workspace has no such API key.' },
         });
       }
-      await revokeApiKey(deps, { id, workspace: signedIn.visitor.workspaceSlug }, signedIn.actor);
+      const { newlyRevoked } = await revokeApiKey(deps, {
+        id,
+        workspace: signedIn.visitor.workspaceSlug,
+      });
+      if (newlyRevoked)
+        await audit(deps, request, signedIn.visitor, 'api_key.revoked', `API key ${key.prefix}`);
       return redirect(request, reply, `${signedIn.base}/developer/api-keys?done=revoked`);
     },
   );

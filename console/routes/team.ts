@@ -16,6 +16,7 @@ import {
 } from '../../commands/team/members.js';
 import { ROLES } from '../../domain/access.js';
 import { can } from '../access.js';
+import { audit, auditInvitationsRevoked } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import type { SignedIn } from '../guard.js';
 import { type Form, formOf, redirect, text } from '../http.js';
@@ -77,15 +78,21 @@ export async function teamRoutes(app: FastifyInstance, { context }: { context: C
     try {
       // Only an owner invites an owner: the use-case checks it on the membership as locked, and
       // records the visitor as the inviter (their removal or demotion revokes the invitation).
-      const invitation = await createInvitation(
+      const invitation = await createInvitation(deps, {
+        workspace: signedIn.visitor.workspaceSlug,
+        email: text(form, 'email'),
+        role,
+        by: { userId: signedIn.visitor.userId },
+      });
+      await audit(
         deps,
+        request,
+        signedIn.visitor,
+        'invitation.created',
+        `invitation ${invitation.email}`,
         {
-          workspace: signedIn.visitor.workspaceSlug,
-          email: text(form, 'email'),
-          role,
-          by: { userId: signedIn.visitor.userId },
+          role: invitation.role,
         },
-        signedIn.actor,
       );
       return page(reply, signedIn, 201, {
         invitationLink: `${deps.publicUrl}/console/invitations/${invitation.token}`,
@@ -114,11 +121,18 @@ export async function teamRoutes(app: FastifyInstance, { context }: { context: C
       if (!invitation)
         return page(reply, signedIn, 404, { error: 'This workspace has no such invitation.' });
       try {
-        await revokeInvitation(deps, { id }, signedIn.actor);
+        await revokeInvitation(deps, { id });
       } catch (error) {
         if (!(error instanceof InputError)) throw error;
         return page(reply, signedIn, error.status, { error: error.message });
       }
+      await audit(
+        deps,
+        request,
+        signedIn.visitor,
+        'invitation.revoked',
+        `invitation ${invitation.email}`,
+      );
       return redirect(request, reply, `${signedIn.base}/team?done=revoked`);
     },
   );
@@ -138,12 +152,30 @@ export async function teamRoutes(app: FastifyInstance, { context }: { context: C
     const by = { userId: signedIn.visitor.userId };
     try {
       if (action === 'remove') {
-        await removeWorkspaceMember(deps, { workspace, email, by }, signedIn.actor);
+        const { invitationsRevoked } = await removeWorkspaceMember(deps, { workspace, email, by });
+        await audit(deps, request, signedIn.visitor, 'member.removed', `member ${email}`);
+        await auditInvitationsRevoked(deps, request, signedIn.visitor, invitationsRevoked);
         return redirect(request, reply, `${signedIn.base}/team?done=removed`);
       }
       const change =
         action === 'role' ? { role } : { status: action === 'suspend' ? 'suspended' : 'active' };
-      await updateWorkspaceMember(deps, { workspace, email, ...change, by }, signedIn.actor);
+      const { invitationsRevoked } = await updateWorkspaceMember(deps, {
+        workspace,
+        email,
+        ...change,
+        by,
+      });
+      await audit(
+        deps,
+        request,
+        signedIn.visitor,
+        `member.${action === 'role' ? 'role_changed' : action === 'suspend' ? 'suspended' : 'reactivated'}`,
+        `member ${email}`,
+        {
+          ...(role !== undefined && { role }),
+        },
+      );
+      await auditInvitationsRevoked(deps, request, signedIn.visitor, invitationsRevoked);
       return redirect(request, reply, `${signedIn.base}/team?done=updated`);
     } catch (error) {
       if (!(error instanceof InputError)) throw error;

@@ -30,7 +30,6 @@ import { createInvitation } from '../../commands/team/invitations.js';
 import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
 import { purposeKey } from '../../security/keys.js';
-import { TEST_OPERATOR } from '../support/actors.js';
 import { freshAddress, openConsoleApp } from '../support/console.js';
 import { callbackListener, HostStorage } from '../support/mcp-host.js';
 import { freePorts } from '../support/processes.js';
@@ -155,26 +154,18 @@ describe('the console in a browser', () => {
   let page: Page;
 
   it('accepts an invitation by choosing a password and lands on the dashboard', async () => {
-    await createWorkspace(server.deps, { name: 'Acme Logistics', slug }, TEST_OPERATOR);
-    await addUser(
-      server.deps,
-      {
-        workspace: slug,
-        email: `ops@${slug}.test`,
-        password: 'operator pw 1',
-        role: 'owner',
-      },
-      TEST_OPERATOR,
-    );
-    const { token } = await createInvitation(
-      server.deps,
-      {
-        workspace: slug,
-        email: ownerEmail,
-        role: 'owner',
-      },
-      TEST_OPERATOR,
-    );
+    await createWorkspace(server.deps, { name: 'Acme Logistics', slug });
+    await addUser(server.deps, {
+      workspace: slug,
+      email: `ops@${slug}.test`,
+      password: 'operator pw 1',
+      role: 'owner',
+    });
+    const { token } = await createInvitation(server.deps, {
+      workspace: slug,
+      email: ownerEmail,
+      role: 'owner',
+    });
     const context = await newContext();
     page = await context.newPage();
     await page.goto(`${baseUrl}/console/invitations/${token}`);
@@ -570,9 +561,9 @@ describe('the console refuses, in a browser', () => {
   /** A workspace of its own with an owner who signs in with `password`. */
   const workspaceWithOwner = async (name: string) => {
     const workspace = `r-${randomBytes(5).toString('hex')}`;
-    await createWorkspace(server.deps, { name, slug: workspace }, TEST_OPERATOR);
+    await createWorkspace(server.deps, { name, slug: workspace });
     const email = `owner@${workspace}.test`;
-    await addUser(server.deps, { workspace, email, password, role: 'owner' }, TEST_OPERATOR);
+    await addUser(server.deps, { workspace, email, password, role: 'owner' });
     return { slug: workspace, email };
   };
   const signIn = async (page: Page, email: string, secret: string) => {

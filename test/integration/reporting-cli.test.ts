@@ -345,11 +345,11 @@ describe('herald campaign create', () => {
       ],
       [
         send(`${valid},0412`, 'Hi'),
-        '--recipients: The recipients.1 field must be a valid E.164 phone number.',
+        'Line 2 of --recipients: the number must be a valid E.164 phone number.',
       ],
       [
         send(`${valid},${valid}`, 'Hi'),
-        '--recipients: The recipients.1 field has a duplicate value.',
+        'Line 2 of --recipients: the number has a duplicate value.',
       ],
       [
         send(valid, 'Hi', '--purpose', 'promotional'),
