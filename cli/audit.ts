@@ -246,26 +246,6 @@ const AUDITED: Record<string, CommandAudit> = {
         ? []
         : [{ action: 'api_key.revoked', target: recordTarget(run), details: {} }],
   },
-  'provider create': {
-    lines: line(
-      'provider.created',
-      ({ output }) => `provider ${field(output, 'slug')}`,
-      ({ options }) => asked(options, 'type'),
-    ),
-  },
-  'provider enable': {
-    lines: line('provider.enabled', ({ output }) => `provider ${field(output, 'slug')}`),
-  },
-  'provider disable': {
-    lines: line('provider.disabled', ({ output }) => `provider ${field(output, 'slug')}`),
-  },
-  'route create': {
-    lines: line(
-      'failover_route.created',
-      ({ output }) => `failover route ${field(output, 'slug')}`,
-      ({ output }) => ({ providers: joined(output, 'providers') }),
-    ),
-  },
   'credits add': {
     lines: line(
       'credits.added',
@@ -454,6 +434,11 @@ export const AUDITED_BY_USE_CASE: ReadonlySet<string> = new Set<string>([
   // commands/messaging/{named-campaigns,cancel-campaign}.ts
   'campaign create',
   'campaign cancel',
+  // commands/providers/{providers,failover-routes}.ts
+  'provider create',
+  'provider enable',
+  'provider disable',
+  'route create',
 ]);
 
 export const AUDITED_COMMANDS: ReadonlySet<string> = new Set([

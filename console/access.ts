@@ -45,6 +45,15 @@ export const RULES = {
    */
   'fraud_guard.view': { permissions: ['developer_tools.read'] },
   'fraud_guard.manage': { permissions: ['developer_tools.read'], roles: ADMINS },
+  /**
+   * Workspace → Providers and Failover routes. Which providers exist and how routes order them
+   * is what API keys and sends are routed by, so whoever builds against the API may read it; a
+   * provider holds the workspace's vendor credentials and spends its money at the vendor, and a
+   * route decides where every message it carries goes, so changes are an owner's or admin's (the
+   * CLI's provider and route commands are the operator's).
+   */
+  'providers.view': { permissions: ['developer_tools.read'] },
+  'providers.manage': { permissions: ['developer_tools.read'], roles: ADMINS },
   'audit.view': { roles: ADMINS },
   'team.view': { permissions: ['members.read'] },
   'team.manage': { permissions: ['members.read'], roles: ADMINS },

@@ -64,6 +64,8 @@ export function navigationFor(visitor: ConsoleVisitor, currentPath: string): Nav
       title: 'Workspace',
       items: [
         ...item('Team', '/team', 'team.view'),
+        ...item('Providers', '/providers', 'providers.view'),
+        ...item('Failover routes', '/failover-routes', 'providers.view'),
         ...item('Fraud guard', '/fraud-guard', 'fraud_guard.view'),
         ...item('Audit log', '/audit', 'audit.view'),
         ...item('Settings', '/settings', 'settings.manage'),

@@ -27,6 +27,8 @@ import { memberPermissionRoutes } from './routes/member-permissions.js';
 import { otpSenderRoutes } from './routes/otp-senders.js';
 import { otpServiceRoutes } from './routes/otp-services.js';
 import { otpTemplateRoutes } from './routes/otp-templates.js';
+import { failoverRouteRoutes } from './routes/failover-routes.js';
+import { providerRoutes } from './routes/providers.js';
 import { quickSendRoutes } from './routes/quick-send.js';
 import { secondFactorRoutes } from './routes/second-factor.js';
 import { teamRoutes } from './routes/team.js';
@@ -91,6 +93,8 @@ async function consolePages(app: FastifyInstance, { deps }: { deps: ConsoleDeps 
       await workspace.register(otpTemplateRoutes, { context });
       await workspace.register(otpSenderRoutes, { context });
       await workspace.register(webhookRoutes, { context });
+      await workspace.register(providerRoutes, { context });
+      await workspace.register(failoverRouteRoutes, { context });
       await workspace.register(fraudGuardRoutes, { context });
       await workspace.register(workspaceSettingsRoutes, { context });
     },

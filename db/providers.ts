@@ -119,6 +119,25 @@ export async function setProviderActive(
   return result.count > 0;
 }
 
+/** A provider's edit: everything but its slug and type; `credentials` already encrypted. */
+export async function updateProvider(
+  sql: Sql | TransactionSql,
+  input: {
+    id: number;
+    name: string;
+    requiresSenderId: boolean;
+    messagesPerSecond: number | null;
+    settings: Record<string, string>;
+    credentials: Buffer | null;
+  },
+): Promise<void> {
+  await sql`
+    update providers set name = ${input.name}, requires_sender_id = ${input.requiresSenderId},
+      messages_per_second = ${input.messagesPerSecond}, settings = ${sql.json(input.settings)},
+      credentials = ${input.credentials}
+    where id = ${input.id}`;
+}
+
 /**
  * Serialises the commands that give an SMSC account to a provider (create, enable) until the
  * transaction ends: the account's system id is encrypted, so no unique index can keep two
@@ -155,7 +174,7 @@ export async function findAccountHolders(
 }
 
 export async function insertFailoverRoute(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   input: { workspaceId: number; slug: string; name: string; providerSlugs: string[] },
 ): Promise<{ id: number }> {
   const [row] = await sql<{ id: number }[]>`
@@ -163,6 +182,41 @@ export async function insertFailoverRoute(
     values (${input.workspaceId}, ${input.slug}, ${input.name}, ${input.providerSlugs})
     returning id`;
   return row as { id: number };
+}
+
+/** A route's new name and provider order; false when the workspace has no such route. */
+export async function updateFailoverRoute(
+  sql: Sql | TransactionSql,
+  input: { workspaceId: number; slug: string; name: string; providerSlugs: string[] },
+): Promise<boolean> {
+  const result = await sql`
+    update failover_routes set name = ${input.name}, provider_slugs = ${input.providerSlugs}
+    where workspace_id = ${input.workspaceId} and slug = ${input.slug}`;
+  return result.count > 0;
+}
+
+export async function deleteFailoverRoute(
+  sql: Sql | TransactionSql,
+  workspaceId: number,
+  slug: string,
+): Promise<boolean> {
+  const result = await sql`
+    delete from failover_routes where workspace_id = ${workspaceId} and slug = ${slug}`;
+  return result.count > 0;
+}
+
+/** The prefixes of the workspace's unrevoked API keys that send through the route. */
+export async function findKeysRoutedTo(
+  sql: Sql | TransactionSql,
+  workspaceId: number,
+  routeSlug: string,
+): Promise<string[]> {
+  const rows = await sql<{ prefix: string }[]>`
+    select prefix from api_keys
+    where workspace_id = ${workspaceId} and failover_route_slug = ${routeSlug}
+      and revoked_at is null
+    order by id`;
+  return rows.map((row) => row.prefix);
 }
 
 /** The workspace a message reference (`cmp-<campaign>-<seq>`, `otp-<uuid>`) belongs to. */

@@ -125,6 +125,13 @@ export interface ProviderField {
   required?: boolean;
   /** Also read by other types (a base URL): never refused as another type's field. */
   shared?: boolean;
+  /** The key of providers.settings it is stored under (`base_url`): shown again on an edit form. */
+  setting?: string;
+  /**
+   * The key of the encrypted credentials it is stored under (`auth_token`): write-only, never
+   * shown again; left blank on an edit, the stored value is kept.
+   */
+  credential?: string;
 }
 
 /** Text fields of a provider's create input, by field name, as a form or the CLI gives them. */
@@ -144,10 +151,13 @@ export type RefusalPart = string | { readonly field: string };
 export class ProviderFieldsRefusal extends Error {
   override name = 'ProviderFieldsRefusal';
   readonly parts: readonly RefusalPart[];
+  /** Refusals of other fields of the same input, for a form that shows them all at once. */
+  readonly more: readonly (readonly RefusalPart[])[];
 
-  constructor(parts: RefusalPart[]) {
+  constructor(parts: RefusalPart[], more: readonly (readonly RefusalPart[])[] = []) {
     super(parts.map((part) => (typeof part === 'string' ? part : part.field)).join(''));
     this.parts = parts;
+    this.more = more;
   }
 }
 
@@ -200,7 +210,15 @@ export interface ProviderDefinition<Adapter extends WebhookParser = WebhookParse
   create(record: StoredProvider, context: AdapterContext): Adapter;
   /** What reads this type's webhooks when the adapter does not (SMPP's come over the bind). */
   webhookParser?(record: StoredProvider, context: AdapterContext): WebhookParser;
+  /**
+   * Reaches the vendor with the stored settings and credentials and says whether they work
+   * (Twilio: fetch the account; SMPP: bind and unbind); absent when the type has nothing to test.
+   */
+  testConnection?(record: StoredProvider, context: AdapterContext): Promise<ConnectionTest>;
 }
+
+/** What a connection test came to: in words for the person who asked, never a credential. */
+export type ConnectionTest = { ok: true; detail: string } | { ok: false; reason: string };
 
 /** The definition of `type` in `definitions`, if there is one. */
 export function definitionOf<Definition extends ProviderDefinition<WebhookParser>>(

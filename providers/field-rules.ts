@@ -4,7 +4,11 @@
  * token, an SMPP password) are never echoed, not even in a refusal.
  */
 import { z } from 'zod';
-import { type ProviderFieldsInput, refuse } from '../domain/provider-definition.js';
+import {
+  type ProviderFieldsInput,
+  ProviderFieldsRefusal,
+  refuse,
+} from '../domain/provider-definition.js';
 
 /** A field named inside a refusal. */
 export const field = (name: string) => ({ field: name });
@@ -29,4 +33,31 @@ export function httpUrl(name: string, value: string): string {
   if (!z.url({ protocol: /^https?$/ }).safeParse(value).success)
     throw refuse`${field(name)} "${value}" is not an http(s) URL`;
   return value;
+}
+
+/**
+ * Checks of separate fields, each refused on its own: `check` keeps a refusal and goes on,
+ * `throwAny` throws the first with the others beside it (a form shows them all at once).
+ */
+export function fieldRefusals() {
+  const refusals: ProviderFieldsRefusal[] = [];
+  return {
+    check<Value>(work: () => Value): Value | undefined {
+      try {
+        return work();
+      } catch (error) {
+        if (!(error instanceof ProviderFieldsRefusal)) throw error;
+        refusals.push(error);
+        return undefined;
+      }
+    },
+    throwAny(): void {
+      const [first, ...others] = refusals;
+      if (first)
+        throw new ProviderFieldsRefusal(
+          [...first.parts],
+          [...first.more, ...others.flatMap((other) => [other.parts, ...other.more])],
+        );
+    },
+  };
 }

@@ -15,7 +15,7 @@ import {
 } from '../../commands/providers/providers.js';
 import type { ProviderDefinition } from '../../domain/provider-definition.js';
 import { PROVIDER_TYPES, withProviderTypes } from '../../server/provider-types.js';
-import type { AdminContext } from '../context.js';
+import { type AdminContext, operatorActor } from '../context.js';
 import { listing, tableTime } from '../output.js';
 import {
   type CommandResult,
@@ -49,7 +49,7 @@ export async function providerCreate(
   options: Options,
 ): Promise<CommandResult> {
   const { id, slug, type, workspace } = await run(
-    createProvider(withProviderTypes(context), {
+    createProvider(withProviderTypes(context), operatorActor(), {
       workspace: text(options, 'workspace'),
       slug: text(options, 'slug'),
       name: text(options, 'name'),
@@ -116,7 +116,10 @@ async function providerSetActive(context: AdminContext, options: Options, active
     slug: text(options, 'slug'),
   };
   const deps = withProviderTypes(context);
-  const { slug } = await run(active ? enableProvider(deps, input) : disableProvider(deps, input));
+  const actor = operatorActor();
+  const { slug } = await run(
+    active ? enableProvider(deps, actor, input) : disableProvider(deps, actor, input),
+  );
   return {
     json: { slug, active },
     human: `Provider ${slug} is now ${active ? 'active' : 'inactive'}`,
@@ -130,7 +133,7 @@ export const providerDisable = (context: AdminContext, options: Options) =>
 
 export async function routeCreate(context: AdminContext, options: Options): Promise<CommandResult> {
   const { id, slug, providerSlugs } = await run(
-    createFailoverRoute(context, {
+    createFailoverRoute(context, operatorActor(), {
       workspace: text(options, 'workspace'),
       slug: text(options, 'slug'),
       name: text(options, 'name'),

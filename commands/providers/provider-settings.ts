@@ -12,6 +12,7 @@ import {
   ProviderFieldsRefusal,
 } from '../../domain/provider-definition.js';
 import { fieldsOf, InputError, invalid } from '../input.js';
+import { InputRefusals, refusalCollector } from './refusals.js';
 
 /** The common fields of a provider's create input that are not its type's own. */
 export interface ProviderSettingsInput {
@@ -46,23 +47,32 @@ function countriesSetting(countries: string[] | undefined): string | undefined {
   return [...new Set(codes)].join(',');
 }
 
-/** The settings and credentials of a provider of `type`, checked in the order they are read. */
+/**
+ * The settings and credentials of a provider of `type`: its type's fields (the first refusal of
+ * them) and the countries, each refused on its own so a form shows both at once.
+ */
 export function providerConfig(
   input: ProviderSettingsInput,
   type: ProviderDefinition,
   types: readonly ProviderDefinition[],
 ): ProviderConfig {
   const fields = input.fields ?? {};
-  refuseFieldsOfOtherTypes(fields, type, types);
-  let config: ProviderConfig;
-  try {
-    config = type.configure(fields);
-  } catch (error) {
-    if (error instanceof ProviderFieldsRefusal)
-      throw new InputError('validation_failed', [...error.parts]);
-    throw error;
-  }
-  const countries = countriesSetting(input.countries);
-  if (countries) config.settings.countries = countries;
-  return config;
+  const refusals = refusalCollector();
+  const config = refusals.check(() => {
+    refuseFieldsOfOtherTypes(fields, type, types);
+    try {
+      return type.configure(fields);
+    } catch (error) {
+      if (!(error instanceof ProviderFieldsRefusal)) throw error;
+      const all = [error.parts, ...error.more].map(
+        (parts) => new InputError('validation_failed', [...parts]),
+      );
+      throw all.length === 1 ? all[0] : new InputRefusals(all);
+    }
+  });
+  const countries = refusals.check(() => countriesSetting(input.countries));
+  refusals.throwAny();
+  const checked = config as ProviderConfig;
+  if (countries) checked.settings.countries = countries;
+  return checked;
 }

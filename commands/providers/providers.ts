@@ -1,4 +1,7 @@
-/** A workspace's SMS providers: created with their settings and credentials, enabled, disabled. */
+/**
+ * A workspace's SMS providers: created and edited with their settings and credentials (write-only),
+ * tested, enabled, disabled. Every change writes its audit line in its own transaction.
+ */
 import type { Sql, TransactionSql } from '../../db/client.js';
 import {
   findProvider,
@@ -6,16 +9,25 @@ import {
   listProviders,
   lockSmscAccounts,
   type ProviderListing,
+  type ProviderRecord,
   setProviderActive,
+  updateProvider as updateProviderRow,
 } from '../../db/providers.js';
 import type { Workspace } from '../../db/workspaces.js';
 import {
+  type ConnectionTest,
   definitionOf,
   OWN_PROVIDER_SLUG,
   type StoredProvider,
   type WebhookParser,
 } from '../../domain/provider-definition.js';
-import { encryptCredentials, providerCredentialsContext } from '../../security/credentials.js';
+import {
+  decryptCredentials,
+  encryptCredentials,
+  providerCredentialsContext,
+} from '../../security/credentials.js';
+import type { Actor } from '../actor.js';
+import { writeAudit } from '../audit.js';
 import type { CommandDeps } from '../deps.js';
 import {
   conflict,
@@ -30,6 +42,7 @@ import {
 } from '../input.js';
 import { findWorkspace } from '../team/workspaces.js';
 import { type ProviderSettingsInput, providerConfig } from './provider-settings.js';
+import { refusalCollector } from './refusals.js';
 import { accountOfRecord, refuseSharedSmscAccount } from './smsc-accounts.js';
 
 type Deps = Pick<CommandDeps, 'sql' | 'secret' | 'providerTypes'>;
@@ -56,56 +69,77 @@ export async function listWorkspaceProviders(
   return { providers: await listProviders(deps.sql, workspace.id), workspace };
 }
 
+/** A whole number of messages per second from 1 to 10,000, or null (the adapter's). */
+function checkedRate(messagesPerSecond: number | undefined): number | null {
+  if (messagesPerSecond === undefined) return null;
+  if (
+    !(
+      Number.isInteger(messagesPerSecond) &&
+      messagesPerSecond >= 1 &&
+      messagesPerSecond <= MAX_MESSAGES_PER_SECOND
+    )
+  )
+    throw invalid`${fieldsOf<CreateProviderInput>()('messagesPerSecond')} must be a whole number from 1 to ${MAX_MESSAGES_PER_SECOND}`;
+  return messagesPerSecond;
+}
+
+/** Audited as `provider.created` with its type; its settings and credentials never are. */
 export async function createProvider(
   deps: Deps,
+  actor: Actor,
   input: CreateProviderInput,
 ): Promise<{ id: number; slug: string; type: string; workspace: Workspace }> {
   const field = fieldsOf<CreateProviderInput>();
   const workspace = await findWorkspace(deps, input.workspace);
-  const slug = resourceSlug(requiredText(input.slug, field('slug')), field('slug'));
-  if (slug === OWN_PROVIDER_SLUG) throw invalid`"own" is the operator's provider and is reserved`;
-  const type = requiredText(input.type, field('type'));
-  const definition = definitionOf(deps.providerTypes, type);
-  if (!definition)
-    throw invalid`${field('type')} must be one of ${deps.providerTypes.map((each) => each.type).join(', ')}`;
-  const config = providerConfig(input, definition, deps.providerTypes);
+  const refusals = refusalCollector();
+  const slug = refusals.check(() => {
+    const slug = resourceSlug(requiredText(input.slug, field('slug')), field('slug'));
+    if (slug === OWN_PROVIDER_SLUG) throw invalid`"own" is the operator's provider and is reserved`;
+    return slug;
+  });
+  const definition = refusals.check(() => {
+    const definition = definitionOf(deps.providerTypes, requiredText(input.type, field('type')));
+    if (!definition)
+      throw invalid`${field('type')} must be one of ${deps.providerTypes.map((each) => each.type).join(', ')}`;
+    return definition;
+  });
+  const config =
+    definition && refusals.check(() => providerConfig(input, definition, deps.providerTypes));
+  const messagesPerSecond = refusals.check(() => checkedRate(input.messagesPerSecond));
+  refusals.throwAny();
+  if (slug === undefined || definition === undefined || config === undefined)
+    throw new Error('unreachable: refused above');
+  const type = definition.type;
   const account = definition.exclusiveAccount?.(config);
-  const insert = (sql: Sql | TransactionSql) => {
-    const messagesPerSecond = input.messagesPerSecond;
-    if (
-      messagesPerSecond !== undefined &&
-      !(
-        Number.isInteger(messagesPerSecond) &&
-        messagesPerSecond >= 1 &&
-        messagesPerSecond <= MAX_MESSAGES_PER_SECOND
-      )
-    )
-      throw invalid`${field('messagesPerSecond')} must be a whole number from 1 to ${MAX_MESSAGES_PER_SECOND}`;
-    return insertProvider(sql, {
-      workspaceId: workspace.id,
-      slug,
-      name: optionalText(input.name) ?? slug,
-      type,
-      requiresSenderId: input.requiresSenderId === true,
-      messagesPerSecond: messagesPerSecond ?? null,
-      settings: config.settings,
-      credentials:
-        config.credentials &&
-        encryptCredentials(
-          deps.secret,
-          providerCredentialsContext(workspace.id, slug),
-          config.credentials,
-        ),
-    });
-  };
   try {
-    const { id } = account
-      ? await deps.sql.begin(async (tx) => {
-          await lockSmscAccounts(tx);
-          await refuseSharedSmscAccount(deps, tx, account);
-          return insert(tx);
-        })
-      : await insert(deps.sql);
+    const { id } = await deps.sql.begin(async (tx) => {
+      if (account) {
+        await lockSmscAccounts(tx);
+        await refuseSharedSmscAccount(deps, tx, account);
+      }
+      const created = await insertProvider(tx, {
+        workspaceId: workspace.id,
+        slug,
+        name: optionalText(input.name) ?? slug,
+        type,
+        requiresSenderId: input.requiresSenderId === true,
+        messagesPerSecond: messagesPerSecond ?? null,
+        settings: config.settings,
+        credentials:
+          config.credentials &&
+          encryptCredentials(
+            deps.secret,
+            providerCredentialsContext(workspace.id, slug),
+            config.credentials,
+          ),
+      });
+      await writeAudit(tx, actor, workspace.id, {
+        action: 'provider.created',
+        target: `provider ${slug}`,
+        details: { type },
+      });
+      return created;
+    });
     return { id, slug, type, workspace };
   } catch (error) {
     if (isUniqueViolation(error))
@@ -119,33 +153,169 @@ export interface ProviderInput {
   slug?: string;
 }
 
+/** A provider of the workspace, by the slug of the input; not found is refused. */
+async function providerOf(deps: Pick<CommandDeps, 'sql'>, input: ProviderInput) {
+  const field = fieldsOf<ProviderInput>();
+  const workspace = await findWorkspace(deps, input.workspace);
+  const slug = resourceSlug(requiredText(input.slug, field('slug')), field('slug'));
+  const provider = await findProvider(deps.sql, workspace.id, slug);
+  if (!provider) throw notFound`${workspace.slug} has no provider "${slug}"`;
+  return { workspace, provider };
+}
+
+/** What an edit form shows of a provider: its settings by field name; its credentials never. */
+export interface ProviderForEdit {
+  workspace: Workspace;
+  provider: Omit<ProviderRecord, 'credentials' | 'settings'> & { hasCredentials: boolean };
+  /** The type's non-secret fields as stored, by field name (`baseUrl`), and `countries`. */
+  fields: Record<string, string>;
+  countries: string;
+}
+
+export async function findProviderForEdit(
+  deps: Pick<CommandDeps, 'sql' | 'providerTypes'>,
+  input: ProviderInput,
+): Promise<ProviderForEdit> {
+  const { workspace, provider } = await providerOf(deps, input);
+  const definition = definitionOf(deps.providerTypes, provider.type);
+  const fields: Record<string, string> = {};
+  for (const field of definition?.fields ?? []) {
+    const value = field.setting && provider.settings[field.setting];
+    if (value) fields[field.name] = value;
+  }
+  const { credentials, settings, ...shown } = provider;
+  return {
+    workspace,
+    provider: { ...shown, hasCredentials: credentials !== null },
+    fields,
+    countries: settings.countries ?? '',
+  };
+}
+
+export interface UpdateProviderInput extends ProviderSettingsInput {
+  workspace?: string;
+  slug?: string;
+  /** The slug when blank. */
+  name?: string;
+  requiresSenderId?: boolean;
+  messagesPerSecond?: number;
+}
+
+/**
+ * Everything of a provider but its slug and type, replaced as given: settings and countries
+ * whole, credentials field by field, a blank credential field keeping the stored value.
+ * Audited as `provider.updated` with whether credentials were replaced (never which or what).
+ */
+export async function updateProvider(
+  deps: Deps,
+  actor: Actor,
+  input: UpdateProviderInput,
+): Promise<{ slug: string; credentialsReplaced: boolean }> {
+  const { workspace, provider } = await providerOf(deps, input);
+  const definition = definitionOf(deps.providerTypes, provider.type);
+  if (!definition) throw invalid`${provider.slug} has a provider type Herald no longer knows`;
+  const context = providerCredentialsContext(workspace.id, provider.slug);
+  const stored = (
+    provider.credentials ? decryptCredentials(deps.secret, context, provider.credentials) : {}
+  ) as Record<string, string | undefined>;
+  const given = (name: string) => {
+    const value = input.fields?.[name];
+    return value !== undefined && value !== '';
+  };
+  const secretFields = definition.fields.filter((field) => field.credential);
+  const fields = { ...input.fields };
+  for (const field of secretFields)
+    if (!given(field.name)) fields[field.name] = stored[field.credential as string];
+  const refusals = refusalCollector();
+  const config = refusals.check(() =>
+    providerConfig({ countries: input.countries, fields }, definition, deps.providerTypes),
+  );
+  const messagesPerSecond = refusals.check(() => checkedRate(input.messagesPerSecond));
+  refusals.throwAny();
+  if (config === undefined) throw new Error('unreachable: refused above');
+  const credentialsReplaced = secretFields.some((field) => given(field.name));
+  const account = provider.active ? definition.exclusiveAccount?.(config) : undefined;
+  await deps.sql.begin(async (tx) => {
+    if (account) {
+      await lockSmscAccounts(tx);
+      await refuseSharedSmscAccount(deps, tx, account, provider.id);
+    }
+    await updateProviderRow(tx, {
+      id: provider.id,
+      name: optionalText(input.name) ?? provider.slug,
+      requiresSenderId: input.requiresSenderId === true,
+      messagesPerSecond: messagesPerSecond ?? null,
+      settings: config.settings,
+      credentials:
+        config.credentials && encryptCredentials(deps.secret, context, config.credentials),
+    });
+    await writeAudit(tx, actor, workspace.id, {
+      action: 'provider.updated',
+      target: `provider ${provider.slug}`,
+      details: { type: provider.type, credentials_replaced: credentialsReplaced },
+    });
+  });
+  return { slug: provider.slug, credentialsReplaced };
+}
+
+/**
+ * Reaches the vendor with the provider's stored settings and credentials (its type's
+ * `testConnection`, providers/<vendor>/connection-test.ts); changes nothing.
+ */
+export async function testProviderConnection(
+  deps: Pick<CommandDeps, 'sql' | 'secret' | 'providerTypes'>,
+  input: ProviderInput,
+): Promise<{ slug: string; result: ConnectionTest }> {
+  const { provider } = await providerOf(deps, input);
+  const test = definitionOf(deps.providerTypes, provider.type)?.testConnection;
+  if (!test) throw invalid`A ${provider.type} provider has no connection test`;
+  try {
+    return { slug: provider.slug, result: await test(provider, { secret: deps.secret }) };
+  } catch {
+    // Its stored configuration does not read (a credential under a key no longer held).
+    return {
+      slug: provider.slug,
+      result: { ok: false, reason: 'Its stored settings or credentials could not be read.' },
+    };
+  }
+}
+
 /** Enabling an SMPP provider gives it its SMSC account again: refused while another holds it. */
-export async function enableProvider(deps: Deps, input: ProviderInput) {
-  return setActive(deps, input, true);
+export async function enableProvider(deps: Deps, actor: Actor, input: ProviderInput) {
+  return setActive(deps, actor, input, true);
 }
 
 /** Sends stop choosing the provider; its senders and routes stay. */
-export async function disableProvider(deps: Deps, input: ProviderInput) {
-  return setActive(deps, input, false);
+export async function disableProvider(deps: Deps, actor: Actor, input: ProviderInput) {
+  return setActive(deps, actor, input, false);
 }
 
+/** Audited as `provider.enabled` or `provider.disabled`. */
 async function setActive(
   deps: Deps,
+  actor: Actor,
   input: ProviderInput,
   active: boolean,
 ): Promise<{ slug: string; active: boolean }> {
   const field = fieldsOf<ProviderInput>();
   const workspace = await findWorkspace(deps, input.workspace);
   const slug = resourceSlug(requiredText(input.slug, field('slug')), field('slug'));
-  const changed = active
-    ? await deps.sql.begin(async (tx) => {
-        await lockSmscAccounts(tx);
-        const provider = await findProvider(tx, workspace.id, slug);
-        const account = provider && accountOfRecord(deps, provider);
-        if (provider && account) await refuseSharedSmscAccount(deps, tx, account, provider.id);
-        return setProviderActive(tx, workspace.id, slug, true);
-      })
-    : await setProviderActive(deps.sql, workspace.id, slug, false);
+  const changed = await deps.sql.begin(async (tx) => {
+    if (active) {
+      await lockSmscAccounts(tx);
+      const provider = await findProvider(tx, workspace.id, slug);
+      const account = provider && accountOfRecord(deps, provider);
+      if (provider && account) await refuseSharedSmscAccount(deps, tx, account, provider.id);
+    }
+    const changed = await setProviderActive(tx, workspace.id, slug, active);
+    if (changed)
+      await writeAudit(tx, actor, workspace.id, {
+        action: active ? 'provider.enabled' : 'provider.disabled',
+        target: `provider ${slug}`,
+        details: {},
+      });
+    return changed;
+  });
   if (!changed) throw notFound`${workspace.slug} has no provider "${slug}"`;
   return { slug, active };
 }

@@ -3,17 +3,13 @@
  * settings. Only workers bind (providers/smpp/sessions.ts); one SMSC account serves one active
  * provider, because receipts and replies are assigned by the bind they arrive on.
  */
+import { E164_ADDRESS } from '../../domain/phone.js';
 import { declaredCountries, refuse } from '../../domain/provider-definition.js';
-import {
-  ALPHANUMERIC_SENDER,
-  E164_SENDER,
-  field,
-  optionalText,
-  requiredText,
-} from '../field-rules.js';
+import { ALPHANUMERIC_SENDER, field, optionalText, requiredText } from '../field-rules.js';
 import type { VendorDefinition } from '../types.js';
 import { SMPP_WEBHOOK_ANSWER, SmppProvider } from './adapter.js';
 import { smppConfigOf, smppCredentials, smppSettings } from './config.js';
+import { testSmppBind } from './connection-test.js';
 
 const HOST_NAME =
   /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
@@ -42,13 +38,13 @@ export const smpp: VendorDefinition = {
   settings: smppSettings,
   credentials: smppCredentials,
   fields: [
-    { name: 'host', value: '<host>', required: true },
-    { name: 'port', value: '<port>', required: true },
-    { name: 'systemId', value: '<id>', required: true },
-    { name: 'password', value: '<pw>', required: true },
-    { name: 'systemType', value: '<type>' },
-    { name: 'sourceAddr', value: '<default sender>' },
-    { name: 'window', value: '<1-100, default 10>' },
+    { name: 'host', value: '<host>', required: true, setting: 'host' },
+    { name: 'port', value: '<port>', required: true, setting: 'port' },
+    { name: 'systemId', value: '<id>', required: true, credential: 'system_id' },
+    { name: 'password', value: '<pw>', required: true, credential: 'password' },
+    { name: 'systemType', value: '<type>', setting: 'system_type' },
+    { name: 'sourceAddr', value: '<default sender>', setting: 'source_addr' },
+    { name: 'window', value: '<1-100, default 10>', setting: 'window' },
   ],
   usage: {
     lines: [
@@ -76,7 +72,7 @@ export const smpp: VendorDefinition = {
     const sourceAddr = optionalText(input, 'sourceAddr');
     if (
       sourceAddr !== undefined &&
-      !E164_SENDER.test(sourceAddr) &&
+      !E164_ADDRESS.test(sourceAddr) &&
       !ALPHANUMERIC_SENDER.test(sourceAddr) &&
       !/^\d{3,8}$/.test(sourceAddr)
     )
@@ -103,4 +99,5 @@ export const smpp: VendorDefinition = {
       messagesPerSecond: record.messagesPerSecond,
     });
   },
+  testConnection: (record, { secret }) => testSmppBind(smppConfigOf(record, secret)),
 };

@@ -7,7 +7,9 @@
  * status with Twilio's error body `{code, message, more_info, status}` (and `Retry-After` when
  * asked; a 5xx may come after the message was created, as Twilio's may). It counts every create
  * request it receives (`creates`), answered or not. A message's resource can be fetched by its
- * sid (`GET .../Messages/{Sid}.json`), with the status `setStatus` gave it. It also builds status
+ * sid (`GET .../Messages/{Sid}.json`), with the status `setStatus` gave it, and the Account
+ * resource (`GET /2010-04-01/Accounts/{AccountSid}.json`: 200 with the right basic auth, 401 with
+ * Twilio's 20003 otherwise; each fetch counted in `accountFetches`). It also builds status
  * callbacks signed the way Twilio signs them (its own implementation of the algorithm, separate
  * from Herald's).
  */
@@ -75,6 +77,8 @@ export interface TwilioPeer {
   creates: CreateRequest[];
   /** Create requests to one number, in order of arrival. */
   createsTo(to: string): CreateRequest[];
+  /** Fetches of the Account resource, in order, and whether each carried the right basic auth. */
+  accountFetches: { authorized: boolean }[];
   /** How the peer answers every later submission to `to` (after any `answerNext`). */
   answer(to: string, answer: PeerAnswer): void;
   /** Answers for the next submissions to `to`, one each, before its standing `answer` applies. */
@@ -120,6 +124,7 @@ export async function startTwilioPeer(account: {
   const problems: string[] = [];
   const refused: { to: string; code: number }[] = [];
   const creates: CreateRequest[] = [];
+  const accountFetches: { authorized: boolean }[] = [];
   const answers = new Map<string, PeerAnswer>();
   const nextAnswers = new Map<string, PeerAnswer[]>();
   const hanging = new Set<http.ServerResponse>();
@@ -151,6 +156,22 @@ export async function startTwilioPeer(account: {
     const fetched = new RegExp(`^${path.replace('.json', '')}/(SM[0-9a-f]{32})\\.json$`).exec(
       request.url ?? '',
     );
+    if (
+      request.method === 'GET' &&
+      request.url === `/2010-04-01/Accounts/${account.accountSid}.json`
+    ) {
+      const authorized = request.headers.authorization === expectedAuth;
+      accountFetches.push({ authorized });
+      // A wrong token is what a connection test is for: answered as Twilio does, not a problem.
+      if (!authorized) return send(401, twilioError(401, 20003, 'Authenticate'));
+      return send(200, {
+        sid: account.accountSid,
+        friendly_name: 'Twilio peer',
+        status: 'active',
+        type: 'Full',
+        uri: `/2010-04-01/Accounts/${account.accountSid}.json`,
+      });
+    }
     if (request.method === 'GET' && fetched) {
       if (request.headers.authorization !== expectedAuth) {
         problems.push('basic auth does not match AccountSid:AuthToken');
@@ -282,6 +303,7 @@ export async function startTwilioPeer(account: {
     refused,
     creates,
     createsTo: (to) => creates.filter((create) => create.to === to),
+    accountFetches,
     answer(to, answer) {
       answers.set(to, answer);
     },
