@@ -6,6 +6,7 @@ import {
   findWebhookDelivery,
   recordWebhookAttempt,
 } from '../db/webhooks.js';
+import { webhookBody } from '../domain/webhook-samples.js';
 import { WEBHOOK_ATTEMPT_TIMEOUT_MS } from '../domain/webhooks.js';
 import { CredentialsError, decryptCredentials } from '../security/credentials.js';
 import {
@@ -102,20 +103,31 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
         return { outcome: 'delivered', statusCode: delivery.deliveredStatus };
       if (!delivery.enabled) return { outcome: 'skipped', reason: 'the endpoint is disabled' };
 
-      const body = JSON.stringify({
+      const body = webhookBody({
         type: delivery.type,
-        timestamp: delivery.createdAt.toISOString(),
+        createdAt: delivery.createdAt,
         data: JSON.parse(delivery.data),
+        test: delivery.test,
       });
       const attemptedAt = new Date();
       const started = performance.now();
       let outcome: { statusCode: number } | { statusCode: number | null; error: string };
       try {
-        const signingSecret = decryptCredentials(
-          deps.secret,
-          webhookSecretContext(delivery.workspaceId, delivery.endpointId),
-          delivery.secret,
-        ) as string;
+        const context = webhookSecretContext(delivery.workspaceId, delivery.endpointId);
+        const signingSecrets = [
+          decryptCredentials(deps.secret, context, delivery.secret) as string,
+        ];
+        // During a rotation's overlap the secret it replaced signs too (`secrets rotate` does not
+        // re-encrypt it: one that no longer decrypts is left out rather than fail the delivery).
+        if (delivery.previousSecret !== null) {
+          try {
+            signingSecrets.push(
+              decryptCredentials(deps.secret, context, delivery.previousSecret) as string,
+            );
+          } catch (error) {
+            if (!(error instanceof CredentialsError)) throw error;
+          }
+        }
         const url = new URL(delivery.url);
         // Checked on every attempt: DNS may have changed since the endpoint was created.
         const target = await resolveWebhookTarget(url, {
@@ -123,8 +135,8 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
           resolver: deps.webhookResolver,
         });
         const headers = webhookHeaders(
-          signingSecret,
-          delivery.eventId,
+          signingSecrets,
+          delivery.webhookId,
           Math.floor(Date.now() / 1000),
           body,
         );

@@ -373,25 +373,6 @@ const AUDITED: Record<string, CommandAudit> = {
     workspace: { record: 'mcp_connection' },
     lines: line('mcp_connection.revoked', recordTarget),
   },
-  'webhook create': {
-    lines: line(
-      'webhook.created',
-      ({ output }) => `webhook ${field(output, 'url')}`,
-      ({ output }) => ({ events: joined(output, 'events') }),
-    ),
-  },
-  'webhook enable': {
-    workspace: { record: 'webhook_endpoint' },
-    lines: line('webhook.enabled', recordTarget),
-  },
-  'webhook disable': {
-    workspace: { record: 'webhook_endpoint' },
-    lines: line('webhook.disabled', recordTarget),
-  },
-  'webhook delete': {
-    workspace: { record: 'webhook_endpoint' },
-    lines: line('webhook.deleted', recordTarget),
-  },
   // Deployment-wide: the entry belongs to no workspace.
   'restore reconcile': {
     lines: line(
@@ -431,6 +412,14 @@ export const READ_ONLY_COMMANDS: ReadonlySet<string> = new Set([
  * (commands/audit.ts writeAudit with operatorActor()): the dispatcher records nothing for them.
  */
 export const AUDITED_BY_USE_CASE: ReadonlySet<string> = new Set<string>([
+  // commands/webhooks/{webhooks,webhook-tools}.ts
+  'webhook create',
+  'webhook enable',
+  'webhook disable',
+  'webhook delete',
+  'webhook rotate-secret',
+  'webhook test',
+  'webhook replay',
   // commands/messaging/{named-campaigns,cancel-campaign}.ts
   'campaign create',
   'campaign cancel',

@@ -29,6 +29,10 @@ export const RULES = {
   'inbox.numbers': { permissions: ['messages.read', 'recipients.read'] },
   /** The workspace's HELP answer goes out to anyone who asks: an owner's or admin's to set. */
   'inbox.manage': { permissions: ['messages.read'], roles: ADMINS },
+  /** Messaging → Opt-outs: who opted out and how, numbers masked unless `recipients.view`. */
+  'opt_outs.view': { permissions: ['campaigns.read'] },
+  /** Undoing an opt-out sends marketing to that person again: an owner's or admin's call. */
+  'opt_outs.undo': { permissions: ['campaigns.read'], roles: ADMINS },
   'api_keys.view': { permissions: ['developer_tools.read'] },
   'api_keys.manage': { permissions: ['developer_tools.read'], roles: BUILDERS },
   /** Anyone who sees the page may revoke their own connections; these, anyone's. */

@@ -42,6 +42,7 @@ export function navigationFor(visitor: ConsoleVisitor, currentPath: string): Nav
         ...item('Quick Send', '/quick-send', 'quick_send.send'),
         ...item('Campaigns', '/campaigns', 'batches.view', ['/batches']),
         ...item('Inbox', '/inbox', 'inbox.view'),
+        ...item('Opt-outs', '/opt-outs', 'opt_outs.view'),
       ],
     },
     {

@@ -24,6 +24,7 @@ import { inboxRoutes } from './routes/inbox.js';
 import { invitationRoutes } from './routes/invitations.js';
 import { mcpConnectionRoutes } from './routes/mcp-connections.js';
 import { memberPermissionRoutes } from './routes/member-permissions.js';
+import { optOutRoutes } from './routes/opt-outs.js';
 import { otpSenderRoutes } from './routes/otp-senders.js';
 import { otpServiceRoutes } from './routes/otp-services.js';
 import { otpTemplateRoutes } from './routes/otp-templates.js';
@@ -93,6 +94,7 @@ async function consolePages(app: FastifyInstance, { deps }: { deps: ConsoleDeps 
       await workspace.register(otpTemplateRoutes, { context });
       await workspace.register(otpSenderRoutes, { context });
       await workspace.register(webhookRoutes, { context });
+      await workspace.register(optOutRoutes, { context });
       await workspace.register(providerRoutes, { context });
       await workspace.register(failoverRouteRoutes, { context });
       await workspace.register(fraudGuardRoutes, { context });

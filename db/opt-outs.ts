@@ -1,7 +1,8 @@
 import { replyKeyword } from '../domain/opt-out.js';
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
 
-export type OptOutSource = 'link' | 'reply' | 'operator';
+export const OPT_OUT_SOURCES = ['link', 'reply', 'operator'] as const;
+export type OptOutSource = (typeof OPT_OUT_SOURCES)[number];
 
 export async function optOut(
   sql: Sql,
@@ -82,5 +83,51 @@ export async function findOptOutLink(sql: Sql, token: string) {
     select l.workspace_id, l.recipient, w.name as workspace_name
     from opt_out_links l join workspaces w on w.id = l.workspace_id
     where l.token = ${token}`;
+  return row;
+}
+
+export interface OptOutRow {
+  id: number;
+  /** E.164, or the `erased:` keyed hash of an erased number (security/recipient-hash.ts). */
+  recipient: string;
+  source: OptOutSource;
+  createdAt: Date;
+}
+
+export interface OptOutFilter {
+  /** Exact stored recipients to match (a full number and its erased forms). */
+  exact?: readonly string[];
+  /** Digits a plain number contains (searching by part of a number). */
+  digits?: string;
+  source?: OptOutSource;
+}
+
+/** One page of the workspace's opt-outs, newest first; `before` continues from a row's id. */
+export function listOptOuts(
+  sql: Sql,
+  workspaceId: number,
+  filter: OptOutFilter,
+  page: { limit: number; beforeId?: number },
+) {
+  return sql<OptOutRow[]>`
+    select id, recipient, source, created_at from opt_outs
+    where workspace_id = ${workspaceId}
+      ${filter.exact ? sql`and recipient = any(${[...filter.exact]})` : sql``}
+      ${filter.digits ? sql`and recipient like '+%' and strpos(recipient, ${filter.digits}) > 0` : sql``}
+      ${filter.source ? sql`and source = ${filter.source}` : sql``}
+      ${page.beforeId !== undefined ? sql`and id < ${page.beforeId}` : sql``}
+    order by id desc
+    limit ${page.limit}`;
+}
+
+/** Deletes one opt-out of the workspace by its row id, returning it; undefined when none. */
+export async function deleteOptOut(
+  tx: TransactionSql,
+  workspaceId: number,
+  id: number,
+): Promise<OptOutRow | undefined> {
+  const [row] = await tx<OptOutRow[]>`
+    delete from opt_outs where workspace_id = ${workspaceId} and id = ${id}
+    returning id, recipient, source, created_at`;
   return row;
 }

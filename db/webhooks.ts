@@ -87,7 +87,10 @@ export async function disableFailingWebhookEndpoint(
   return result.count > 0;
 }
 
-export async function deleteWebhookEndpoint(sql: Sql, id: number): Promise<boolean> {
+export async function deleteWebhookEndpoint(
+  sql: Sql | TransactionSql,
+  id: number,
+): Promise<boolean> {
   const result = await sql`delete from webhook_endpoints where id = ${id}`;
   return result.count > 0;
 }
@@ -102,13 +105,17 @@ export interface WebhookAttempt {
   error: string | null;
   succeeded: boolean;
   nextAttemptAt: Date | null;
+  /** A test event sent from the console or `webhook test`. */
+  test: boolean;
+  /** A replay of an earlier event (its body and webhook-id). */
+  replay: boolean;
 }
 
 /** An endpoint's attempts, newest first. */
 export function listWebhookAttempts(sql: Sql, endpointId: number, limit: number) {
   return sql<WebhookAttempt[]>`
     select e.event_id, e.type, a.attempt, a.attempted_at, a.duration_ms, a.status_code, a.error,
-      a.succeeded, a.next_attempt_at
+      a.succeeded, a.next_attempt_at, e.test, e.replay_of is not null as replay
     from webhook_attempts a join webhook_events e on e.id = a.event_id
     where a.endpoint_id = ${endpointId}
     order by a.attempted_at desc, a.id desc
@@ -121,9 +128,14 @@ export interface WebhookDelivery {
   url: string;
   /** AES-256-GCM ciphertext of the whsec_ secret. */
   secret: Uint8Array;
+  /** The secret a rotation replaced, while its overlap lasts (it signs too); else null. */
+  previousSecret: Uint8Array | null;
   enabled: boolean;
   eventRowId: number;
   eventId: string;
+  /** The `webhook-id` sent: the event's, or for a replay its original's. */
+  webhookId: string;
+  test: boolean;
   type: WebhookEventType;
   /** The event's data object as JSON text. */
   data: string;
@@ -139,7 +151,10 @@ export interface WebhookDelivery {
 export async function findWebhookDelivery(sql: Sql, eventId: string, endpointId: number) {
   const [delivery] = await sql<WebhookDelivery[]>`
     select w.id as endpoint_id, w.workspace_id, w.url, w.secret, w.enabled,
-      e.id as event_row_id, e.event_id, e.type, e.data::text as data, e.created_at,
+      case when w.previous_secret_until > now() then w.previous_secret end as previous_secret,
+      e.id as event_row_id, e.event_id, e.type, e.data::text as data, e.created_at, e.test,
+      coalesce((select o.event_id from webhook_events o where o.id = e.replay_of), e.event_id)
+        as webhook_id,
       (select a.status_code from webhook_attempts a
        where a.endpoint_id = w.id and a.event_id = e.id and a.succeeded
        limit 1) as delivered_status
@@ -197,7 +212,9 @@ export interface UndispatchedEvent {
 /** The subject of the `webhook_events` row under `alias` (UndispatchedEvent.subject). */
 function subjectOf(sql: TransactionSql, alias: string) {
   const row = sql(alias);
+  // A test event or a replay is a lane of its own: it never waits behind its original's retries.
   return sql`case
+    when ${row}.test or ${row}.replay_of is not null then 'event-' || ${row}.event_id
     when ${row}.type like 'message.%'
       then 'message-' || (${row}.data->>'campaign_id') || '-' || (${row}.data->>'message_seq')
     when ${row}.type = 'otp.range_blocked' then 'otp-range-' || (${row}.data->>'range')
@@ -253,4 +270,97 @@ export async function deleteOldWebhookEvents(sql: Sql, days: number, limit: numb
       where dispatched_at < now() - make_interval(days => ${days})
       limit ${limit})`;
   return result.count;
+}
+
+/**
+ * Replaces the signing secret. `previousUntil`: the old one keeps signing beside it until then
+ * (a rotation during an overlap drops the oldest); null ends any overlap now.
+ */
+export async function rotateWebhookEndpointSecret(
+  tx: TransactionSql,
+  input: { id: number; secret: Buffer; previousUntil: Date | null },
+): Promise<WebhookEndpoint | undefined> {
+  const [endpoint] = await tx<WebhookEndpoint[]>`
+    update webhook_endpoints set
+      previous_secret = case when ${input.previousUntil}::timestamptz is null then null else secret end,
+      previous_secret_until = ${input.previousUntil},
+      secret = ${input.secret}
+    where id = ${input.id}
+    returning ${ENDPOINT_COLUMNS(tx)}`;
+  return endpoint;
+}
+
+/** When the endpoint's previous secret stops signing; null when there is no overlap now. */
+export async function findWebhookSecretOverlap(sql: Sql, id: number): Promise<Date | null> {
+  const [row] = await sql<{ until: Date | null }[]>`
+    select case when previous_secret_until > now() then previous_secret_until end as until
+    from webhook_endpoints where id = ${id}`;
+  return row?.until ?? null;
+}
+
+/** A test event for one endpoint, into the outbox (the dispatcher hands it over as any event). */
+export async function insertTestWebhookEvent(
+  tx: TransactionSql,
+  input: { workspaceId: number; endpointId: number; type: WebhookEventType; data: object },
+): Promise<string> {
+  const [row] = await tx<{ eventId: string }[]>`
+    insert into webhook_events (workspace_id, type, data, endpoint_ids, test)
+    values (${input.workspaceId}, ${input.type}, ${tx.json(input.data as never)},
+      ${[input.endpointId]}::bigint[], true)
+    returning event_id`;
+  await tx`select pg_notify('herald_webhook_events', '')`;
+  return row?.eventId as string;
+}
+
+export interface ReplayableEvent {
+  id: number;
+  eventId: string;
+  type: WebhookEventType;
+  /** Whether an attempt of it to this endpoint succeeded. */
+  delivered: boolean;
+  /** Whether it was attempted at this endpoint at all. */
+  attempted: boolean;
+}
+
+/** An event of the endpoint's workspace, with what its attempts to the endpoint came to. */
+export async function findReplayableEvent(
+  sql: Sql | TransactionSql,
+  endpointId: number,
+  eventId: string,
+): Promise<ReplayableEvent | undefined> {
+  const [row] = await sql<ReplayableEvent[]>`
+    select e.id, e.event_id, e.type,
+      exists (select 1 from webhook_attempts a
+              where a.event_id = e.id and a.endpoint_id = w.id and a.succeeded) as delivered,
+      exists (select 1 from webhook_attempts a
+              where a.event_id = e.id and a.endpoint_id = w.id) as attempted
+    from webhook_events e join webhook_endpoints w on w.id = ${endpointId}
+    where e.event_id = ${eventId} and e.workspace_id = w.workspace_id`;
+  return row;
+}
+
+/**
+ * A replay of an event to one endpoint: its data, type, time and test mark, once per `key` (the
+ * click that asked). Returns the replay's event id and whether this call made it.
+ */
+export async function insertWebhookReplay(
+  tx: TransactionSql,
+  input: { originalId: number; endpointId: number; key: string },
+): Promise<{ eventId: string; created: boolean }> {
+  const [made] = await tx<{ eventId: string }[]>`
+    insert into webhook_events (workspace_id, type, data, endpoint_ids, created_at, test,
+      replay_of, replay_key)
+    select workspace_id, type, data, ${[input.endpointId]}::bigint[], created_at, test,
+      id, ${input.key}
+    from webhook_events where id = ${input.originalId}
+    on conflict (replay_of, replay_key) where replay_of is not null do nothing
+    returning event_id`;
+  if (made) {
+    await tx`select pg_notify('herald_webhook_events', '')`;
+    return { eventId: made.eventId, created: true };
+  }
+  const [earlier] = await tx<{ eventId: string }[]>`
+    select event_id from webhook_events
+    where replay_of = ${input.originalId} and replay_key = ${input.key}`;
+  return { eventId: earlier?.eventId as string, created: false };
 }

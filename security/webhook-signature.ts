@@ -26,18 +26,26 @@ export function signWebhook(secret: string, id: string, timestamp: number, body:
   return `v1,${mac}`;
 }
 
-/** The headers of one attempt; `timestamp` is the attempt's own, in unix seconds. */
+/**
+ * The headers of one attempt; `timestamp` is the attempt's own, in unix seconds. With several
+ * secrets (a rotation's overlap: the new one first, then the one it replaced) the signature
+ * header carries one `v1,…` per secret, space-separated, as Standard Webhooks allows: a receiver
+ * holding either secret verifies it.
+ */
 export function webhookHeaders(
-  secret: string,
+  secrets: string | readonly string[],
   id: string,
   timestamp: number,
   body: string,
 ): Record<string, string> {
+  const signing = typeof secrets === 'string' ? [secrets] : secrets;
   return {
     'content-type': 'application/json',
     'webhook-id': id,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': signWebhook(secret, id, timestamp, body),
+    'webhook-signature': signing
+      .map((secret) => signWebhook(secret, id, timestamp, body))
+      .join(' '),
   };
 }
 

@@ -1,3 +1,9 @@
+import { randomUUID } from 'node:crypto';
+import {
+  replayWebhookEvent,
+  rotateWebhookSecret,
+  sendTestWebhookEvent,
+} from '../../commands/webhooks/webhook-tools.js';
 /** herald webhook create|list|enable|disable|delete|attempts: options in, use-case, output. */
 import {
   createWebhookEndpoint,
@@ -9,7 +15,7 @@ import {
 } from '../../commands/webhooks/webhooks.js';
 import type { WebhookEndpoint } from '../../db/webhooks.js';
 import type { HostResolver } from '../../security/ssrf.js';
-import type { AdminContext } from '../context.js';
+import { type AdminContext, operatorActor } from '../context.js';
 import {
   type CommandResult,
   idOption,
@@ -48,12 +54,16 @@ export async function webhookCreate(
   options: Options,
 ): Promise<CommandResult> {
   const { endpoint, secret, workspace } = await run(
-    createWebhookEndpoint(context, {
-      workspace: text(options, 'workspace'),
-      url: text(options, 'url'),
-      events: list(options, 'events'),
-      description: text(options, 'description'),
-    }),
+    createWebhookEndpoint(
+      context,
+      {
+        workspace: text(options, 'workspace'),
+        url: text(options, 'url'),
+        events: list(options, 'events'),
+        description: text(options, 'description'),
+      },
+      operatorActor(),
+    ),
   );
   return {
     json: { id: endpoint.id, url: endpoint.url, events: endpoint.events, secret },
@@ -89,7 +99,9 @@ export async function webhookList(context: AdminContext, options: Options): Prom
 async function webhookSetEnabled(context: AdminContext, options: Options, enabled: boolean) {
   const id = idOption(options, 'webhook endpoint');
   const endpoint = await run(
-    enabled ? enableWebhookEndpoint(context, { id }) : disableWebhookEndpoint(context, { id }),
+    enabled
+      ? enableWebhookEndpoint(context, { id }, operatorActor())
+      : disableWebhookEndpoint(context, { id }, operatorActor()),
   );
   return {
     json: presentEndpoint(endpoint),
@@ -110,7 +122,7 @@ export async function webhookDelete(
   options: Options,
 ): Promise<CommandResult> {
   const id = idOption(options, 'webhook endpoint');
-  await run(deleteWebhookEndpoint(context, { id }));
+  await run(deleteWebhookEndpoint(context, { id }, operatorActor()));
   return { json: { deleted: true }, human: `Deleted webhook endpoint ${id}` };
 }
 
@@ -162,6 +174,74 @@ export async function webhookAttempts(
   };
 }
 
+/**
+ * herald webhook rotate-secret --id <id> [--overlap-hours 0-168] → {"id", "secret",
+ * "previous_secret_until"}: the new secret, shown only now; the old one keeps signing beside it
+ * for the overlap (24 h by default; 0 ends it at once).
+ */
+export async function webhookRotateSecret(
+  context: AdminContext,
+  options: Options,
+): Promise<CommandResult> {
+  const id = idOption(options, 'webhook endpoint');
+  const { secret, previousUntil } = await run(
+    rotateWebhookSecret(
+      context,
+      { id, overlapHours: wholeNumber(options, 'overlap-hours') },
+      operatorActor(),
+    ),
+  );
+  return {
+    json: { id, secret, previous_secret_until: iso(previousUntil) },
+    human: [
+      `New signing secret of webhook endpoint ${id} (shown only now): ${secret}`,
+      previousUntil
+        ? `The previous secret signs too until ${previousUntil.toISOString()}`
+        : 'The previous secret no longer signs',
+    ].join('\n'),
+  };
+}
+
+/** herald webhook test --id <id> [--type <event type>] → {"event_id", "type"}: a test event. */
+export async function webhookTest(context: AdminContext, options: Options): Promise<CommandResult> {
+  const id = idOption(options, 'webhook endpoint');
+  const sent = await run(
+    sendTestWebhookEvent(context, { id, type: text(options, 'type') }, operatorActor()),
+  );
+  return {
+    json: { event_id: sent.eventId, type: sent.type },
+    human: `Test ${sent.type} event ${sent.eventId} queued for webhook endpoint ${id}; see webhook attempts`,
+  };
+}
+
+/**
+ * herald webhook replay --id <id> --event <msg_…> [--key <key>] → {"event_id", "created"}: the
+ * event delivered again (same body and webhook-id). The same --key replays it once only.
+ */
+export async function webhookReplay(
+  context: AdminContext,
+  options: Options,
+): Promise<CommandResult> {
+  const id = idOption(options, 'webhook endpoint');
+  const replay = await run(
+    replayWebhookEvent(
+      context,
+      {
+        id,
+        eventId: text(options, 'event') ?? '',
+        key: text(options, 'key') ?? randomUUID(),
+      },
+      operatorActor(),
+    ),
+  );
+  return {
+    json: { event_id: replay.eventId, created: replay.created },
+    human: replay.created
+      ? `Replay ${replay.eventId} queued for webhook endpoint ${id}; see webhook attempts`
+      : `Already replayed with this key as ${replay.eventId}`,
+  };
+}
+
 /** Shared by enable, disable and delete: one usage line, `webhook enable|disable|delete`. */
 const BY_ID = [[[required('id', '<id>')]]];
 
@@ -192,5 +272,23 @@ export const WEBHOOK_COMMANDS: AdminCommand[] = [
     run: webhookAttempts,
     synopses: [[[required('id', '<id>'), optional('limit', '1-1000')]]],
     summary: 'the delivery log, newest first',
+  },
+  {
+    name: 'webhook rotate-secret',
+    run: webhookRotateSecret,
+    synopses: [[[required('id', '<id>'), optional('overlap-hours', '0-168')]]],
+    summary: 'a new secret (shown once); the old one also signs for the overlap, 24 h by default',
+  },
+  {
+    name: 'webhook test',
+    run: webhookTest,
+    synopses: [[[required('id', '<id>'), optional('type', '<event type>')]]],
+    summary: "a test event (the type's sample, marked test) through the normal delivery",
+  },
+  {
+    name: 'webhook replay',
+    run: webhookReplay,
+    synopses: [[[required('id', '<id>'), required('event', '<msg_…>'), optional('key', '<key>')]]],
+    summary: 'delivers an undelivered event again; the same --key replays it once',
   },
 ];

@@ -22,6 +22,8 @@ import {
 import { encryptCredentials } from '../../security/credentials.js';
 import { type HostResolver, resolveWebhookTarget, UnsafeUrlError } from '../../security/ssrf.js';
 import { generateWebhookSecret, webhookSecretContext } from '../../security/webhook-signature.js';
+import type { Actor } from '../actor.js';
+import { type AuditLine, writeAudit } from '../audit.js';
 import type { CommandDeps } from '../deps.js';
 import { fieldsOf, InputError, invalid, notFound, optionalText, requiredText } from '../input.js';
 import type { ActingMember } from '../team/members.js';
@@ -38,8 +40,6 @@ export interface CreateWebhookEndpointInput {
   /** Event types, each once, or `['all']`. */
   events?: string[];
   description?: string;
-  /** The member creating it, from a front end that has one (the console); the CLI has none. */
-  by?: ActingMember;
 }
 
 const field = fieldsOf<CreateWebhookEndpointInput>();
@@ -52,10 +52,12 @@ const field = fieldsOf<CreateWebhookEndpointInput>();
 async function checkRecipientsAccess(
   tx: TransactionSql,
   workspaceId: number,
-  by: ActingMember | undefined,
+  actor: Actor,
   events: readonly WebhookEventType[],
 ): Promise<void> {
-  if (by === undefined) return;
+  // The operator's CLI answers to no member (docs/webhooks.md).
+  if (actor.kind !== 'member') return;
+  const by: ActingMember = { userId: actor.userId };
   const carrying = events.filter((type) => RECIPIENT_EVENT_TYPES.includes(type));
   if (carrying.length === 0) return;
   const member = await findMemberStanding(tx, workspaceId, by.userId, 'share');
@@ -117,6 +119,7 @@ export type WebhookDeps = Pick<CommandDeps, 'sql' | 'secret' | 'env'> & {
 export async function createWebhookEndpoint(
   deps: WebhookDeps,
   input: CreateWebhookEndpointInput,
+  actor: Actor,
 ): Promise<{ endpoint: WebhookEndpoint; secret: string; workspace: Workspace }> {
   const workspace = await findWorkspace(deps, input.workspace);
   const events = eventTypes(input.events);
@@ -127,9 +130,9 @@ export async function createWebhookEndpoint(
   // Stored encrypted; the caller shows it this once.
   const secret = generateWebhookSecret();
   const endpoint = await deps.sql.begin(async (tx) => {
-    await checkRecipientsAccess(tx, workspace.id, input.by, events);
+    await checkRecipientsAccess(tx, workspace.id, actor, events);
     const id = await reserveWebhookEndpointId(tx);
-    return insertWebhookEndpoint(tx, {
+    const created = await insertWebhookEndpoint(tx, {
       id,
       workspaceId: workspace.id,
       url,
@@ -137,6 +140,12 @@ export async function createWebhookEndpoint(
       events,
       secret: encryptCredentials(deps.secret, webhookSecretContext(workspace.id, id), secret),
     });
+    await writeAudit(tx, actor, workspace.id, {
+      action: 'webhook.created',
+      target: `webhook ${created.url}`,
+      details: { events: created.events.join(',') },
+    });
+    return created;
   });
   return { endpoint, secret, workspace };
 }
@@ -158,39 +167,58 @@ const noEndpoint = (id: number) => notFound`No webhook endpoint has the id ${id}
  */
 export async function enableWebhookEndpoint(
   deps: Pick<CommandDeps, 'sql'>,
-  input: { id: number; by?: ActingMember },
+  input: { id: number },
+  actor: Actor,
 ): Promise<WebhookEndpoint> {
-  const endpoint = await deps.sql.begin(async (tx) => {
+  return deps.sql.begin(async (tx) => {
     const found = await findWebhookEndpoint(tx, input.id);
-    if (!found) return undefined;
-    await checkRecipientsAccess(tx, found.workspaceId, input.by, found.events);
-    return setWebhookEndpointEnabled(tx, input.id, true, null);
+    if (!found) throw noEndpoint(input.id);
+    await checkRecipientsAccess(tx, found.workspaceId, actor, found.events);
+    const endpoint = (await setWebhookEndpointEnabled(tx, input.id, true, null)) as WebhookEndpoint;
+    await writeAudit(tx, actor, found.workspaceId, endpointLine('webhook.enabled', found));
+    return endpoint;
   });
-  if (!endpoint) throw noEndpoint(input.id);
-  return endpoint;
 }
 
 /** No new events; deliveries in flight stop at their next attempt. */
 export async function disableWebhookEndpoint(
   deps: Pick<CommandDeps, 'sql'>,
   input: { id: number },
+  actor: Actor,
 ): Promise<WebhookEndpoint> {
-  const endpoint = await setWebhookEndpointEnabled(
-    deps.sql,
-    input.id,
-    false,
-    'Disabled by an operator',
-  );
-  if (!endpoint) throw noEndpoint(input.id);
-  return endpoint;
+  return deps.sql.begin(async (tx) => {
+    const endpoint = await setWebhookEndpointEnabled(
+      tx,
+      input.id,
+      false,
+      'Disabled by an operator',
+    );
+    if (!endpoint) throw noEndpoint(input.id);
+    await writeAudit(tx, actor, endpoint.workspaceId, endpointLine('webhook.disabled', endpoint));
+    return endpoint;
+  });
 }
 
 /** Its attempts log goes with it. */
 export async function deleteWebhookEndpoint(
   deps: Pick<CommandDeps, 'sql'>,
   input: { id: number },
+  actor: Actor,
 ): Promise<void> {
-  if (!(await deleteWebhookEndpointRow(deps.sql, input.id))) throw noEndpoint(input.id);
+  await deps.sql.begin(async (tx) => {
+    const endpoint = await findWebhookEndpoint(tx, input.id);
+    if (!endpoint || !(await deleteWebhookEndpointRow(tx, input.id))) throw noEndpoint(input.id);
+    await writeAudit(tx, actor, endpoint.workspaceId, endpointLine('webhook.deleted', endpoint));
+  });
+}
+
+/** The audit line of a change to an endpoint, named by its URL as the Audit page always has. */
+function endpointLine(
+  action: string,
+  endpoint: WebhookEndpoint,
+  details: AuditLine['details'] = {},
+): AuditLine {
+  return { action, target: `webhook ${endpoint.url}`, details };
 }
 
 export interface WebhookAttemptsInput {

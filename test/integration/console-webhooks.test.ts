@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { operatorActor } from '../../cli/context.js';
 import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
 import { createWebhookEndpoint } from '../../commands/webhooks/webhooks.js';
@@ -76,11 +77,11 @@ describe('Webhooks', () => {
     const { slug, browser } = await signedIn('developer');
     const other = `h-${randomBytes(5).toString('hex')}`;
     await createWorkspace(server.deps, { name: 'Other', slug: other });
-    const { endpoint } = await createWebhookEndpoint(server.deps, {
-      workspace: other,
-      url: 'http://127.0.0.1:9/other',
-      events: [EVENT],
-    });
+    const { endpoint } = await createWebhookEndpoint(
+      server.deps,
+      { workspace: other, url: 'http://127.0.0.1:9/other', events: [EVENT] },
+      operatorActor(),
+    );
     expect((await browser.get(`/console/w/${slug}/developer/webhooks/${endpoint.id}`)).status).toBe(
       404,
     );
@@ -146,11 +147,11 @@ describe('events that carry phone numbers (recipients.read)', () => {
 
   it('refuses such a developer enabling a disabled one, which stays disabled', async () => {
     const { slug, browser } = await signedIn('developer');
-    const { endpoint } = await createWebhookEndpoint(server.deps, {
-      workspace: slug,
-      url: 'http://127.0.0.1:9/numbers',
-      events: ['message.delivered'],
-    });
+    const { endpoint } = await createWebhookEndpoint(
+      server.deps,
+      { workspace: slug, url: 'http://127.0.0.1:9/numbers', events: ['message.delivered'] },
+      operatorActor(),
+    );
     await server.sql`update webhook_endpoints set enabled = false where id = ${endpoint.id}`;
     await browser.get(`/console/w/${slug}/developer/webhooks`);
     const refused = await browser.post(

@@ -163,20 +163,6 @@ const RUNS: Record<string, AuditInput> = {
     output: { revoked: true },
     record: record('connection #6 (Claude)'),
   },
-  'webhook create': {
-    options: { workspace: 'acme', url: 'https://hooks.acme.test/h', events: 'message.delivered' },
-    output: { id: 2, url: 'https://hooks.acme.test/h', events: ['message.delivered'], secret: 's' },
-  },
-  'webhook enable': {
-    options: { id: '2' },
-    output: { id: 2 },
-    record: record('webhook https://hooks.acme.test/h'),
-  },
-  'webhook disable': {
-    options: { id: '2' },
-    output: { id: 2 },
-    record: record('webhook https://hooks.acme.test/h'),
-  },
   'secrets rotate': {
     options: {},
     output: {
@@ -184,11 +170,6 @@ const RUNS: Record<string, AuditInput> = {
       webhook_secrets: { reencrypted: 2, current: 0, unreadable: 0 },
       totp_secrets: { reencrypted: 0, current: 0, unreadable: 0 },
     },
-  },
-  'webhook delete': {
-    options: { id: '2' },
-    output: { deleted: true },
-    record: record('webhook https://hooks.acme.test/h'),
   },
   'restore reconcile': {
     options: {},
