@@ -5,10 +5,18 @@ export interface DailyDelivery {
   day: Date;
   sent: number;
   delivered: number;
+  /** Failed to send, or undelivered by receipt. */
   failed: number;
+  /** Sent that day and still without a receipt. */
+  awaiting: number;
+  /** `unknown` receipts. */
+  unknown: number;
 }
 
-/** Per UTC day from `from`: messages sent, delivered and failed, by their own timestamps. */
+/**
+ * Per UTC day from `from`, by their own timestamps: messages sent, delivered, failed, given an
+ * unknown receipt, and (by the day they were sent) still awaiting one.
+ */
 export async function dailyDelivery(
   sql: Sql,
   workspaceId: number,
@@ -16,7 +24,8 @@ export async function dailyDelivery(
 ): Promise<DailyDelivery[]> {
   return sql<DailyDelivery[]>`
     select date_trunc('day', minute, 'UTC') as day, sum(sent)::int as sent,
-           sum(delivered)::int as delivered, sum(failed)::int as failed
+           sum(delivered)::int as delivered, sum(failed)::int as failed,
+           sum(awaiting)::int as awaiting, sum(unknown)::int as unknown
     from report_delivery_minutes
     where workspace_id = ${workspaceId} and minute >= ${from}
     group by 1 order by 1`;
@@ -31,25 +40,51 @@ export async function workspaceCreditBalance(sql: Sql, workspaceId: number): Pro
 export interface FailureGroup {
   /** `send`: the provider refused or the send failed; `delivery`: an undelivered receipt. */
   stage: 'send' | 'delivery';
-  error: string;
+  /** The error with every number in it replaced by `#`: N numbers rejected alike are one group. */
+  shape: string;
+  /** One of the group's errors as stored (its number unmasked). */
+  example: string;
   count: number;
 }
 
-/** A batch's failures grouped by their error, most frequent first. */
-export async function failureGroups(sql: Sql, campaignId: number): Promise<FailureGroup[]> {
+/**
+ * A batch's failures grouped by the shape of their error (`numberInText`: the number pattern
+ * of domain/phone.ts), most frequent first.
+ */
+export async function failureGroups(
+  sql: Sql,
+  campaignId: number,
+  numberInText: string,
+): Promise<FailureGroup[]> {
   return sql<FailureGroup[]>`
-    select stage, error, count::int from (
-      select 'send' as stage, coalesce(error, 'unknown') as error, count(*) as count
+    select stage, shape, example, count::int from (
+      select 'send' as stage,
+             regexp_replace(coalesce(error, 'unknown'), ${numberInText}, '#', 'g') as shape,
+             min(coalesce(error, 'unknown')) as example, count(*) as count
       from campaign_messages where campaign_id = ${campaignId} and status = 'failed'
       group by 2
       union all
-      select 'delivery', coalesce(delivery_error_code, 'unknown'), count(*)
+      select 'delivery', coalesce(delivery_error_code, 'unknown'),
+             min(coalesce(delivery_error_code, 'unknown')), count(*)
       from campaign_messages
       where campaign_id = ${campaignId} and status = 'sent' and delivery_status = 'undelivered'
       group by 2
     ) groups
-    order by count desc, stage, error
-    limit 50`;
+    order by count desc, stage, shape
+    limit 200`;
+}
+
+/**
+ * Of `campaignIds`, those still inside their validity window (campaigns.valid_until; 24 hours
+ * from creation for a batch saved before validity periods, as db/orphan-campaigns.ts counts it).
+ */
+export async function batchesWithinValidity(sql: Sql, campaignIds: number[]): Promise<number[]> {
+  if (campaignIds.length === 0) return [];
+  const rows = await sql<{ id: number }[]>`
+    select id from campaigns
+    where id = any(${campaignIds}::bigint[])
+      and coalesce(valid_until, created_at + interval '24 hours') > now()`;
+  return rows.map((row) => Number(row.id));
 }
 
 export interface BatchRecipient {

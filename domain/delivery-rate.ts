@@ -6,3 +6,8 @@
 export function ratePercent(delivered: number, sent: number): number {
   return sent === 0 ? 0 : Math.round((delivered * 10_000) / sent) / 100;
 }
+
+/** The rate as a page shows it: null (shown `–`) until something was sent, so 0 % means 0 delivered. */
+export function shownRatePercent(delivered: number, sent: number): number | null {
+  return sent === 0 ? null : ratePercent(delivered, sent);
+}

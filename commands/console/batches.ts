@@ -6,7 +6,7 @@
 import { findCampaignView } from '../../db/campaigns.js';
 import {
   type BatchRecipient,
-  type FailureGroup,
+  batchesWithinValidity,
   failureGroups,
   listBatchRecipients,
 } from '../../db/console-reports.js';
@@ -18,19 +18,31 @@ import {
   type ReportBatch,
 } from '../../db/reporting.js';
 import { type CampaignStatus, FINAL_CAMPAIGN_STATUSES } from '../../domain/campaign-status.js';
-import { ratePercent } from '../../domain/delivery-rate.js';
-import { numberShown } from '../../domain/phone.js';
+import {
+  awaitingReceipt,
+  type DeliveryBreakdown,
+  deliveryBreakdown,
+} from '../../domain/delivery-breakdown.js';
+import { shownRatePercent } from '../../domain/delivery-rate.js';
+import { receiptErrorCode, sendErrorCode } from '../../domain/error-codes.js';
+import { NUMBER_IN_TEXT, numberShown, textShown } from '../../domain/phone.js';
 import type { CommandDeps } from '../deps.js';
 
-export type { BatchCursor, BatchFilter, FailureGroup, ReportBatch };
+export type { BatchCursor, BatchFilter, DeliveryBreakdown, ReportBatch };
 
 type Deps = Pick<CommandDeps, 'sql'>;
 
 const BATCH_PAGE_SIZE = 25;
 const RECIPIENT_PAGE_SIZE = 50;
 
+export interface ListedBatch extends ReportBatch {
+  breakdown: DeliveryBreakdown;
+  /** Its figures may still move (liveBatchIds). */
+  live: boolean;
+}
+
 export interface BatchPage {
-  batches: ReportBatch[];
+  batches: ListedBatch[];
   /** The cursor of the next older page, or null on the last. */
   olderThan: number | null;
   /** The cursor of the next newer page, or null on the first. */
@@ -53,16 +65,42 @@ export async function listBatches(
   const first = batches[0]?.id ?? null;
   const last = batches.at(-1)?.id ?? null;
   return {
-    batches,
+    batches: await listed(deps, batches),
     olderThan: newer || more ? last : null,
     newerThan: cursor === undefined || (newer && !more) ? null : first,
   };
 }
 
+/** The failures of one error code: how many, and one of them as the viewer may see it. */
+export interface FailureGroup {
+  /** `send`: the provider refused or the send failed; `delivery`: an undelivered receipt. */
+  stage: 'send' | 'delivery';
+  /** The code (domain/error-codes.ts), or for an error without one its text, numbers as `#`. */
+  code: string;
+  /** The code in words; null when the catalogue does not know it. */
+  meaning: string | null;
+  count: number;
+  /** One error of the group, its numbers masked unless the member has recipients.read. */
+  example: string;
+}
+
+/** Batches with their delivery breakdown and whether their figures may still move. */
+export async function listed(deps: Deps, batches: ReportBatch[]): Promise<ListedBatch[]> {
+  const live = await liveBatchIds(deps, batches);
+  return batches.map((batch) => ({
+    ...batch,
+    breakdown: deliveryBreakdown(batch),
+    live: live.has(batch.id),
+  }));
+}
+
 export interface BatchReport {
   batch: ReportBatch;
   awaiting: number;
-  deliveryRatePercent: number;
+  /** Null until something was sent (shown `–`). */
+  deliveryRatePercent: number | null;
+  /** Delivered, undelivered, failed, awaiting (the batch page's bar). */
+  breakdown: DeliveryBreakdown;
   failures: FailureGroup[];
   /** While the batch is scheduled: when it goes out. */
   scheduledAt: Date | null;
@@ -70,7 +108,10 @@ export interface BatchReport {
   canceled: number;
   /** A canceled batch's messages claimed for submission before the cancel, still settling. */
   settling: number;
-  /** Whether the counters may still move: not sent through yet, or claimed messages settling. */
+  /**
+   * Whether the figures may still move: not sent through yet, claimed messages settling, or
+   * receipts awaited while the batch is inside its validity window.
+   */
   live: boolean;
   /** Whether a cancel would stop something: scheduled, or still sending. */
   cancelable: boolean;
@@ -78,43 +119,95 @@ export interface BatchReport {
 
 const CANCELABLE_STATUSES: readonly CampaignStatus[] = ['paused', 'scheduled', 'queued'];
 
+/** Failures by code: groups of the same code (N numbers rejected alike) summed, most first. */
+async function failuresByCode(
+  deps: Deps,
+  batchId: number,
+  fullNumbers: boolean,
+): Promise<FailureGroup[]> {
+  const byCode = new Map<string, FailureGroup>();
+  for (const group of await failureGroups(deps.sql, batchId, NUMBER_IN_TEXT)) {
+    const known =
+      group.stage === 'delivery' ? receiptErrorCode(group.shape) : sendErrorCode(group.shape);
+    const code = known?.code ?? group.shape;
+    const key = `${group.stage} ${code}`;
+    const seen = byCode.get(key);
+    if (seen) seen.count += group.count;
+    else
+      byCode.set(key, {
+        stage: group.stage,
+        code,
+        meaning: known?.meaning ?? null,
+        count: group.count,
+        example: textShown(group.example, fullNumbers),
+      });
+  }
+  // Most first; send failures before receipts, then by code, so the order never wavers.
+  return [...byCode.values()].sort(
+    (a, b) =>
+      b.count - a.count ||
+      (a.stage === b.stage ? 0 : a.stage === 'send' ? -1 : 1) ||
+      a.code.localeCompare(b.code),
+  );
+}
+
 /** Undefined when the workspace has no such batch. */
 export async function loadBatchReport(
   deps: Deps,
   workspaceId: number,
   batchId: number,
+  options: { fullNumbers?: boolean } = {},
 ): Promise<BatchReport | undefined> {
   if (!Number.isSafeInteger(batchId) || batchId <= 0) return undefined;
   const batch = await findBatch(deps.sql, workspaceId, batchId);
   if (!batch) return undefined;
   const failures =
-    batch.failedToSend + batch.deliveryFailed > 0 ? await failureGroups(deps.sql, batchId) : [];
+    batch.failedToSend + batch.deliveryFailed > 0
+      ? await failuresByCode(deps, batchId, options.fullNumbers ?? false)
+      : [];
   // The reporting row has neither the schedule nor canceled messages: the campaign's own counts.
   const view =
     batch.status === 'scheduled' || batch.status === 'canceled'
       ? await findCampaignView(deps.sql, workspaceId, batchId)
       : undefined;
   const settling = batch.status === 'canceled' ? (view?.queuedCount ?? 0) : 0;
+  const awaiting = awaitingReceipt(batch);
   return {
     batch,
-    // As the MCP reports count it (mcp/tools/batch-fields.ts): an unknown receipt is not awaited.
-    awaiting: Math.max(
-      0,
-      batch.sent - batch.delivered - batch.deliveryFailed - batch.deliveryUnknown,
-    ),
-    deliveryRatePercent: ratePercent(batch.delivered, batch.sent),
+    awaiting,
+    deliveryRatePercent: shownRatePercent(batch.delivered, batch.sent),
+    breakdown: deliveryBreakdown(batch),
     failures,
     scheduledAt: batch.status === 'scheduled' ? (view?.scheduledAt ?? null) : null,
     canceled: view?.canceledCount ?? 0,
     settling,
-    live: !FINAL_CAMPAIGN_STATUSES.includes(batch.status) || settling > 0,
+    live: settling > 0 || (await liveBatchIds(deps, [batch])).has(batch.id),
     cancelable: CANCELABLE_STATUSES.includes(batch.status),
   };
+}
+
+/**
+ * The batches whose figures may still move: not through yet, or receipts awaited while inside
+ * the validity window (after it, receipt reconciliation settles the rest as `unknown` in its own
+ * time, and the page stops asking).
+ */
+export async function liveBatchIds(deps: Deps, batches: ReportBatch[]): Promise<Set<number>> {
+  const moving = batches.filter((batch) => !FINAL_CAMPAIGN_STATUSES.includes(batch.status));
+  const awaiting = batches.filter(
+    (batch) => FINAL_CAMPAIGN_STATUSES.includes(batch.status) && awaitingReceipt(batch) > 0,
+  );
+  const valid = await batchesWithinValidity(
+    deps.sql,
+    awaiting.map((batch) => batch.id),
+  );
+  return new Set([...moving.map((batch) => batch.id), ...valid]);
 }
 
 export interface RecipientRow extends Omit<BatchRecipient, 'recipient'> {
   /** The number in full, or masked (maskedNumber) when the member may not read it. */
   number: string;
+  /** Why it failed, its numbers masked as `number` is. */
+  error: string | null;
 }
 
 export interface RecipientPage {
@@ -140,9 +233,10 @@ export async function loadBatchRecipients(
   );
   const page = rows.slice(0, RECIPIENT_PAGE_SIZE);
   return {
-    recipients: page.map(({ recipient, ...row }) => ({
+    recipients: page.map(({ recipient, error, ...row }) => ({
       ...row,
       number: numberShown(recipient, options.fullNumbers),
+      error: error === null ? null : textShown(error, options.fullNumbers),
     })),
     afterSeq: rows.length > RECIPIENT_PAGE_SIZE ? (page.at(-1)?.seq ?? null) : null,
   };

@@ -1,8 +1,9 @@
 /** The console dashboard: balance, delivery summaries (as get_delivery_summary), daily chart, recent batches. */
 import { dailyDelivery, workspaceCreditBalance } from '../../db/console-reports.js';
 import { listRecentBatches, type ReportBatch, sumDeliveryHistory } from '../../db/reporting.js';
-import { ratePercent } from '../../domain/delivery-rate.js';
+import { shownRatePercent } from '../../domain/delivery-rate.js';
 import type { CommandDeps } from '../deps.js';
+import { type ListedBatch, listed } from './batches.js';
 
 type Deps = Pick<CommandDeps, 'sql'>;
 
@@ -19,7 +20,8 @@ export interface DeliverySummary {
   awaiting: number;
   /** `unknown` receipts: counted in neither delivered, failed nor awaiting. */
   unknown: number;
-  deliveryRatePercent: number;
+  /** Null until something was sent (shown `–`). */
+  deliveryRatePercent: number | null;
 }
 
 /**
@@ -44,7 +46,7 @@ export async function deliverySummary(
     failed: Number(totals.failed),
     awaiting: Number(totals.awaiting),
     unknown: Number(totals.unknown),
-    deliveryRatePercent: ratePercent(delivered, sent),
+    deliveryRatePercent: shownRatePercent(delivered, sent),
   };
 }
 
@@ -52,9 +54,22 @@ export interface Dashboard {
   balance: number;
   week: DeliverySummary;
   month: DeliverySummary;
-  /** Every day of the last 30, zeros included: epoch seconds and counts, as the chart takes them. */
-  chart: { days: number[]; sent: number[]; delivered: number[]; failed: number[] };
-  recent: ReportBatch[];
+  /**
+   * Every day of the last 30, zeros included: epoch seconds and counts. Each message once, on the
+   * day of its outcome (delivered, failed, unknown), or while awaiting on the day it was sent.
+   */
+  chart: DailyCounts;
+  recent: ListedBatch[];
+}
+
+export interface DailyCounts {
+  days: number[];
+  sent: number[];
+  delivered: number[];
+  /** Failed to send, or undelivered by receipt. */
+  failed: number[];
+  unknown: number[];
+  awaiting: number[];
 }
 
 export async function loadDashboard(
@@ -71,11 +86,13 @@ export async function loadDashboard(
     listRecentBatches(deps.sql, workspaceId, undefined, 10),
   ]);
   const byDay = new Map(daily.map((row) => [row.day.getTime(), row]));
-  const chart = {
-    days: [] as number[],
-    sent: [] as number[],
-    delivered: [] as number[],
-    failed: [] as number[],
+  const chart: DailyCounts = {
+    days: [],
+    sent: [],
+    delivered: [],
+    failed: [],
+    unknown: [],
+    awaiting: [],
   };
   for (let day = firstDay.getTime(); day <= now.getTime(); day += DAY_MS) {
     const row = byDay.get(day);
@@ -83,8 +100,10 @@ export async function loadDashboard(
     chart.sent.push(row?.sent ?? 0);
     chart.delivered.push(row?.delivered ?? 0);
     chart.failed.push(row?.failed ?? 0);
+    chart.unknown.push(row?.unknown ?? 0);
+    chart.awaiting.push(row?.awaiting ?? 0);
   }
-  return { balance, week, month, chart, recent };
+  return { balance, week, month, chart, recent: await listed(deps, recent) };
 }
 
 /** The latest batches of every kind, newest first (the dashboard's table, polled while running). */
@@ -92,6 +111,6 @@ export async function listLatestBatches(
   deps: Deps,
   workspaceId: number,
   limit = 10,
-): Promise<ReportBatch[]> {
-  return listRecentBatches(deps.sql, workspaceId, undefined, limit);
+): Promise<ListedBatch[]> {
+  return listed(deps, await listRecentBatches(deps.sql, workspaceId, undefined, limit));
 }

@@ -1,6 +1,7 @@
 /**
- * A batch's report: routing, provider, counters that update live until it completes, failures by
- * error, and its recipients a page at a time (masked unless the member has recipients.read).
+ * A batch's report: routing, provider, a delivery breakdown, counters and recipients that update
+ * live until the receipts are in (or its validity window closes), failures by error code, and its
+ * recipients a page at a time (numbers masked, in errors too, unless the member has recipients.read).
  * A scheduled or sending batch can be canceled, after a confirmation page (no script needed).
  * The list of batches is the Campaigns page.
  */
@@ -53,18 +54,23 @@ export async function batchRoutes(app: FastifyInstance, { context }: { context: 
     return redirect(request, reply, `${signedIn.base}/campaigns`);
   });
 
+  // The page, and its live part alone (figures, failures and the recipients shown), which asks
+  // for itself again while anything may still change: receipts included, after `completed`.
   for (const fragment of [false, true]) {
     app.get<{ Params: { id: string }; Querystring: { after?: string; done?: string } }>(
       `/batches/:id${fragment ? '/live' : ''}`,
       { config: { action: 'batches.view' } },
       async (request, reply) => {
         const signedIn = request.member;
+        const fullNumbers = can(signedIn.visitor, 'recipients.view');
         const report = await loadBatchReport(
           deps,
           signedIn.visitor.workspaceId,
           idParam(request.params.id) ?? 0,
+          { fullNumbers },
         );
         if (!report) return notFound(reply, signedIn);
+        const afterSeq = afterSeqOf(request.query.after);
         const data = {
           title: `Batch #${report.batch.id}`,
           base: signedIn.base,
@@ -75,20 +81,13 @@ export async function batchRoutes(app: FastifyInstance, { context }: { context: 
             report.batch.status === 'queued'
               ? await waitingForQuietHours(deps, report.batch.id)
               : 0,
+          recipients: await loadBatchRecipients(deps, report.batch.id, { afterSeq, fullNumbers }),
+          fullNumbers,
+          afterSeq,
+          firstRecipients: afterSeq === 0,
         };
         if (fragment) return sendHtml(reply, 200, render('batch-live', data));
-        const fullNumbers = can(signedIn.visitor, 'recipients.view');
-        const recipients = await loadBatchRecipients(deps, report.batch.id, {
-          afterSeq: afterSeqOf(request.query.after),
-          fullNumbers,
-        });
-        return reply.page('batch', {
-          ...data,
-          flash: doneNotice(request.query.done),
-          recipients,
-          fullNumbers,
-          firstRecipients: afterSeqOf(request.query.after) === 0,
-        });
+        return reply.page('batch', { ...data, flash: doneNotice(request.query.done) });
       },
     );
   }

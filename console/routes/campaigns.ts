@@ -70,13 +70,25 @@ export async function campaignRoutes(
     }
     const page = await listBatches(deps, signedIn.visitor.workspaceId, query.filter, query.cursor);
     const filtered = Object.keys(query.filter).length > 0;
+    const cursor = query.cursor;
     return reply.page('campaigns', {
       ...base,
       errors: {},
       batches: page.batches,
       filtered,
       firstPage: query.cursor === undefined,
+      // The rows ask for themselves again (this same page) while a batch's figures may move.
+      live: page.batches.some((batch) => batch.live),
       hrefs: {
+        self: pageHref(
+          signedIn.base,
+          query.form,
+          cursor === undefined
+            ? {}
+            : 'newerThan' in cursor
+              ? { newer_than: cursor.newerThan }
+              : { older_than: cursor.olderThan },
+        ),
         clear: pageHref(signedIn.base, emptyForm()),
         first: pageHref(signedIn.base, query.form),
         older:

@@ -304,7 +304,8 @@ describe('the console in a browser', () => {
 
   it('shows the dashboard with its chart and the audit log', async () => {
     await page.getByRole('link', { name: 'Dashboard' }).click();
-    await page.locator('.chart canvas').waitFor();
+    // Issue 31: stacked daily bars drawn on the server (an SVG), not a uPlot canvas.
+    await page.locator('#daily-chart svg').waitFor();
     await expect(page.locator('#recent-batches').textContent()).resolves.toContain(
       'Shipping notice',
     );

@@ -340,6 +340,13 @@ describe('Cancel', () => {
     await server.sql`
       update campaign_messages set status = 'sent', submitted_at = now()
       where campaign_id = ${id} and seq = 2`;
+    // Issue 31: sent messages awaiting their receipts keep the counters updating too.
+    expect((await browser.get(`${space.base}/batches/${id}/live`)).body).toContain(
+      'hx-trigger="every 1s"',
+    );
+    await server.sql`
+      update campaign_messages set delivery_status = 'delivered', delivered_at = now()
+      where campaign_id = ${id} and seq in (1, 2)`;
     const settled = await browser.get(`${space.base}/batches/${id}/live`);
     expect(settled.body).toMatch(/id="count-settling">0</);
     expect(settled.body).toMatch(/id="count-sent">2</);

@@ -591,7 +591,8 @@ describe('Batch report', () => {
     });
     const failures = /<h2>Failures by error<\/h2>[\s\S]*?<\/table>/.exec(page.body)?.[0] ?? '';
     expect(visibleText(failures)).toBe(
-      'Failures by error Stage Error Messages Failed to send provider_rejected 2 Undelivered 30003 1',
+      // Issue 31: by code, in words, with one example where the code alone does not say it all.
+      'Failures by error Stage Error Messages For example Failed to send provider_rejected 2 — Undelivered 30003: the handset was unreachable 1 —',
     );
   });
 
