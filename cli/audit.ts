@@ -7,11 +7,10 @@
  * message body or a phone number never reaches the log.
  */
 import { type AuditedRecord, auditSubjectOf, recordAudit } from '../commands/audit.js';
-import { listWorkspaceMembers } from '../commands/team/members.js';
 import { findWorkspace } from '../commands/team/workspaces.js';
 import { operatorIdentity } from '../config/operator.js';
 import { GUARD_SET_OPTIONS } from './admin/guard.js';
-import { type CommandResult, optional as given, type Options, text } from './admin/options.js';
+import { type CommandResult, optional as given, type Options } from './admin/options.js';
 import type { AdminCommand } from './admin/table.js';
 import type { AdminContext } from './context.js';
 
@@ -73,12 +72,6 @@ const asked = (options: Options, ...names: string[]): Details =>
       return value === undefined ? [] : [[name.replaceAll('-', '_'), value]];
     }),
   );
-/** The options among `names`, each null when not given: the console's form fields. */
-const fields = (options: Options, ...names: string[]): Details =>
-  Object.fromEntries(
-    names.map((name) => [name.replaceAll('-', '_'), given(options, name) ?? null]),
-  );
-
 /** The rows an erasure changed, by kind, as `recipient erase` prints them (no number among them). */
 const erasedCounts = (output: Output): Details =>
   Object.fromEntries(
@@ -97,154 +90,30 @@ const line =
   (run: AuditInput): AuditLine[] => [{ action, target: target(run), details: details(run) }];
 
 /**
- * The pending invitations a member update or removal revoked with it (the command's facts), as
- * the Team and member pages record them: one `invitation.revoked` each, with the reason.
- */
-function invitationsRevokedLines({ output }: AuditInput): AuditLine[] {
-  const revoked = output.invitations_revoked;
-  if (!Array.isArray(revoked)) throw new Error('the output\'s "invitations_revoked" is not a list');
-  return revoked.map((invitation: Output) => ({
-    action: 'invitation.revoked',
-    target: `invitation ${field(invitation, 'email')}`,
-    details: {
-      invitation_id: Number(field(invitation, 'id')),
-      reason: field(invitation, 'reason'),
-    },
-  }));
-}
-
-interface MemberBefore {
-  role: string;
-  status: string;
-  permissions: string[];
-}
-
-/**
- * A member update as the console records its forms: the Team page's role change, suspension or
- * reactivation (console/routes/team.ts) and each permission granted or revoked on the member's
- * page (console/routes/member-permissions.ts), by what changed; nothing when nothing did.
- */
-function memberUpdateLines({ options, output, before }: AuditInput): AuditLine[] {
-  const was = before as MemberBefore | undefined;
-  if (!was) throw new Error("the member's state before the update is unknown");
-  const target = `member ${field(output, 'email')}`;
-  const role = field(output, 'role');
-  const status = field(output, 'status');
-  const permissions = joined(output, 'permissions').split(',').filter(Boolean);
-  const permissionsAsked = ['permissions', 'grant', 'revoke'].some(
-    (name) => text(options, name) !== undefined,
-  );
-  const permissionsChanged = permissions.join() !== was.permissions.join();
-  const lines: AuditLine[] = [];
-  // A role given alone also resets the permissions to the role's: that is the role change.
-  if (
-    given(options, 'role') !== undefined &&
-    (role !== was.role || (!permissionsAsked && permissionsChanged))
-  )
-    lines.push({ action: 'member.role_changed', target, details: { role } });
-  if (status !== was.status)
-    lines.push({
-      action: status === 'suspended' ? 'member.suspended' : 'member.reactivated',
-      target,
-      details: {},
-    });
-  if (permissionsAsked && permissionsChanged) {
-    const now = permissions.join(',');
-    for (const permission of permissions.filter((held) => !was.permissions.includes(held)))
-      lines.push({
-        action: 'member.permission_granted',
-        target,
-        details: { permission, permissions: now },
-      });
-    for (const permission of was.permissions.filter((held) => !permissions.includes(held)))
-      lines.push({
-        action: 'member.permission_revoked',
-        target,
-        details: { permission, permissions: now },
-      });
-  }
-  return lines;
-}
-
-async function memberBefore(
-  context: AdminContext,
-  options: Options,
-): Promise<MemberBefore | undefined> {
-  const email = given(options, 'email')?.toLowerCase();
-  const { members } = await listWorkspaceMembers(context, {
-    workspace: text(options, 'workspace'),
-  });
-  return members.find((member) => member.email.toLowerCase() === email);
-}
-
-/**
  * Every state-changing admin command, by name. Where the console has the same action, the line
  * is the console's: its action name, target and details (console/routes/*.ts); the operator's
  * own commands (workspaces, providers, credits, ...) have no console door.
  */
 const AUDITED: Record<string, CommandAudit> = {
-  // Deployment-wide: how many ciphertexts each column had re-encrypted (never a key).
-  'secrets rotate': {
+  'provider create': {
     lines: line(
-      'secrets.rotated',
-      () => 'stored secrets',
-      ({ output }) =>
-        Object.fromEntries(
-          Object.entries(output).map(([column, counts]) => [
-            `${column}_reencrypted`,
-            Number(field(counts as Output, 'reencrypted')),
-          ]),
-        ),
+      'provider.created',
+      ({ output }) => `provider ${field(output, 'slug')}`,
+      ({ options }) => asked(options, 'type'),
     ),
   },
-  'workspace create': {
-    workspace: 'output',
+  'provider enable': {
+    lines: line('provider.enabled', ({ output }) => `provider ${field(output, 'slug')}`),
+  },
+  'provider disable': {
+    lines: line('provider.disabled', ({ output }) => `provider ${field(output, 'slug')}`),
+  },
+  'route create': {
     lines: line(
-      'workspace.created',
-      ({ output }) => `workspace ${field(output, 'slug')}`,
-      ({ options }) => asked(options, 'name'),
+      'failover_route.created',
+      ({ output }) => `failover route ${field(output, 'slug')}`,
+      ({ output }) => ({ providers: joined(output, 'providers') }),
     ),
-  },
-  'workspace update': {
-    workspace: 'output',
-    lines: line(
-      'workspace.updated',
-      ({ output }) => `workspace ${field(output, 'slug')}`,
-      ({ options }) => asked(options, 'name', 'api-enabled', 'quiet-hours'),
-    ),
-  },
-  'user create': {
-    lines: line(
-      'member.added',
-      ({ options }) => `member ${option(options, 'email').toLowerCase()}`,
-      ({ options }) => asked(options, 'role'),
-    ),
-  },
-  'key create': {
-    lines: line(
-      'api_key.created',
-      ({ output }) => `API key ${field(output, 'prefix')}`,
-      ({ options, output }) => ({
-        abilities: joined(output, 'abilities'),
-        ...fields(options, 'name', 'provider', 'failover-route'),
-        // The console makes keys for the signed-in user; the CLI may name another.
-        ...asked(options, 'user', 'rate'),
-      }),
-    ),
-  },
-  'key rate': {
-    workspace: { record: 'api_key' },
-    lines: line('api_key.rate_changed', recordTarget, ({ output }) => ({
-      rate: field(output, 'rate'),
-    })),
-  },
-  'key revoke': {
-    workspace: { record: 'api_key' },
-    // As the console: a key already revoked is not revoked again.
-    lines: (run) =>
-      run.output.already_revoked === true
-        ? []
-        : [{ action: 'api_key.revoked', target: recordTarget(run), details: {} }],
   },
   'credits add': {
     lines: line(
@@ -335,55 +204,24 @@ const AUDITED: Record<string, CommandAudit> = {
       ({ output }) => `Sender ${field(output, 'sender')} (${field(output, 'provider_slug')})`,
     ),
   },
-  'campaign resume': {
+  'webhook create': {
     lines: line(
-      'campaign.resumed',
-      ({ output }) => `campaign #${field(output, 'id')}`,
-      ({ output }) => ({ status: field(output, 'status') }),
+      'webhook.created',
+      ({ output }) => `webhook ${field(output, 'url')}`,
+      ({ output }) => ({ events: joined(output, 'events') }),
     ),
   },
-  'member update': {
-    before: memberBefore,
-    lines: (run) => [...memberUpdateLines(run), ...invitationsRevokedLines(run)],
+  'webhook enable': {
+    workspace: { record: 'webhook_endpoint' },
+    lines: line('webhook.enabled', recordTarget),
   },
-  'member remove': {
-    lines: (run) => [
-      ...line(
-        'member.removed',
-        ({ options }) => `member ${option(options, 'email').toLowerCase()}`,
-      )(run),
-      ...invitationsRevokedLines(run),
-    ],
+  'webhook disable': {
+    workspace: { record: 'webhook_endpoint' },
+    lines: line('webhook.disabled', recordTarget),
   },
-  'invite create': {
-    lines: line(
-      'invitation.created',
-      ({ options }) => `invitation ${option(options, 'email').toLowerCase()}`,
-      ({ options, output }) => ({
-        invitation_id: Number(field(output, 'id')),
-        ...asked(options, 'role'),
-      }),
-    ),
-  },
-  'invite revoke': {
-    workspace: { record: 'invitation' },
-    lines: line('invitation.revoked', recordTarget),
-  },
-  'mcp connections revoke': {
-    workspace: { record: 'mcp_connection' },
-    lines: line('mcp_connection.revoked', recordTarget),
-  },
-  // Deployment-wide: the entry belongs to no workspace.
-  'restore reconcile': {
-    lines: line(
-      'restore.reconciled',
-      () => 'restored database',
-      ({ output }) => ({
-        campaign_messages: Number(field(output, 'campaign_messages')),
-        otp_requests: Number(field(output, 'otp_requests')),
-        campaigns: Number(field(output, 'campaigns')),
-      }),
-    ),
+  'webhook delete': {
+    workspace: { record: 'webhook_endpoint' },
+    lines: line('webhook.deleted', recordTarget),
   },
 };
 
@@ -412,22 +250,24 @@ export const READ_ONLY_COMMANDS: ReadonlySet<string> = new Set([
  * (commands/audit.ts writeAudit with operatorActor()): the dispatcher records nothing for them.
  */
 export const AUDITED_BY_USE_CASE: ReadonlySet<string> = new Set<string>([
-  // commands/webhooks/{webhooks,webhook-tools}.ts
-  'webhook create',
-  'webhook enable',
-  'webhook disable',
-  'webhook delete',
-  'webhook rotate-secret',
-  'webhook test',
-  'webhook replay',
   // commands/messaging/{named-campaigns,cancel-campaign}.ts
   'campaign create',
   'campaign cancel',
-  // commands/providers/{providers,failover-routes}.ts
-  'provider create',
-  'provider enable',
-  'provider disable',
-  'route create',
+  'campaign resume',
+  // commands/team/*, commands/operations/{rotate-secrets,after-restore}.ts
+  'workspace create',
+  'workspace update',
+  'user create',
+  'key create',
+  'key rate',
+  'key revoke',
+  'member update',
+  'member remove',
+  'invite create',
+  'invite revoke',
+  'mcp connections revoke',
+  'secrets rotate',
+  'restore reconcile',
 ]);
 
 export const AUDITED_COMMANDS: ReadonlySet<string> = new Set([

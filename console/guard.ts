@@ -109,13 +109,21 @@ export function createGuard(deps: ConsoleDeps, cookies: CookieOptions): Guard {
       csrf,
       nav,
       base: `/console/w/${visitor.workspaceSlug}`,
-      actor: {
-        kind: 'member',
-        userId: visitor.userId,
-        email: visitor.email,
-        address: clientAddress(request),
-        userAgent: userAgent(request),
-      },
+      actor: memberActor(request, visitor),
     };
+  };
+}
+
+/** The signed-in user as the actor of what they do, from this request's address and browser. */
+export function memberActor(
+  request: FastifyRequest,
+  user: { userId: number; email: string },
+): Actor {
+  return {
+    kind: 'member',
+    userId: user.userId,
+    email: user.email,
+    address: clientAddress(request),
+    userAgent: userAgent(request),
   };
 }

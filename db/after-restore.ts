@@ -1,4 +1,4 @@
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
 
 export interface Reconciled {
   campaignMessages: number;
@@ -19,7 +19,11 @@ export interface Reconciled {
  * workflow id: one whose run Temporal has is left to it, one that Temporal's (older) backup lacks
  * is started (commands/messaging/dispatch-paused.ts).
  */
-export async function reconcileRestoredDatabase(sql: Sql): Promise<Reconciled> {
+export async function reconcileRestoredDatabase(
+  sql: Sql,
+  /** Runs in the same transaction, given what was reconciled (its audit line). */
+  alongside?: (tx: TransactionSql, done: Reconciled) => Promise<void>,
+): Promise<Reconciled> {
   return sql.begin(async (tx) => {
     const messages = await tx`
       update campaign_messages m
@@ -41,10 +45,12 @@ export async function reconcileRestoredDatabase(sql: Sql): Promise<Reconciled> {
     const campaigns = await tx`
       update campaigns set status = 'paused'
       where status in ('queued', 'scheduled') and workflow_id is not null`;
-    return {
+    const done = {
       campaignMessages: messages.count,
       otpRequests: otps.count,
       campaigns: campaigns.count,
     };
+    await alongside?.(tx, done);
+    return done;
   });
 }

@@ -24,7 +24,7 @@ export interface ApiKeyPrincipal extends ApiKeyRouting {
 }
 
 export async function insertApiKey(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   input: ApiKeyRouting & {
     workspaceId: number;
     userId: number | null;
@@ -49,28 +49,33 @@ export async function insertApiKey(
 /** A key's own rate as api_keys.rate_limit holds it: `{requests, perSeconds}`, `"off"` or null. */
 export type KeyRate = RequestRate | 'off' | null;
 
-const rateJson = (sql: Sql, rate: KeyRate) =>
+const rateJson = (sql: Sql | TransactionSql, rate: KeyRate) =>
   rate === null ? null : sql.json(rate as Parameters<typeof sql.json>[0]);
 
 /** Sets a live key's own rate (null: back to its workspace's key rate), in `workspaceId` if given. */
 export async function updateApiKeyRate(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   keyId: number,
   rate: KeyRate,
   workspaceId?: number,
-): Promise<'updated' | 'revoked' | 'not_found'> {
-  const [row] = await sql<{ updated: boolean }[]>`
+): Promise<{
+  outcome: 'updated' | 'revoked' | 'not_found';
+  workspaceId?: number;
+  prefix?: string;
+}> {
+  const [row] = await sql<{ updated: boolean; workspaceId: number; prefix: string }[]>`
     with target as (
-      select id, revoked_at from api_keys
+      select id, revoked_at, workspace_id, prefix from api_keys
       where id = ${keyId} ${workspaceId === undefined ? sql`` : sql`and workspace_id = ${workspaceId}`}),
     updated as (
       update api_keys set rate_limit = ${rateJson(sql, rate)}
       where id in (select id from target where revoked_at is null)
       returning id
     )
-    select exists (select 1 from updated) as updated from target`;
-  if (!row) return 'not_found';
-  return row.updated ? 'updated' : 'revoked';
+    select exists (select 1 from updated) as updated, workspace_id, prefix from target`;
+  if (!row) return { outcome: 'not_found' };
+  const outcome = row.updated ? 'updated' : 'revoked';
+  return { outcome, workspaceId: row.workspaceId, prefix: row.prefix };
 }
 
 /**
@@ -146,13 +151,17 @@ export async function listApiKeys(sql: Sql, workspaceId: number): Promise<ApiKey
 
 /** `workspaceId`, when given, confines the revocation to that workspace's keys. */
 export async function revokeApiKey(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   keyId: number,
   workspaceId?: number,
-): Promise<'revoked' | 'already_revoked' | 'not_found'> {
-  const [row] = await sql<{ revoked: boolean }[]>`
+): Promise<{
+  outcome: 'revoked' | 'already_revoked' | 'not_found';
+  workspaceId?: number;
+  prefix?: string;
+}> {
+  const [row] = await sql<{ revoked: boolean; workspaceId: number; prefix: string }[]>`
     with target as (
-      select id, revoked_at from api_keys
+      select id, revoked_at, workspace_id, prefix from api_keys
       where id = ${keyId} ${workspaceId === undefined ? sql`` : sql`and workspace_id = ${workspaceId}`}
       for update),
     updated as (
@@ -160,9 +169,10 @@ export async function revokeApiKey(
       where id in (select id from target where revoked_at is null)
       returning id
     )
-    select exists (select 1 from updated) as revoked from target`;
-  if (!row) return 'not_found';
-  return row.revoked ? 'revoked' : 'already_revoked';
+    select exists (select 1 from updated) as revoked, workspace_id, prefix from target`;
+  if (!row) return { outcome: 'not_found' };
+  const outcome = row.revoked ? 'revoked' : 'already_revoked';
+  return { outcome, workspaceId: row.workspaceId, prefix: row.prefix };
 }
 
 /** Revokes the live keys of a member leaving the workspace, so that rejoining revives none. */

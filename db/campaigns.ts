@@ -294,18 +294,21 @@ export async function insertCampaign(
   });
 }
 
+/** The campaign's status now. */
 export async function recordDispatch(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   campaignId: number,
   workflowId: string,
-): Promise<void> {
-  await sql`
+): Promise<string | undefined> {
+  const [row] = await sql<{ status: string }[]>`
     update campaigns set workflow_id = ${workflowId},
       status = case
         when status <> 'paused' then status
         when scheduled_at > now() then 'scheduled'
         else 'queued' end
-    where id = ${campaignId}`;
+    where id = ${campaignId}
+    returning status`;
+  return row?.status;
 }
 
 /**

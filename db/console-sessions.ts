@@ -31,7 +31,7 @@ export interface PausedRanges {
 const PAUSED_RANGES_SHOWN = 3;
 
 export async function insertConsoleSession(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   input: {
     tokenHash: Buffer;
     userId: number;
@@ -131,7 +131,7 @@ export async function listUserConsoleSessions(
 
 /** Ends one live session of the user's own; false when they have no such live session. */
 export async function revokeOwnConsoleSession(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   userId: number,
   sessionId: number,
   idleSeconds: number,
@@ -143,7 +143,10 @@ export async function revokeOwnConsoleSession(
   return result.count === 1;
 }
 
-export async function revokeConsoleSession(sql: Sql, sessionId: number): Promise<void> {
+export async function revokeConsoleSession(
+  sql: Sql | TransactionSql,
+  sessionId: number,
+): Promise<void> {
   await sql`update console_sessions set revoked_at = now() where id = ${sessionId} and revoked_at is null`;
 }
 
@@ -160,14 +163,17 @@ export async function revokeUserConsoleSessions(
 }
 
 export async function setSessionWorkspace(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   sessionId: number,
   workspaceId: number,
 ): Promise<void> {
   await sql`update console_sessions set workspace_id = ${workspaceId} where id = ${sessionId}`;
 }
 
-export async function completeSecondFactor(sql: Sql, sessionId: number): Promise<void> {
+export async function completeSecondFactor(
+  sql: Sql | TransactionSql,
+  sessionId: number,
+): Promise<void> {
   await sql`update console_sessions set second_factor_pending = false where id = ${sessionId}`;
 }
 

@@ -3,7 +3,7 @@
  * message, listed in the console's Inbox, answered with the workspace's help text when they say HELP.
  */
 import { replyKeyword } from '../domain/opt-out.js';
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
 import { applyInboundReply } from './opt-outs.js';
 
 /** A reply without a provider id repeated within this is the same delivery again (SMPP). */
@@ -167,7 +167,7 @@ export function listInboundMessages(
 
 /** The workspace's HELP answer; null: none. Undefined when there is no such workspace. */
 export async function setWorkspaceHelpText(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   slug: string,
   helpText: string | null,
 ): Promise<{ id: number; slug: string; helpText: string | null } | undefined> {
@@ -177,7 +177,10 @@ export async function setWorkspaceHelpText(
   return row;
 }
 
-export async function findWorkspaceHelpText(sql: Sql, workspaceId: number): Promise<string | null> {
+export async function findWorkspaceHelpText(
+  sql: Sql | TransactionSql,
+  workspaceId: number,
+): Promise<string | null> {
   const [row] = await sql<{ helpText: string | null }[]>`
     select help_text from workspaces where id = ${workspaceId}`;
   return row?.helpText ?? null;

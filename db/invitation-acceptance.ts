@@ -1,5 +1,5 @@
 import type { Permission, Role } from '../domain/access.js';
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
 
 export interface OpenInvitation {
   id: number;
@@ -46,6 +46,8 @@ export async function acceptInvitation(
     newPasswordHash: string | null;
     permissions: readonly Permission[];
   },
+  /** Runs in the same transaction once the user is a member (its audit line). */
+  alongside: (tx: TransactionSql, userId: number) => Promise<void> = async () => {},
 ): Promise<InvitationAcceptance> {
   return sql.begin(async (tx) => {
     const [invitation] = await tx<{ email: string; role: Role; workspaceId: number }[]>`
@@ -70,6 +72,7 @@ export async function acceptInvitation(
               ${input.permissions as string[]})
       on conflict (workspace_id, user_id) do nothing`;
     await tx`update invitations set accepted_at = now() where id = ${input.invitationId}`;
+    await alongside(tx, userId);
     return { outcome: 'accepted', userId } as const;
   });
 }

@@ -35,6 +35,8 @@ export async function insertInvitation(
     invitedBy?: number | null;
   },
   checkInviter: (inviter: Standing | undefined) => void = () => {},
+  /** Runs in the same transaction once the invitation is saved (its audit line). */
+  alongside?: (tx: TransactionSql, id: number) => Promise<void>,
 ): Promise<NewInvitation> {
   return sql.begin(async (tx) => {
     // Two concurrent invitations of the same person wait for each other here.
@@ -62,6 +64,7 @@ export async function insertInvitation(
               ${invitedBy}, now() + make_interval(days => ${input.expiresInDays}))
       returning id, expires_at`;
     const { id, expiresAt } = row as { id: number; expiresAt: Date };
+    await alongside?.(tx, id);
     return { outcome: 'created', id, expiresAt } as const;
   });
 }
@@ -82,14 +85,22 @@ export async function listInvitations(sql: Sql, workspaceId: number): Promise<In
 export async function revokeInvitation(
   sql: Sql,
   id: number,
+  /** Runs in the revoking transaction (its audit line), given whose invitation it was. */
+  alongside?: (
+    tx: TransactionSql,
+    invitation: { workspaceId: number; email: string },
+  ) => Promise<void>,
 ): Promise<'revoked' | 'already_revoked' | 'accepted' | 'not_found'> {
   return sql.begin(async (tx) => {
-    const [invitation] = await tx<{ acceptedAt: Date | null; revokedAt: Date | null }[]>`
-      select accepted_at, revoked_at from invitations where id = ${id} for update`;
+    const [invitation] = await tx<
+      { acceptedAt: Date | null; revokedAt: Date | null; workspaceId: number; email: string }[]
+    >`
+      select accepted_at, revoked_at, workspace_id, email from invitations where id = ${id} for update`;
     if (!invitation) return 'not_found';
     if (invitation.acceptedAt) return 'accepted';
     if (invitation.revokedAt) return 'already_revoked';
     await tx`update invitations set revoked_at = now() where id = ${id}`;
+    await alongside?.(tx, invitation);
     return 'revoked';
   });
 }

@@ -81,6 +81,11 @@ export async function updateMember(
   workspaceId: number,
   email: string,
   change: (current: Member, team: readonly Member[]) => MemberChange,
+  /** Runs in the same transaction after the update (its audit lines), given before and after. */
+  alongside?: (
+    tx: TransactionSql,
+    update: { before: Member; after: Member; invitationsRevoked: RevokedInvitation[] },
+  ) => Promise<void>,
 ): Promise<MemberUpdate> {
   return sql.begin(async (tx) => {
     const locked = await lockMembers(tx, workspaceId, email);
@@ -100,6 +105,7 @@ export async function updateMember(
     const invitationsRevoked = await revokeInvitationsOf(tx, workspaceId, member.userId, (role) =>
       mayInvite(next, role),
     );
+    await alongside?.(tx, { before: member, after: updated as Member, invitationsRevoked });
     return { outcome: 'updated', member: updated as Member, invitationsRevoked } as const;
   });
 }
@@ -126,6 +132,11 @@ export async function removeMember(
   workspaceId: number,
   email: string,
   check: (current: Member, team: readonly Member[]) => void = () => {},
+  /** Runs in the same transaction after the removal (its audit lines). */
+  alongside?: (
+    tx: TransactionSql,
+    removal: { member: Member; invitationsRevoked: RevokedInvitation[] },
+  ) => Promise<void>,
 ): Promise<MemberRemoval> {
   return sql.begin(async (tx) => {
     const locked = await lockMembers(tx, workspaceId, email);
@@ -146,6 +157,7 @@ export async function removeMember(
       member.userId,
       () => false,
     );
+    await alongside?.(tx, { member, invitationsRevoked });
     return { outcome: 'removed', connectionsRevoked, apiKeysRevoked, invitationsRevoked } as const;
   });
 }

@@ -39,17 +39,30 @@ export async function listConnections(
 export async function revokeConnection(
   sql: Sql,
   id: number,
+  /** Runs in the revoking transaction (its audit line), given what the connection was. */
+  alongside?: (tx: TransactionSql, revoked: RevokedConnection) => Promise<void>,
 ): Promise<'revoked' | 'already_revoked' | 'not_found'> {
   return sql.begin(async (tx) => {
-    const [connection] = await tx<{ revokedAt: Date | null }[]>`
-      select revoked_at from oauth_connections where id = ${id} for update`;
+    const [connection] = await tx<(RevokedConnection & { revokedAt: Date | null })[]>`
+      select k.revoked_at, k.workspace_id, c.name as client_name, u.email as user
+      from oauth_connections k
+      join oauth_clients c on c.id = k.client_id
+      join users u on u.id = k.user_id
+      where k.id = ${id} for update of k`;
     if (!connection) return 'not_found';
     if (connection.revokedAt) return 'already_revoked';
     await tx`update oauth_connections set revoked_at = now() where id = ${id}`;
     await tx`
       update oauth_tokens set revoked_at = coalesce(revoked_at, now()) where connection_id = ${id}`;
+    await alongside?.(tx, connection);
     return 'revoked';
   });
+}
+
+export interface RevokedConnection {
+  workspaceId: number;
+  clientName: string;
+  user: string;
 }
 
 /** Within the caller's transaction: revokes a user's live connections to one workspace. */

@@ -1,9 +1,12 @@
 /** Quiet hours for marketing (0037): the workspace's window and the messages waiting for it. */
 import type { QuietHours } from '../domain/quiet-hours.js';
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
 
 /** The workspace's window, or null: no quiet hours. */
-export async function findQuietHours(sql: Sql, workspaceId: number): Promise<QuietHours | null> {
+export async function findQuietHours(
+  sql: Sql | TransactionSql,
+  workspaceId: number,
+): Promise<QuietHours | null> {
   const [row] = await sql<{ quietHoursStart: number | null; quietHoursEnd: number | null }[]>`
     select quiet_hours_start, quiet_hours_end from workspaces where id = ${workspaceId}`;
   return row?.quietHoursStart != null && row.quietHoursEnd != null
@@ -13,7 +16,7 @@ export async function findQuietHours(sql: Sql, workspaceId: number): Promise<Qui
 
 /** Sets (or with null, removes) the window of the workspace with this slug; its id, if found. */
 export async function setQuietHours(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   slug: string,
   window: QuietHours | null,
 ): Promise<number | undefined> {

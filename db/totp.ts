@@ -34,7 +34,7 @@ export async function storePendingTotpSecret(
  * already used, so a code is never accepted twice. `enable` also puts the factor in use.
  */
 export async function useTotpStep(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   userId: number,
   step: number,
   enable: boolean,
@@ -46,12 +46,16 @@ export async function useTotpStep(
   return result.count === 1;
 }
 
+/** The workspace's slug; undefined when there is no such workspace. */
 export async function setRequireSecondFactor(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   workspaceId: number,
   required: boolean,
-): Promise<void> {
-  await sql`update workspaces set require_second_factor = ${required} where id = ${workspaceId}`;
+): Promise<string | undefined> {
+  const [row] = await sql<{ slug: string }[]>`
+    update workspaces set require_second_factor = ${required} where id = ${workspaceId}
+    returning slug`;
+  return row?.slug;
 }
 
 /** Whether any workspace the user is an active member of requires a second factor. */
@@ -116,6 +120,11 @@ export async function resetMemberTotp(
   sql: Sql,
   input: { workspaceId: number; email: string; byUserId: number },
   check: (member: MemberSecondFactor) => void,
+  /** Runs in the same transaction once the factor went (its audit line). */
+  alongside: (
+    tx: TransactionSql,
+    reset: ClearedTotp & { member: MemberSecondFactor },
+  ) => Promise<void>,
 ): Promise<{ member: MemberSecondFactor; removed: boolean; sessionsEnded: number } | undefined> {
   return sql.begin(async (tx) => {
     // In (workspace, user) order, as lockMembers (db/members.ts) takes one workspace's.
@@ -130,7 +139,9 @@ export async function resetMemberTotp(
       where m.workspace_id = ${input.workspaceId} and lower(u.email) = lower(${input.email})`;
     if (!member) return undefined;
     check(member);
-    return { member, ...(await clearTotp(tx, member.userId, null)) };
+    const cleared = await clearTotp(tx, member.userId, null);
+    if (cleared.removed) await alongside(tx, { member, ...cleared });
+    return { member, ...cleared };
   });
 }
 
@@ -142,15 +153,26 @@ export async function removeTotp(
   sql: Sql,
   userId: number,
   keepSessionId: number | null,
-): Promise<{ removed: boolean; sessionsEnded: number }> {
-  return sql.begin((tx) => clearTotp(tx, userId, keepSessionId));
+  /** Runs in the same transaction once the factor went (its audit line). */
+  alongside: (tx: TransactionSql, cleared: ClearedTotp) => Promise<void>,
+): Promise<ClearedTotp> {
+  return sql.begin(async (tx) => {
+    const cleared = await clearTotp(tx, userId, keepSessionId);
+    if (cleared.removed) await alongside(tx, cleared);
+    return cleared;
+  });
+}
+
+interface ClearedTotp {
+  removed: boolean;
+  sessionsEnded: number;
 }
 
 async function clearTotp(
   tx: TransactionSql,
   userId: number,
   keepSessionId: number | null,
-): Promise<{ removed: boolean; sessionsEnded: number }> {
+): Promise<ClearedTotp> {
   const cleared = await tx`
     update users set totp_secret = null, totp_enabled_at = null, totp_last_step = null
     where id = ${userId} and totp_enabled_at is not null`;

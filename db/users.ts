@@ -1,5 +1,5 @@
 import type { Permission, Role } from '../domain/access.js';
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
 
 export interface User {
   id: number;
@@ -23,6 +23,8 @@ export async function upsertMember(
     role: Role;
     permissions: readonly Permission[];
   },
+  /** Runs in the same transaction once the membership is new (its audit line). */
+  alongside?: (tx: TransactionSql, userId: number) => Promise<void>,
 ): Promise<{ userId: number; created: boolean }> {
   return sql.begin(async (tx) => {
     const [existing] = await tx<{ id: number }[]>`
@@ -40,6 +42,7 @@ export async function upsertMember(
       values (${input.workspaceId}, ${userId}, ${input.role}, ${input.permissions as string[]})
       on conflict (workspace_id, user_id) do nothing
       returning user_id`;
+    if (membership) await alongside?.(tx, userId);
     return { userId, created: membership !== undefined };
   });
 }

@@ -1,4 +1,4 @@
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
 
 export interface Workspace {
   id: number;
@@ -9,7 +9,7 @@ export interface Workspace {
 }
 
 export async function insertWorkspace(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   input: { slug: string; name: string },
 ): Promise<Workspace> {
   const [workspace] = await sql<Workspace[]>`
@@ -38,7 +38,7 @@ export async function findWorkspaceBySlug(sql: Sql, slug: string): Promise<Works
 
 /** Renames the workspace and/or sets its API entitlement; unspecified fields keep their value. */
 export async function updateWorkspace(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   slug: string,
   changes: { name?: string; apiEnabled?: boolean },
 ): Promise<Workspace | undefined> {

@@ -6,6 +6,7 @@
  */
 
 import { readFile } from 'node:fs/promises';
+import type { Actor } from '../../commands/actor.js';
 import {
   BATCH_LIST_LIMIT,
   type BatchSource,
@@ -107,18 +108,28 @@ function unconfirmedReason(
   );
 }
 
-/** Starts the campaign's workflow on TEMPORAL_ADDRESS (or the local dev server); false if unconfirmed. */
-async function dispatch(context: AdminContext, workspace: Workspace, campaignId: number) {
+/**
+ * Starts the campaign's workflow on TEMPORAL_ADDRESS (or the local dev server); false if
+ * unconfirmed. `resumedBy`: a paused campaign resumed, audited with its dispatch.
+ */
+async function dispatch(
+  context: AdminContext,
+  workspace: Workspace,
+  campaignId: number,
+  resumedBy?: Actor,
+) {
   const { dispatchCampaign } = await import('../../commands/messaging/dispatch-campaign.js');
+  const { resumeCampaign } = await import('../../commands/messaging/resume-campaign.js');
   const connected = await connectTemporal(context);
   const reason = unconfirmedReason(context, connected.temporal);
   const temporal = connected.client;
   if (!temporal) return { confirmed: false, reason };
   try {
-    const { confirmed, workflowId, info } = await dispatchCampaign(
-      { sql: context.sql, temporal },
-      { workspaceId: workspace.id, campaignId },
-    );
+    const deps = { sql: context.sql, temporal };
+    const campaign = { workspaceId: workspace.id, campaignId };
+    const { confirmed, workflowId, info } = resumedBy
+      ? await resumeCampaign(deps, campaign, resumedBy)
+      : await dispatchCampaign(deps, campaign);
     // Its time may have passed while it waited to be resumed: then it goes at once.
     const scheduled = info.scheduledAt && info.scheduledAt.getTime() > Date.now();
     return { confirmed, reason, workflowId, scheduledAt: scheduled ? info.scheduledAt : null };
@@ -223,7 +234,7 @@ export async function campaignResume(
     );
   if (campaign.status !== 'paused')
     throw new UsageError(`Campaign ${id} is ${campaign.status}, not paused`);
-  const outcome = await dispatch(context, workspace, id);
+  const outcome = await dispatch(context, workspace, id, operatorActor());
   return dispatchResult(workspace, { id, name: campaign.name ?? '' }, outcome, 'Resumed');
 }
 

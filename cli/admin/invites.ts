@@ -4,7 +4,7 @@ import {
   listWorkspaceInvitations,
   revokeInvitation,
 } from '../../commands/team/invitations.js';
-import type { AdminContext } from '../context.js';
+import { type AdminContext, operatorActor } from '../context.js';
 import { type CommandResult, idOption, type Options, run, text, wholeNumber } from './options.js';
 import { type AdminCommand, optional, required } from './table.js';
 
@@ -17,12 +17,16 @@ export async function inviteCreate(
   options: Options,
 ): Promise<CommandResult> {
   const invitation = await run(
-    createInvitation(context, {
-      workspace: text(options, 'workspace'),
-      email: text(options, 'email'),
-      role: text(options, 'role'),
-      expiresInDays: wholeNumber(options, 'expires-in-days'),
-    }),
+    createInvitation(
+      context,
+      {
+        workspace: text(options, 'workspace'),
+        email: text(options, 'email'),
+        role: text(options, 'role'),
+        expiresInDays: wholeNumber(options, 'expires-in-days'),
+      },
+      operatorActor(),
+    ),
   );
   const { id, email, role, token, workspace } = invitation;
   const expiresAt = invitation.expiresAt.toISOString();
@@ -65,7 +69,7 @@ export async function inviteRevoke(
   options: Options,
 ): Promise<CommandResult> {
   const id = idOption(options, 'invitation');
-  await run(revokeInvitation(context, { id }));
+  await run(revokeInvitation(context, { id }, operatorActor()));
   return { json: { revoked: true }, human: `Revoked invitation ${id}` };
 }
 

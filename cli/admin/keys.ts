@@ -8,7 +8,7 @@ import {
 } from '../../commands/team/api-keys.js';
 import type { ApiKeyListing, KeyRate } from '../../db/api-keys.js';
 import { formatRequestRate } from '../../domain/fraud-guard.js';
-import type { AdminContext } from '../context.js';
+import { type AdminContext, operatorActor } from '../context.js';
 import { listing, tableTime } from '../output.js';
 import { type CommandResult, idOption, list, type Options, run, text } from './options.js';
 import { type AdminCommand, oneOf, optional, required } from './table.js';
@@ -18,15 +18,19 @@ const shownRate = (rate: KeyRate) => (rate === null ? DEFAULT_KEY_RATE : formatR
 
 export async function keyCreate(context: AdminContext, options: Options): Promise<CommandResult> {
   const { id, token, prefix, abilities, rate } = await run(
-    createApiKey(context, {
-      workspace: text(options, 'workspace'),
-      abilities: list(options, 'abilities'),
-      provider: text(options, 'provider'),
-      failoverRoute: text(options, 'failover-route'),
-      user: text(options, 'user'),
-      name: text(options, 'name'),
-      rate: text(options, 'rate'),
-    }),
+    createApiKey(
+      context,
+      {
+        workspace: text(options, 'workspace'),
+        abilities: list(options, 'abilities'),
+        provider: text(options, 'provider'),
+        failoverRoute: text(options, 'failover-route'),
+        user: text(options, 'user'),
+        name: text(options, 'name'),
+        rate: text(options, 'rate'),
+      },
+      operatorActor(),
+    ),
   );
   return {
     json: { id, token, prefix, abilities, rate: shownRate(rate) },
@@ -85,9 +89,11 @@ export async function keyList(context: AdminContext, options: Options): Promise<
 }
 
 export async function keyRevoke(context: AdminContext, options: Options): Promise<CommandResult> {
-  const { id, newlyRevoked } = await run(revokeApiKey(context, { id: idOption(options, 'key') }));
+  const { id, newlyRevoked } = await run(
+    revokeApiKey(context, { id: idOption(options, 'key') }, operatorActor()),
+  );
   return {
-    // `already_revoked` tells a second revoke apart; the audit log records only the first.
+    // `already_revoked` tells a second revoke apart; the audit log records only the first (the use-case).
     json: { id, revoked: true, ...(!newlyRevoked && { already_revoked: true }) },
     human: newlyRevoked ? `Revoked API key ${id}` : `API key ${id} was already revoked`,
   };
@@ -96,7 +102,11 @@ export async function keyRevoke(context: AdminContext, options: Options): Promis
 /** herald key rate --id <id> --rate <n>/<s|m>|off|default → {"id", "rate"} */
 export async function keyRate(context: AdminContext, options: Options): Promise<CommandResult> {
   const { id, rate } = await run(
-    setApiKeyRate(context, { id: idOption(options, 'key'), rate: text(options, 'rate') }),
+    setApiKeyRate(
+      context,
+      { id: idOption(options, 'key'), rate: text(options, 'rate') },
+      operatorActor(),
+    ),
   );
   return {
     json: { id, rate: shownRate(rate) },

@@ -1,6 +1,6 @@
 /** herald mcp connections list|revoke: options in, use-case, output. */
 import { listMcpConnections, revokeMcpConnection } from '../../commands/team/mcp-connections.js';
-import type { AdminContext } from '../context.js';
+import { type AdminContext, operatorActor } from '../context.js';
 import { type CommandResult, idOption, type Options, run, text } from './options.js';
 import { type AdminCommand, optional, required } from './table.js';
 
@@ -50,7 +50,7 @@ export async function connectionsRevoke(
   options: Options,
 ): Promise<CommandResult> {
   const id = idOption(options, 'connection');
-  await run(revokeMcpConnection(context, { id }));
+  await run(revokeMcpConnection(context, { id }, operatorActor()));
   return {
     json: { revoked: true },
     human: `Revoked MCP connection ${id} and its access and refresh tokens`,

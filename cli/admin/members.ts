@@ -6,7 +6,7 @@ import {
   updateWorkspaceMember,
 } from '../../commands/team/members.js';
 import type { Member } from '../../db/members.js';
-import type { AdminContext } from '../context.js';
+import { type AdminContext, operatorActor } from '../context.js';
 import { type CommandResult, listOrEmpty, type Options, run, text } from './options.js';
 import { type AdminCommand, oneOf, optional, required } from './table.js';
 
@@ -44,15 +44,19 @@ export async function memberUpdate(
   options: Options,
 ): Promise<CommandResult> {
   const { member, invitationsRevoked } = await run(
-    updateWorkspaceMember(context, {
-      workspace: text(options, 'workspace'),
-      email: text(options, 'email'),
-      role: text(options, 'role'),
-      permissions: listOrEmpty(options, 'permissions'),
-      grant: listOrEmpty(options, 'grant'),
-      revoke: listOrEmpty(options, 'revoke'),
-      status: text(options, 'status'),
-    }),
+    updateWorkspaceMember(
+      context,
+      {
+        workspace: text(options, 'workspace'),
+        email: text(options, 'email'),
+        role: text(options, 'role'),
+        permissions: listOrEmpty(options, 'permissions'),
+        grant: listOrEmpty(options, 'grant'),
+        revoke: listOrEmpty(options, 'revoke'),
+        status: text(options, 'status'),
+      },
+      operatorActor(),
+    ),
   );
   const invitations = invitationsRevoked.length;
   return {
@@ -83,10 +87,14 @@ export async function memberRemove(
     apiKeysRevoked: keys,
     invitationsRevoked,
   } = await run(
-    removeWorkspaceMember(context, {
-      workspace: text(options, 'workspace'),
-      email: text(options, 'email'),
-    }),
+    removeWorkspaceMember(
+      context,
+      {
+        workspace: text(options, 'workspace'),
+        email: text(options, 'email'),
+      },
+      operatorActor(),
+    ),
   );
   return {
     json: { removed: true },

@@ -1,12 +1,12 @@
 /** herald restore reconcile: the step after a database restore (docs/operations.md "Backups and restore"). */
 import { reconcileRestore } from '../../commands/operations/after-restore.js';
-import type { AdminContext } from '../context.js';
+import { type AdminContext, operatorActor } from '../context.js';
 import type { CommandResult } from './options.js';
 import type { AdminCommand } from './table.js';
 
 /** herald restore reconcile → {"campaign_messages", "otp_requests", "campaigns"} */
 export async function restoreReconcile(context: AdminContext): Promise<CommandResult> {
-  const done = await reconcileRestore(context);
+  const done = await reconcileRestore(context, operatorActor());
   return {
     json: {
       campaign_messages: done.campaignMessages,

@@ -1,6 +1,6 @@
 /** herald secrets rotate: re-encrypts every stored ciphertext under HERALD_SECRET's newest key. */
 import { type RotationCounts, rotateSecrets } from '../../commands/operations/rotate-secrets.js';
-import type { AdminContext } from '../context.js';
+import { type AdminContext, operatorActor } from '../context.js';
 import type { CommandResult } from './options.js';
 import type { AdminCommand } from './table.js';
 
@@ -21,7 +21,7 @@ const JSON_NAMES = {
  * "webhook_secrets": {…}, "totp_secrets": {…}}
  */
 export async function secretsRotate(context: AdminContext): Promise<CommandResult> {
-  const report = await rotateSecrets(context);
+  const report = await rotateSecrets(context, operatorActor());
   const columns = Object.keys(report) as (keyof typeof report)[];
   const line = (column: keyof typeof report) => {
     const counts: RotationCounts = report[column];

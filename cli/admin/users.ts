@@ -1,19 +1,23 @@
 /** herald user create|list: options in, use-case, output. */
 import { listWorkspaceMembers } from '../../commands/team/members.js';
 import { addUser } from '../../commands/team/users.js';
-import type { AdminContext } from '../context.js';
+import { type AdminContext, operatorActor } from '../context.js';
 import { listing } from '../output.js';
 import { type CommandResult, type Options, run, text } from './options.js';
 import { type AdminCommand, optional, required } from './table.js';
 
 export async function userCreate(context: AdminContext, options: Options): Promise<CommandResult> {
   const { userId, email, role, workspace } = await run(
-    addUser(context, {
-      workspace: text(options, 'workspace'),
-      email: text(options, 'email'),
-      password: text(options, 'password'),
-      role: text(options, 'role'),
-    }),
+    addUser(
+      context,
+      {
+        workspace: text(options, 'workspace'),
+        email: text(options, 'email'),
+        password: text(options, 'password'),
+        role: text(options, 'role'),
+      },
+      operatorActor(),
+    ),
   );
   return {
     json: { id: userId },

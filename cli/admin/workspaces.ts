@@ -5,7 +5,7 @@ import {
   updateWorkspaceSettings,
 } from '../../commands/team/workspaces.js';
 import { formatQuietHours } from '../../domain/quiet-hours.js';
-import type { AdminContext } from '../context.js';
+import { type AdminContext, operatorActor } from '../context.js';
 import { listing, tableTime } from '../output.js';
 import { booleanOption, type CommandResult, type Options, run, text } from './options.js';
 import { type AdminCommand, optional as optionalOption, required } from './table.js';
@@ -15,7 +15,11 @@ export async function workspaceCreate(
   options: Options,
 ): Promise<CommandResult> {
   const workspace = await run(
-    createWorkspace(context, { name: text(options, 'name'), slug: text(options, 'slug') }),
+    createWorkspace(
+      context,
+      { name: text(options, 'name'), slug: text(options, 'slug') },
+      operatorActor(),
+    ),
   );
   return {
     json: { id: workspace.id, slug: workspace.slug },
@@ -29,13 +33,17 @@ export async function workspaceUpdate(
   options: Options,
 ): Promise<CommandResult> {
   const workspace = await run(
-    updateWorkspaceSettings(context, {
-      slug: text(options, 'slug'),
-      name: text(options, 'name'),
-      apiEnabled: booleanOption(options, 'api-enabled'),
-      helpText: text(options, 'help-text'),
-      quietHours: text(options, 'quiet-hours'),
-    }),
+    updateWorkspaceSettings(
+      context,
+      {
+        slug: text(options, 'slug'),
+        name: text(options, 'name'),
+        apiEnabled: booleanOption(options, 'api-enabled'),
+        helpText: text(options, 'help-text'),
+        quietHours: text(options, 'quiet-hours'),
+      },
+      operatorActor(),
+    ),
   );
   return {
     json: {

@@ -1,8 +1,8 @@
 /** Console sessions: a signed-in browser, in Postgres, revocable, with idle and absolute timeouts. */
 import { createHash, randomBytes } from 'node:crypto';
+import type { TransactionSql } from '../../db/client.js';
 import {
   type ConsoleVisitor,
-  completeSecondFactor,
   findConsoleVisitor,
   insertConsoleSession,
   listUserConsoleSessions,
@@ -15,6 +15,8 @@ import {
   type UserConsoleSession,
 } from '../../db/console-sessions.js';
 import { findSignInWorkspaces, type WorkspaceChoice } from '../../db/member-access.js';
+import type { Actor } from '../actor.js';
+import { writeAudit } from '../audit.js';
 import type { CommandDeps } from '../deps.js';
 import { notFound } from '../input.js';
 import { type SignInResult, signInWithPassword } from '../team/sign-in.js';
@@ -52,7 +54,9 @@ export type ConsoleSignIn =
 /**
  * The console's password sign-in: the one implementation (and throttle) the OAuth sign-in uses,
  * then a session in the workspace asked for (by slug) if the user is an active member there, else
- * their first. With a second factor enrolled, the session waits for the code.
+ * their first. With a second factor enrolled, the session waits for the code, and the sign-in is
+ * audited when the code is right (commands/team/totp.ts); otherwise with the session. A failed
+ * sign-in changes nothing and records no line (the throttle counts it).
  */
 export async function signInToConsole(
   deps: Pick<CommandDeps, 'sql' | 'secret'>,
@@ -70,13 +74,32 @@ export async function signInToConsole(
   const workspaces = await findSignInWorkspaces(deps.sql, result.user.id);
   const workspace = workspaces.find((choice) => choice.slug === input.workspace) ?? workspaces[0];
   if (!workspace) return { outcome: 'no-workspace' };
-  const session = await startConsoleSession(deps, {
+  const secondFactorPending = await input.secondFactorEnrolled(result.user.id);
+  const signedIn: Actor = {
+    kind: 'member',
     userId: result.user.id,
-    workspaceId: workspace.id,
-    secondFactorPending: await input.secondFactorEnrolled(result.user.id),
+    email: result.user.email,
     address: input.address,
     userAgent: input.userAgent,
-  });
+  };
+  const session = await startConsoleSession(
+    deps,
+    {
+      userId: result.user.id,
+      workspaceId: workspace.id,
+      secondFactorPending,
+      address: input.address,
+      userAgent: input.userAgent,
+    },
+    async (tx) => {
+      if (!secondFactorPending)
+        await writeAudit(tx, signedIn, workspace.id, {
+          action: 'session.signed_in',
+          target: null,
+          details: {},
+        });
+    },
+  );
   return { outcome: 'signed-in', workspace, ...session };
 }
 
@@ -89,13 +112,19 @@ export async function startConsoleSession(
     address: string | null;
     userAgent: string | null;
   },
+  /** Runs in the transaction that stores the session (its audit line). */
+  alongside: (tx: TransactionSql) => Promise<void> = async () => {},
 ): Promise<StartedSession> {
   const token = `hcs_${randomBytes(32).toString('base64url')}`;
-  const { id } = await insertConsoleSession(deps.sql, {
-    ...input,
-    tokenHash: tokenHash(token),
-    userAgent: input.userAgent?.slice(0, 500) ?? null,
-    lifetimeSeconds: CONSOLE_SESSION_TIMEOUTS.absoluteSeconds,
+  const id = await deps.sql.begin(async (tx) => {
+    const { id } = await insertConsoleSession(tx, {
+      ...input,
+      tokenHash: tokenHash(token),
+      userAgent: input.userAgent?.slice(0, 500) ?? null,
+      lifetimeSeconds: CONSOLE_SESSION_TIMEOUTS.absoluteSeconds,
+    });
+    await alongside(tx);
+    return id;
   });
   return { token, sessionId: id };
 }
@@ -117,8 +146,20 @@ export async function findConsoleSession(
   return visitor;
 }
 
-export async function endConsoleSession(deps: Deps, sessionId: number): Promise<void> {
-  await revokeConsoleSession(deps.sql, sessionId);
+/** Signs this browser out. */
+export async function endConsoleSession(
+  deps: Deps,
+  session: { sessionId: number; workspaceId: number },
+  actor: Actor,
+): Promise<void> {
+  await deps.sql.begin(async (tx) => {
+    await revokeConsoleSession(tx, session.sessionId);
+    await writeAudit(tx, actor, session.workspaceId, {
+      action: 'session.signed_out',
+      target: null,
+      details: {},
+    });
+  });
 }
 
 /** The workspaces the user can switch to: their active memberships. */
@@ -129,31 +170,46 @@ export async function listSwitchableWorkspaces(
   return findSignInWorkspaces(deps.sql, userId);
 }
 
-/** Moves the session to another workspace the user is an active member of. */
+/**
+ * Moves the session to another workspace the user is an active member of (`from`: the slug of
+ * the one it leaves); the line is the chosen workspace's.
+ */
 export async function switchConsoleWorkspace(
   deps: Deps,
-  input: { sessionId: number; userId: number; workspace: string },
+  input: { sessionId: number; userId: number; workspace: string; from: string },
+  actor: Actor,
 ): Promise<WorkspaceChoice> {
   const workspaces = await findSignInWorkspaces(deps.sql, input.userId);
   const chosen = workspaces.find((choice) => choice.slug === input.workspace);
   if (!chosen) throw notFound`You are not an active member of a workspace "${input.workspace}"`;
-  await setSessionWorkspace(deps.sql, input.sessionId, chosen.id);
+  await deps.sql.begin(async (tx) => {
+    await setSessionWorkspace(tx, input.sessionId, chosen.id);
+    await writeAudit(tx, actor, chosen.id, {
+      action: 'session.switched_workspace',
+      target: `workspace ${chosen.slug}`,
+      details: { from: input.from },
+    });
+  });
   return chosen;
 }
 
 export type { ConsoleVisitor, PausedRanges, UserConsoleSession, WorkspaceChoice };
 
-/** The session's code was right: it opens pages now. */
-export async function completeConsoleSecondFactor(deps: Deps, sessionId: number): Promise<void> {
-  await completeSecondFactor(deps.sql, sessionId);
-}
-
-/** After a factor is set up: every other session of the user ends. */
+/** The user signs out every browser of theirs but this one; how many were signed out. */
 export async function endOtherConsoleSessions(
   deps: Deps,
-  input: { userId: number; keepSessionId: number },
+  input: { userId: number; keepSessionId: number; workspaceId: number },
+  actor: Actor,
 ): Promise<number> {
-  return revokeUserConsoleSessions(deps.sql, input.userId, input.keepSessionId);
+  return deps.sql.begin(async (tx) => {
+    const ended = await revokeUserConsoleSessions(tx, input.userId, input.keepSessionId);
+    await writeAudit(tx, actor, input.workspaceId, {
+      action: 'session.signed_out_elsewhere',
+      target: null,
+      details: { sessions_ended: ended },
+    });
+    return ended;
+  });
 }
 
 /** The user's signed-in browsers, for their profile. */
@@ -170,15 +226,25 @@ export async function listMyConsoleSessions(
  */
 export async function endMyConsoleSession(
   deps: Deps,
-  input: { userId: number; sessionId: number },
+  input: { userId: number; sessionId: number; workspaceId: number },
+  actor: Actor,
 ): Promise<void> {
   const ended =
     Number.isSafeInteger(input.sessionId) &&
-    (await revokeOwnConsoleSession(
-      deps.sql,
-      input.userId,
-      input.sessionId,
-      CONSOLE_SESSION_TIMEOUTS.idleSeconds,
-    ));
+    (await deps.sql.begin(async (tx) => {
+      const revoked = await revokeOwnConsoleSession(
+        tx,
+        input.userId,
+        input.sessionId,
+        CONSOLE_SESSION_TIMEOUTS.idleSeconds,
+      );
+      if (revoked)
+        await writeAudit(tx, actor, input.workspaceId, {
+          action: 'session.revoked',
+          target: `session #${input.sessionId}`,
+          details: {},
+        });
+      return revoked;
+    }));
   if (!ended) throw notFound`This is not one of your signed-in sessions, or it has already ended`;
 }

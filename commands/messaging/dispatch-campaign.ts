@@ -4,7 +4,7 @@ import {
   findCampaignDispatchInfo,
   recordDispatch,
 } from '../../db/campaigns.js';
-import type { Sql } from '../../db/client.js';
+import type { Sql, TransactionSql } from '../../db/client.js';
 import { startCampaignWorkflow } from '../../temporal/workflow-starts.js';
 import { campaignWorkflowId } from '../../workflows/definitions.js';
 
@@ -25,6 +25,8 @@ export async function dispatchCampaign(
   known?: CampaignDispatchInfo,
   /** Told as soon as Temporal confirms, before the dispatch is recorded. */
   onConfirmed?: () => void,
+  /** Runs in the transaction that records the dispatch (an audit line), given the status it set. */
+  alongside?: (tx: TransactionSql, status: string | undefined) => Promise<void>,
 ): Promise<{ confirmed: boolean; info: CampaignDispatchInfo; workflowId: string }> {
   const { workspaceId, campaignId } = campaign;
   const info = known ?? (await findCampaignDispatchInfo(deps.sql, campaignId));
@@ -37,7 +39,10 @@ export async function dispatchCampaign(
   );
   if (confirmed) {
     onConfirmed?.();
-    await recordDispatch(deps.sql, campaignId, workflowId);
+    await deps.sql.begin(async (tx) => {
+      const status = await recordDispatch(tx, campaignId, workflowId);
+      await alongside?.(tx, status);
+    });
   }
   return { confirmed, info, workflowId };
 }

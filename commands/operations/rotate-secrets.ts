@@ -17,6 +17,8 @@ import {
   reencryptCredentials,
 } from '../../security/credentials.js';
 import { webhookSecretContext } from '../../security/webhook-signature.js';
+import type { Actor } from '../actor.js';
+import { writeAudit } from '../audit.js';
 import type { CommandDeps } from '../deps.js';
 import { totpSecretContext } from '../team/totp.js';
 
@@ -76,6 +78,7 @@ async function rotateRow(
 
 export async function rotateSecrets(
   deps: Deps,
+  actor: Actor,
   options: { batchSize?: number } = {},
 ): Promise<RotationReport> {
   const batchSize = options.batchSize ?? BATCH_SIZE;
@@ -94,5 +97,17 @@ export async function rotateSecrets(
     }
     report[column] = counts;
   }
+  // Each row is re-encrypted on its own (a rerun finishes what a crash left), so the line, with
+  // how many each column had re-encrypted (never a key), is written once they all are.
+  await writeAudit(deps.sql, actor, null, {
+    action: 'secrets.rotated',
+    target: 'stored secrets',
+    details: Object.fromEntries(
+      ENCRYPTED_COLUMNS.map((column) => [
+        `${column.replaceAll('-', '_')}_reencrypted`,
+        report[column].reencrypted,
+      ]),
+    ),
+  });
   return report;
 }

@@ -3,6 +3,7 @@
  * has an account signs in (the one throttled sign-in). Either way the user becomes a member with
  * the invited role and that role's permissions.
  */
+import type { TransactionSql } from '../../db/client.js';
 import {
   acceptInvitation,
   findOpenInvitation,
@@ -11,6 +12,7 @@ import {
 import { ROLE_PERMISSIONS } from '../../domain/access.js';
 import { hashPassword } from '../../security/password.js';
 import { findByKeyedHash } from '../../security/tokens.js';
+import { writeAudit } from '../audit.js';
 import type { CommandDeps } from '../deps.js';
 import { conflict, fieldsOf, invalid } from '../input.js';
 import { type SignInResult, signInWithPassword } from './sign-in.js';
@@ -38,6 +40,27 @@ export async function findInvitation(
 
 const gone = () => conflict`This invitation has already been used, revoked or has expired`;
 
+/** Where the acceptance came from: the browser's address and user agent, for its audit line. */
+export interface AcceptedFrom {
+  address: string;
+  userAgent: string | null;
+}
+
+/** The new member's line, written in the acceptance's transaction: they are its actor. */
+const acceptedLine =
+  (invitation: OpenInvitation, email: string, from: AcceptedFrom) =>
+  (tx: TransactionSql, userId: number) =>
+    writeAudit(
+      tx,
+      { kind: 'member', userId, email, address: from.address, userAgent: from.userAgent },
+      invitation.workspaceId,
+      {
+        action: 'invitation.accepted',
+        target: `member ${invitation.email}`,
+        details: { role: invitation.role, invitation_id: invitation.id },
+      },
+    );
+
 export interface NewAccountInput {
   password?: string;
   passwordConfirmation?: string;
@@ -48,6 +71,7 @@ export async function acceptWithNewAccount(
   deps: Deps,
   invitation: OpenInvitation,
   input: NewAccountInput,
+  from: AcceptedFrom,
 ): Promise<{ userId: number }> {
   const field = fieldsOf<NewAccountInput>();
   const password = input.password ?? '';
@@ -57,12 +81,16 @@ export async function acceptWithNewAccount(
     throw invalid`${field('password')} must be at most ${MAX_PASSWORD_LENGTH} characters`;
   if (password !== input.passwordConfirmation)
     throw invalid`${field('passwordConfirmation')} does not match the password`;
-  const result = await acceptInvitation(deps.sql, {
-    invitationId: invitation.id,
-    userId: null,
-    newPasswordHash: await hashPassword(password),
-    permissions: ROLE_PERMISSIONS[invitation.role],
-  });
+  const result = await acceptInvitation(
+    deps.sql,
+    {
+      invitationId: invitation.id,
+      userId: null,
+      newPasswordHash: await hashPassword(password),
+      permissions: ROLE_PERMISSIONS[invitation.role],
+    },
+    acceptedLine(invitation, invitation.email, from),
+  );
   if (result.outcome === 'account_exists')
     throw conflict`${invitation.email} already has an account: sign in to accept`;
   if (result.outcome === 'gone') throw gone();
@@ -73,7 +101,7 @@ export async function acceptWithNewAccount(
 export async function acceptAsExistingUser(
   deps: Deps,
   invitation: OpenInvitation,
-  input: { password: string; address: string },
+  input: { password: string } & AcceptedFrom,
 ): Promise<
   Exclude<SignInResult, { outcome: 'signed-in' }> | { outcome: 'accepted'; userId: number }
 > {
@@ -83,12 +111,16 @@ export async function acceptAsExistingUser(
     address: input.address,
   });
   if (result.outcome !== 'signed-in') return result;
-  const accepted = await acceptInvitation(deps.sql, {
-    invitationId: invitation.id,
-    userId: result.user.id,
-    newPasswordHash: null,
-    permissions: ROLE_PERMISSIONS[invitation.role],
-  });
+  const accepted = await acceptInvitation(
+    deps.sql,
+    {
+      invitationId: invitation.id,
+      userId: result.user.id,
+      newPasswordHash: null,
+      permissions: ROLE_PERMISSIONS[invitation.role],
+    },
+    acceptedLine(invitation, result.user.email, input),
+  );
   if (accepted.outcome !== 'accepted') throw gone();
   return { outcome: 'accepted', userId: result.user.id };
 }

@@ -9,8 +9,10 @@ import {
 } from '../../db/api-keys.js';
 import { findMemberUserId } from '../../db/users.js';
 import { ABILITIES, type Ability, isAbility } from '../../domain/access.js';
-import { parseRequestRate } from '../../domain/fraud-guard.js';
+import { formatRequestRate, parseRequestRate } from '../../domain/fraud-guard.js';
 import { issueApiKeyToken, keyedHash } from '../../security/tokens.js';
+import type { Actor } from '../actor.js';
+import { writeAudit } from '../audit.js';
 import type { CommandDeps } from '../deps.js';
 import { conflict, type FieldRef, fieldsOf, invalid, notFound, optionalText } from '../input.js';
 import { checkFailoverRoute } from '../providers/failover-routes.js';
@@ -60,6 +62,7 @@ function parseKeyRate(text: string | undefined, ref: FieldRef): KeyRate | undefi
 export async function createApiKey(
   deps: Pick<CommandDeps, 'sql' | 'secret'>,
   input: CreateApiKeyInput,
+  actor: Actor,
 ): Promise<CreatedApiKey> {
   const field = fieldsOf<CreateApiKeyInput>();
   const workspace = await findWorkspace(deps, input.workspace);
@@ -84,17 +87,35 @@ export async function createApiKey(
   const userId = email ? await findMemberUserId(deps.sql, workspace.id, email) : null;
   if (email && userId === undefined) throw invalid`${email} is not a member of ${workspace.slug}`;
   const { token, prefix } = issueApiKeyToken();
-  const { id } = await insertApiKey(deps.sql, {
-    workspaceId: workspace.id,
-    userId: userId ?? null,
-    name: optionalText(input.name) ?? null,
-    prefix,
-    tokenHash: keyedHash(deps.secret, 'api-key-hash', token),
-    abilities: abilities.filter(isAbility),
-    routingType: provider ? 'direct' : failoverRoute ? 'failover' : null,
-    providerSlug: provider ?? null,
-    failoverRouteSlug: failoverRoute ?? null,
-    rateLimit: rate,
+  const name = optionalText(input.name) ?? null;
+  const id = await deps.sql.begin(async (tx) => {
+    const { id } = await insertApiKey(tx, {
+      workspaceId: workspace.id,
+      userId: userId ?? null,
+      name,
+      prefix,
+      tokenHash: keyedHash(deps.secret, 'api-key-hash', token),
+      abilities: abilities.filter(isAbility),
+      routingType: provider ? 'direct' : failoverRoute ? 'failover' : null,
+      providerSlug: provider ?? null,
+      failoverRouteSlug: failoverRoute ?? null,
+      rateLimit: rate,
+    });
+    const rateGiven = optionalText(input.rate);
+    await writeAudit(tx, actor, workspace.id, {
+      action: 'api_key.created',
+      target: `API key ${prefix}`,
+      details: {
+        abilities: abilities.join(','),
+        name,
+        provider: provider ?? null,
+        failover_route: failoverRoute ?? null,
+        // A console member makes keys for themselves; the operator may name another member.
+        ...(email && actor.kind !== 'member' && { user: email }),
+        ...(rateGiven !== undefined && { rate: rateGiven }),
+      },
+    });
+    return id;
   });
   return { id, token, prefix, abilities: abilities.filter(isAbility), rate };
 }
@@ -115,10 +136,21 @@ export async function listWorkspaceApiKeys(
 export async function revokeApiKey(
   deps: Pick<CommandDeps, 'sql'>,
   input: { id: number; workspace?: string },
+  actor: Actor,
 ): Promise<{ id: number; newlyRevoked: boolean }> {
   const workspaceId =
     input.workspace === undefined ? undefined : (await findWorkspace(deps, input.workspace)).id;
-  const outcome = await revokeApiKeyRow(deps.sql, input.id, workspaceId);
+  const outcome = await deps.sql.begin(async (tx) => {
+    const revoked = await revokeApiKeyRow(tx, input.id, workspaceId);
+    // A key already revoked is not revoked again, and records nothing.
+    if (revoked.outcome === 'revoked')
+      await writeAudit(tx, actor, revoked.workspaceId ?? null, {
+        action: 'api_key.revoked',
+        target: `API key ${revoked.prefix}`,
+        details: {},
+      });
+    return revoked.outcome;
+  });
   if (outcome === 'not_found') throw notFound`No API key has the id ${input.id}`;
   return { id: input.id, newlyRevoked: outcome === 'revoked' };
 }
@@ -131,13 +163,23 @@ export async function revokeApiKey(
 export async function setApiKeyRate(
   deps: Pick<CommandDeps, 'sql'>,
   input: { id: number; rate?: string; workspace?: string },
+  actor: Actor,
 ): Promise<{ id: number; rate: KeyRate }> {
   const field = fieldsOf<{ rate: string }>();
   const rate = parseKeyRate(input.rate, field('rate'));
   if (rate === undefined) throw invalid`${field('rate')} is required`;
   const workspaceId =
     input.workspace === undefined ? undefined : (await findWorkspace(deps, input.workspace)).id;
-  const outcome = await updateApiKeyRate(deps.sql, input.id, rate, workspaceId);
+  const outcome = await deps.sql.begin(async (tx) => {
+    const updated = await updateApiKeyRate(tx, input.id, rate, workspaceId);
+    if (updated.outcome === 'updated')
+      await writeAudit(tx, actor, updated.workspaceId ?? null, {
+        action: 'api_key.rate_changed',
+        target: `API key ${updated.prefix}`,
+        details: { rate: rate === null ? DEFAULT_KEY_RATE : formatRequestRate(rate) },
+      });
+    return updated.outcome;
+  });
   if (outcome === 'not_found') throw notFound`No API key has the id ${input.id}`;
   if (outcome === 'revoked') throw conflict`API key ${input.id} is revoked`;
   return { id: input.id, rate };

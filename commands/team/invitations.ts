@@ -8,6 +8,8 @@ import {
 import type { Workspace } from '../../db/workspaces.js';
 import { isRole, mayInvite, ROLES, type Role, type Standing } from '../../domain/access.js';
 import { issueInvitationToken, keyedHash } from '../../security/tokens.js';
+import type { Actor } from '../actor.js';
+import { writeAudit } from '../audit.js';
 import type { CommandDeps } from '../deps.js';
 import {
   conflict,
@@ -51,6 +53,7 @@ export interface CreatedInvitation {
 export async function createInvitation(
   deps: Pick<CommandDeps, 'sql' | 'secret'>,
   input: CreateInvitationInput,
+  actor: Actor,
 ): Promise<CreatedInvitation> {
   const field = fieldsOf<CreateInvitationInput>();
   const workspace = await findWorkspace(deps, input.workspace);
@@ -83,6 +86,12 @@ export async function createInvitation(
       invitedBy: input.by?.userId ?? null,
     },
     checkInviter,
+    (tx, id) =>
+      writeAudit(tx, actor, workspace.id, {
+        action: 'invitation.created',
+        target: `invitation ${email}`,
+        details: { invitation_id: id, role },
+      }),
   );
   if (result.outcome === 'already_member')
     throw conflict`${email} is already a member of ${workspace.slug}`;
@@ -104,9 +113,16 @@ export async function listWorkspaceInvitations(
 export async function revokeInvitation(
   deps: Pick<CommandDeps, 'sql'>,
   input: { id: number },
+  actor: Actor,
 ): Promise<void> {
   const { id } = input;
-  const outcome = await revokeInvitationRow(deps.sql, id);
+  const outcome = await revokeInvitationRow(deps.sql, id, (tx, invitation) =>
+    writeAudit(tx, actor, invitation.workspaceId, {
+      action: 'invitation.revoked',
+      target: `invitation ${invitation.email}`,
+      details: {},
+    }),
+  );
   if (outcome === 'not_found') throw notFound`No invitation has the id ${id}`;
   if (outcome === 'accepted') throw conflict`Invitation ${id} was already accepted`;
   if (outcome === 'already_revoked') throw conflict`Invitation ${id} is already revoked`;

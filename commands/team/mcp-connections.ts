@@ -5,6 +5,8 @@ import {
   revokeConnection,
 } from '../../db/oauth-connections.js';
 import { findUserByEmail } from '../../db/users.js';
+import type { Actor } from '../actor.js';
+import { writeAudit } from '../audit.js';
 import type { CommandDeps } from '../deps.js';
 import { conflict, notFound, optionalText } from '../input.js';
 import { findWorkspace } from './workspaces.js';
@@ -29,8 +31,15 @@ export async function listMcpConnections(
 export async function revokeMcpConnection(
   deps: Pick<CommandDeps, 'sql'>,
   input: { id: number },
+  actor: Actor,
 ): Promise<void> {
-  const outcome = await revokeConnection(deps.sql, input.id);
+  const outcome = await revokeConnection(deps.sql, input.id, (tx, revoked) =>
+    writeAudit(tx, actor, revoked.workspaceId, {
+      action: 'mcp_connection.revoked',
+      target: `connection #${input.id} (${revoked.clientName})`,
+      details: { user: revoked.user },
+    }),
+  );
   if (outcome === 'not_found') throw notFound`No MCP connection has the id ${input.id}`;
   if (outcome === 'already_revoked') throw conflict`MCP connection ${input.id} is already revoked`;
 }

@@ -17,6 +17,8 @@ import {
   ROLES,
   type Role,
 } from '../../domain/access.js';
+import type { Actor as AuditActor } from '../actor.js';
+import { writeAudit } from '../audit.js';
 import type { CommandDeps } from '../deps.js';
 import {
   conflict,
@@ -29,6 +31,7 @@ import {
   optionalText,
   requiredText,
 } from '../input.js';
+import { invitationsRevokedLines, memberChangeLines } from './member-audit.js';
 import { findWorkspace } from './workspaces.js';
 
 type Deps = Pick<CommandDeps, 'sql'>;
@@ -166,6 +169,7 @@ const lastManagingOwner = (email: string, workspace: Workspace) =>
 export async function updateWorkspaceMember(
   deps: Deps,
   input: UpdateMemberInput,
+  actor: AuditActor,
 ): Promise<{ member: Member; invitationsRevoked: InvitationRevokedWithInviter[] }> {
   const field = fieldsOf<UpdateMemberInput>();
   const workspace = await findWorkspace(deps, input.workspace);
@@ -190,37 +194,52 @@ export async function updateWorkspaceMember(
   }
 
   const editsPermissions = permissions !== undefined || grant.length > 0 || revoke.length > 0;
-  const result = await updateMemberRow(deps.sql, workspace.id, email, (current, team) => {
-    const base = permissions ?? (role ? ROLE_PERMISSIONS[role] : current.permissions);
-    const next = new Set([...base, ...grant]);
-    for (const permission of revoke) next.delete(permission);
-    const change = {
-      role: role ?? current.role,
-      permissions: ordered(next),
-      status: (status as Member['status'] | undefined) ?? current.status,
-    };
-    if (input.by) {
-      const actor = lockedActor(team, input.by, workspace);
-      const refusal =
-        ((role !== undefined || status !== undefined) &&
-          membershipEditRefusal(actor, current, role)) ||
-        (editsPermissions && permissionEditRefusal(actor, current)) ||
-        grantRefusal(
-          actor,
-          change.permissions.filter((permission) => !current.permissions.includes(permission)),
-        );
-      if (refusal) throw forbidden(refusal);
-    }
-    return change;
-  });
+  const result = await updateMemberRow(
+    deps.sql,
+    workspace.id,
+    email,
+    (current, team) => {
+      const base = permissions ?? (role ? ROLE_PERMISSIONS[role] : current.permissions);
+      const next = new Set([...base, ...grant]);
+      for (const permission of revoke) next.delete(permission);
+      const change = {
+        role: role ?? current.role,
+        permissions: ordered(next),
+        status: (status as Member['status'] | undefined) ?? current.status,
+      };
+      if (input.by) {
+        const actor = lockedActor(team, input.by, workspace);
+        const refusal =
+          ((role !== undefined || status !== undefined) &&
+            membershipEditRefusal(actor, current, role)) ||
+          (editsPermissions && permissionEditRefusal(actor, current)) ||
+          grantRefusal(
+            actor,
+            change.permissions.filter((permission) => !current.permissions.includes(permission)),
+          );
+        if (refusal) throw forbidden(refusal);
+      }
+      return change;
+    },
+    async (tx, { before, after, invitationsRevoked }) => {
+      const lines = [
+        ...memberChangeLines(before, after, { role, permissions: editsPermissions }),
+        ...invitationsRevokedLines(because(invitationsRevoked, revokedReason(after))),
+      ];
+      for (const line of lines) await writeAudit(tx, actor, workspace.id, line);
+    },
+  );
   if (result.outcome === 'not_member')
     throw notFound`${email} is not a member of ${workspace.slug}`;
   if (result.outcome === 'last_owner') throw lastOwner(email, workspace);
   if (result.outcome === 'last_managing_owner') throw lastManagingOwner(email, workspace);
   const { member } = result;
-  const reason = member.status === 'suspended' ? 'inviter_suspended' : 'inviter_demoted';
-  return { member, invitationsRevoked: because(result.invitationsRevoked, reason) };
+  return { member, invitationsRevoked: because(result.invitationsRevoked, revokedReason(member)) };
 }
+
+/** Why an updated member's invitations went: suspended, or demoted out of making them. */
+const revokedReason = (member: Member) =>
+  member.status === 'suspended' ? 'inviter_suspended' : 'inviter_demoted';
 
 /**
  * Removes the membership and revokes the user's MCP connections to the workspace, their API keys
@@ -229,6 +248,7 @@ export async function updateWorkspaceMember(
 export async function removeWorkspaceMember(
   deps: Deps,
   input: { workspace?: string; email?: string; by?: ActingMember },
+  actor: AuditActor,
 ): Promise<{
   email: string;
   workspace: Workspace;
@@ -239,10 +259,22 @@ export async function removeWorkspaceMember(
   const workspace = await findWorkspace(deps, input.workspace);
   const email = requiredText(input.email, { field: 'email' });
   const { by } = input;
-  const result = await removeMemberRow(deps.sql, workspace.id, email, (current, team) => {
-    const refusal = by && membershipEditRefusal(lockedActor(team, by, workspace), current);
-    if (refusal) throw forbidden(refusal);
-  });
+  const result = await removeMemberRow(
+    deps.sql,
+    workspace.id,
+    email,
+    (current, team) => {
+      const refusal = by && membershipEditRefusal(lockedActor(team, by, workspace), current);
+      if (refusal) throw forbidden(refusal);
+    },
+    async (tx, removal) => {
+      const lines = [
+        { action: 'member.removed', target: `member ${removal.member.email}`, details: {} },
+        ...invitationsRevokedLines(because(removal.invitationsRevoked, 'inviter_removed')),
+      ];
+      for (const line of lines) await writeAudit(tx, actor, workspace.id, line);
+    },
+  );
   if (result.outcome === 'not_member')
     throw notFound`${email} is not a member of ${workspace.slug}`;
   if (result.outcome === 'last_owner') throw lastOwner(email, workspace);

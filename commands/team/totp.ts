@@ -5,6 +5,8 @@
  */
 import { createHmac } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
+import type { TransactionSql } from '../../db/client.js';
+import { completeSecondFactor, revokeUserConsoleSessions } from '../../db/console-sessions.js';
 import { admitSignInAttempt, forgetAttempt } from '../../db/sign-in-failures.js';
 import {
   findTotpState,
@@ -20,6 +22,8 @@ import {
 import type { Role } from '../../domain/access.js';
 import { decryptCredentials, encryptCredentials } from '../../security/credentials.js';
 import { purposeKey } from '../../security/keys.js';
+import type { Actor } from '../actor.js';
+import { writeAudit } from '../audit.js';
 import type { CommandDeps } from '../deps.js';
 import { conflict, InputError, notFound } from '../input.js';
 import { SIGN_IN_LIMITS, signInWithPassword } from './sign-in.js';
@@ -96,12 +100,17 @@ function throttleSubject(secret: string, userId: number): Buffer {
  */
 const CODE_FAILURES_PER_ACCOUNT = 5;
 
-/** Checks a code against the user's secret (`enable`: the enrolment's first code), throttled. */
+/**
+ * Checks a code against the user's secret (`enable`: the enrolment's first code), throttled.
+ * `alongside` runs in the transaction that takes the code's step, once it is accepted.
+ */
 export async function checkTotpCode(
   deps: Deps,
   userId: number,
   code: string,
-  options: { enable: boolean } = { enable: false },
+  options: { enable: boolean; alongside?: (tx: TransactionSql) => Promise<void> } = {
+    enable: false,
+  },
 ): Promise<CodeCheck> {
   const admission = await admitSignInAttempt(
     deps.sql,
@@ -123,9 +132,61 @@ export async function checkTotpCode(
   });
   if (delta === null) return { outcome: 'incorrect' };
   const step = Math.floor(now / 1000 / PERIOD) + delta;
-  if (!(await useTotpStep(deps.sql, userId, step, options.enable))) return { outcome: 'incorrect' };
+  const used = await deps.sql.begin(async (tx) => {
+    if (!(await useTotpStep(tx, userId, step, options.enable))) return false;
+    await options.alongside?.(tx);
+    return true;
+  });
+  if (!used) return { outcome: 'incorrect' };
   await forgetAttempt(deps.sql, admission.attemptIds);
   return { outcome: 'accepted' };
+}
+
+/** The code after the password: right, and the session opens pages, with its sign-in line. */
+export async function signInWithSecondFactor(
+  deps: Deps,
+  input: { userId: number; sessionId: number; workspaceId: number; code: string },
+  actor: Actor,
+): Promise<CodeCheck> {
+  return checkTotpCode(deps, input.userId, input.code, {
+    enable: false,
+    alongside: async (tx) => {
+      await completeSecondFactor(tx, input.sessionId);
+      await writeAudit(tx, actor, input.workspaceId, {
+        action: 'session.signed_in',
+        target: null,
+        details: { second_factor: true },
+      });
+    },
+  });
+}
+
+/**
+ * The enrolment's first code: right, and the factor is in use; every other console session of
+ * the user ends (whoever had the password alone is signed out).
+ */
+export async function confirmTotpEnrolment(
+  deps: Deps,
+  input: {
+    userId: number;
+    email: string;
+    code: string;
+    keepSessionId: number;
+    workspaceId: number;
+  },
+  actor: Actor,
+): Promise<CodeCheck> {
+  return checkTotpCode(deps, input.userId, input.code, {
+    enable: true,
+    alongside: async (tx) => {
+      await revokeUserConsoleSessions(tx, input.userId, input.keepSessionId);
+      await writeAudit(tx, actor, input.workspaceId, {
+        action: 'second_factor.enrolled',
+        target: `user ${input.email}`,
+        details: {},
+      });
+    },
+  });
 }
 
 /** Whether signing in must ask this user for a code: enrolled, or a workspace of theirs requires it. */
@@ -144,10 +205,21 @@ export async function secondFactorDue(
 export async function requireSecondFactor(
   deps: Pick<CommandDeps, 'sql'>,
   input: { workspaceId: number; ownerUserId: number; required: boolean },
+  actor: Actor,
 ): Promise<void> {
   if (input.required && !(await totpEnrolled(deps, input.ownerUserId)))
     throw conflict`Set up your own second factor before requiring one of every member`;
-  await setRequireSecondFactor(deps.sql, input.workspaceId, input.required);
+  await deps.sql.begin(async (tx) => {
+    const slug = await setRequireSecondFactor(tx, input.workspaceId, input.required);
+    if (slug === undefined) throw notFound`No workspace has the id ${input.workspaceId}`;
+    await writeAudit(tx, actor, input.workspaceId, {
+      action: input.required
+        ? 'workspace.second_factor_required'
+        : 'workspace.second_factor_optional',
+      target: `workspace ${slug}`,
+      details: {},
+    });
+  });
 }
 
 export type TotpRemoval =
@@ -172,7 +244,10 @@ export async function disableTotp(
     code: string;
     address: string;
     keepSessionId: number;
+    /** The workspace whose log records it: the session's. */
+    workspaceId: number;
   },
+  actor: Actor,
 ): Promise<TotpRemoval> {
   if (!(await totpEnrolled(deps, input.userId))) return { outcome: 'not-enrolled' };
   const password = await signInWithPassword(deps, input);
@@ -182,7 +257,18 @@ export async function disableTotp(
   const code = await checkTotpCode(deps, input.userId, input.code);
   if (code.outcome === 'incorrect') return { outcome: 'incorrect-code' };
   if (code.outcome === 'throttled') return code;
-  const { removed, sessionsEnded } = await removeTotp(deps.sql, input.userId, input.keepSessionId);
+  const { removed, sessionsEnded } = await removeTotp(
+    deps.sql,
+    input.userId,
+    input.keepSessionId,
+    async (tx, cleared) => {
+      await writeAudit(tx, actor, input.workspaceId, {
+        action: 'second_factor.disabled',
+        target: `user ${input.email}`,
+        details: { sessions_ended: cleared.sessionsEnded },
+      });
+    },
+  );
   return removed ? { outcome: 'removed', sessionsEnded } : { outcome: 'not-enrolled' };
 }
 
@@ -236,6 +322,7 @@ export function secondFactorResetRefusal(
 export async function resetMemberSecondFactor(
   deps: Pick<CommandDeps, 'sql'>,
   input: { workspaceId: number; email: string; by: { userId: number; role: Role } },
+  actor: Actor,
 ): Promise<{ email: string; sessionsEnded: number }> {
   if (!resetsFactors(input.by)) throw forbidden(ONLY_ADMINS_RESET);
   const email = input.email.trim();
@@ -245,6 +332,13 @@ export async function resetMemberSecondFactor(
     (member) => {
       const refused = secondFactorResetRefusal(input.by, member);
       if (refused) throw refused;
+    },
+    async (tx, { member, sessionsEnded }) => {
+      await writeAudit(tx, actor, input.workspaceId, {
+        action: 'second_factor.reset',
+        target: `member ${member.email}`,
+        details: { sessions_ended: sessionsEnded },
+      });
     },
   );
   if (!reset) throw notFound`This workspace has no member ${input.email}`;

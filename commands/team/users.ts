@@ -3,6 +3,8 @@ import { upsertMember } from '../../db/users.js';
 import type { Workspace } from '../../db/workspaces.js';
 import { isRole, ROLE_PERMISSIONS, ROLES, type Role } from '../../domain/access.js';
 import { hashPassword } from '../../security/password.js';
+import type { Actor } from '../actor.js';
+import { writeAudit } from '../audit.js';
 import type { CommandDeps } from '../deps.js';
 import { conflict, fieldsOf, invalid, isEmail, optionalText, requiredText } from '../input.js';
 import { findWorkspace } from './workspaces.js';
@@ -29,6 +31,7 @@ export interface AddedUser {
 export async function addUser(
   deps: Pick<CommandDeps, 'sql'>,
   input: AddUserInput,
+  actor: Actor,
 ): Promise<AddedUser> {
   const field = fieldsOf<AddUserInput>();
   const workspace = await findWorkspace(deps, input.workspace);
@@ -37,15 +40,25 @@ export async function addUser(
   const password = requiredText(input.password, field('password'));
   if (password.length < MIN_PASSWORD_LENGTH)
     throw invalid`${field('password')} must be at least ${MIN_PASSWORD_LENGTH} characters`;
-  const role = optionalText(input.role) ?? 'developer';
+  const roleGiven = optionalText(input.role);
+  const role = roleGiven ?? 'developer';
   if (!isRole(role)) throw invalid`${field('role')} must be one of ${ROLES.join(', ')}`;
-  const { userId, created } = await upsertMember(deps.sql, {
-    workspaceId: workspace.id,
-    email,
-    passwordHash: await hashPassword(password),
-    role,
-    permissions: ROLE_PERMISSIONS[role],
-  });
+  const { userId, created } = await upsertMember(
+    deps.sql,
+    {
+      workspaceId: workspace.id,
+      email,
+      passwordHash: await hashPassword(password),
+      role,
+      permissions: ROLE_PERMISSIONS[role],
+    },
+    (tx) =>
+      writeAudit(tx, actor, workspace.id, {
+        action: 'member.added',
+        target: `member ${email.toLowerCase()}`,
+        details: roleGiven === undefined ? {} : { role },
+      }),
+  );
   if (!created) throw conflict`${email} is already a member of ${workspace.slug}`;
   return { userId, email, role, workspace };
 }

@@ -10,12 +10,15 @@ import {
   type Workspace,
 } from '../../db/workspaces.js';
 import {
+  formatQuietHours,
   parseQuietHours,
   QUIET_HOURS_FORMAT_ERROR,
   type QuietHours,
 } from '../../domain/quiet-hours.js';
 import { characters } from '../../domain/validation.js';
 import type { CommandDeps } from '../deps.js';
+import type { Actor } from '../actor.js';
+import { writeAudit } from '../audit.js';
 import {
   conflict,
   fieldsOf,
@@ -61,7 +64,11 @@ export interface CreateWorkspaceInput {
   slug?: string;
 }
 
-export async function createWorkspace(deps: Deps, input: CreateWorkspaceInput): Promise<Workspace> {
+export async function createWorkspace(
+  deps: Deps,
+  input: CreateWorkspaceInput,
+  actor: Actor,
+): Promise<Workspace> {
   const field = fieldsOf<CreateWorkspaceInput>();
   const name = requiredText(input.name, field('name'));
   if (name.length > MAX_NAME_LENGTH)
@@ -71,7 +78,15 @@ export async function createWorkspace(deps: Deps, input: CreateWorkspaceInput): 
     throw invalid`${field('slug')} "${slug}" must be 1-63 lowercase letters, digits or hyphens, starting and ending with a letter or digit`;
   }
   try {
-    return await insertWorkspace(deps.sql, { slug, name });
+    return await deps.sql.begin(async (tx) => {
+      const workspace = await insertWorkspace(tx, { slug, name });
+      await writeAudit(tx, actor, workspace.id, {
+        action: 'workspace.created',
+        target: `workspace ${slug}`,
+        details: { name },
+      });
+      return workspace;
+    });
   } catch (error) {
     if (isUniqueViolation(error))
       throw conflict`A workspace with the slug "${slug}" already exists`;
@@ -123,6 +138,7 @@ function quietHoursOf(
 export async function updateWorkspaceSettings(
   deps: Deps,
   input: UpdateWorkspaceInput,
+  actor: Actor,
 ): Promise<Workspace & { helpText: string | null; quietHours: QuietHours | null }> {
   const field = fieldsOf<UpdateWorkspaceInput>();
   const slug = requiredText(input.slug, field('slug'));
@@ -138,20 +154,43 @@ export async function updateWorkspaceSettings(
     quietHours === undefined
   )
     throw invalid`Give at least one of ${listOf([field('name'), field('apiEnabled'), field('helpText'), field('quietHours')])}`;
-  const workspace = await updateWorkspace(deps.sql, slug, {
-    ...(name === undefined ? {} : { name }),
-    ...(input.apiEnabled === undefined ? {} : { apiEnabled: input.apiEnabled }),
+  return deps.sql.begin(async (tx) => {
+    const workspace = await updateWorkspace(tx, slug, {
+      ...(name === undefined ? {} : { name }),
+      ...(input.apiEnabled === undefined ? {} : { apiEnabled: input.apiEnabled }),
+    });
+    if (!workspace) throw notFound`No workspace has the slug "${slug}"`;
+    const kept =
+      helpText === undefined
+        ? await findWorkspaceHelpText(tx, workspace.id)
+        : ((await setWorkspaceHelpText(tx, slug, helpText))?.helpText ?? null);
+    if (quietHours !== undefined) await setQuietHours(tx, slug, quietHours);
+    // The settings as asked (the console's Settings and Inbox pages ask one each).
+    const changed = {
+      ...(name !== undefined && { name }),
+      ...(input.apiEnabled !== undefined && { api_enabled: input.apiEnabled }),
+      ...(quietHours !== undefined && {
+        quiet_hours: quietHours ? formatQuietHours(quietHours) : 'off',
+      }),
+    };
+    const target = `workspace ${workspace.slug}`;
+    if (Object.keys(changed).length > 0)
+      await writeAudit(tx, actor, workspace.id, {
+        action: 'workspace.updated',
+        target,
+        details: changed,
+      });
+    // Whether a HELP reply is answered, never the text itself.
+    if (helpText !== undefined)
+      await writeAudit(tx, actor, workspace.id, {
+        action: 'workspace.help_text_updated',
+        target,
+        details: { answered: kept !== null },
+      });
+    return {
+      ...workspace,
+      helpText: kept,
+      quietHours: quietHours === undefined ? await findQuietHours(tx, workspace.id) : quietHours,
+    };
   });
-  if (!workspace) throw notFound`No workspace has the slug "${slug}"`;
-  const kept =
-    helpText === undefined
-      ? await findWorkspaceHelpText(deps.sql, workspace.id)
-      : ((await setWorkspaceHelpText(deps.sql, slug, helpText))?.helpText ?? null);
-  if (quietHours !== undefined) await setQuietHours(deps.sql, slug, quietHours);
-  return {
-    ...workspace,
-    helpText: kept,
-    quietHours:
-      quietHours === undefined ? await findQuietHours(deps.sql, workspace.id) : quietHours,
-  };
 }

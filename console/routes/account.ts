@@ -13,10 +13,10 @@ import {
   switchConsoleWorkspace,
 } from '../../commands/console/sessions.js';
 import { InputError } from '../../commands/input.js';
-import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { SIGNED_IN } from '../doors.js';
 import { orRefusal } from '../form-errors.js';
+import { memberActor } from '../guard.js';
 import { clientAddress, formOf, idParam, redirect, text, userAgent } from '../http.js';
 import { csrfRefusal, messagePage } from '../pages.js';
 import { profilePage } from '../profile.js';
@@ -118,7 +118,6 @@ export async function accountRoutes(
     setSessionCookie(reply, result.token, cookies);
     const session = await findConsoleSession(deps, result.token);
     if (session?.secondFactorPending) return redirect(request, reply, '/console/sign-in/code');
-    if (session) await audit(deps, request, session, 'session.signed_in');
     return redirect(request, reply, next ?? `/console/w/${result.workspace.slug}`);
   });
 
@@ -130,8 +129,7 @@ export async function accountRoutes(
       return redirect(request, reply, '/console/sign-in');
     }
     if (!hasValidCsrf(request, token)) return csrfRefusal(reply);
-    await endConsoleSession(deps, visitor.sessionId);
-    await audit(deps, request, visitor, 'session.signed_out');
+    await endConsoleSession(deps, visitor, memberActor(request, visitor));
     clearSessionCookie(reply, cookies);
     return redirect(request, reply, '/console/sign-in?signed_out=1');
   });
@@ -153,11 +151,16 @@ export async function accountRoutes(
       const signedIn = request.member;
       const slug = text(formOf(request), 'workspace') ?? '';
       const chosen = await orRefusal(() =>
-        switchConsoleWorkspace(deps, {
-          sessionId: signedIn.visitor.sessionId,
-          userId: signedIn.visitor.userId,
-          workspace: slug,
-        }),
+        switchConsoleWorkspace(
+          deps,
+          {
+            sessionId: signedIn.visitor.sessionId,
+            userId: signedIn.visitor.userId,
+            workspace: slug,
+            from: signedIn.visitor.workspaceSlug,
+          },
+          signedIn.actor,
+        ),
       );
       if (chosen instanceof InputError) {
         return messagePage(reply, 404, {
@@ -168,14 +171,6 @@ export async function accountRoutes(
           csrf: signedIn.csrf,
         });
       }
-      await audit(
-        deps,
-        request,
-        { ...signedIn.visitor, workspaceId: chosen.id },
-        'session.switched_workspace',
-        `workspace ${chosen.slug}`,
-        { from: signedIn.visitor.workspaceSlug },
-      );
       return redirect(request, reply, `/console/w/${chosen.slug}`);
     },
   );
@@ -200,12 +195,15 @@ export async function accountRoutes(
           },
         );
       const ended = await orRefusal(() =>
-        endMyConsoleSession(deps, { userId: visitor.userId, sessionId }),
+        endMyConsoleSession(
+          deps,
+          { userId: visitor.userId, sessionId, workspaceId: visitor.workspaceId },
+          signedIn.actor,
+        ),
       );
       if (ended instanceof InputError) {
         return profilePage(deps, reply, signedIn, ended.status, {}, { error: ended.message });
       }
-      await audit(deps, request, visitor, 'session.revoked', `session #${sessionId}`);
       return redirect(request, reply, '/console/profile?done=session_ended');
     },
   );
@@ -216,13 +214,15 @@ export async function accountRoutes(
     async (request, reply) => {
       const signedIn = request.member;
       const { visitor } = signedIn;
-      const ended = await endOtherConsoleSessions(deps, {
-        userId: visitor.userId,
-        keepSessionId: visitor.sessionId,
-      });
-      await audit(deps, request, visitor, 'session.signed_out_elsewhere', null, {
-        sessions_ended: ended,
-      });
+      await endOtherConsoleSessions(
+        deps,
+        {
+          userId: visitor.userId,
+          keepSessionId: visitor.sessionId,
+          workspaceId: visitor.workspaceId,
+        },
+        signedIn.actor,
+      );
       return redirect(request, reply, '/console/profile?done=others_ended');
     },
   );

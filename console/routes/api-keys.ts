@@ -17,7 +17,6 @@ import {
 import { ABILITIES } from '../../domain/access.js';
 import { formatRequestRate } from '../../domain/fraud-guard.js';
 import { can } from '../access.js';
-import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { formErrors, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
@@ -127,14 +126,18 @@ export async function apiKeyRoutes(app: FastifyInstance, { context }: { context:
         });
       }
       const created = await orRefusal(() =>
-        createApiKey(deps, {
-          workspace: signedIn.visitor.workspaceSlug,
-          user: signedIn.visitor.email,
-          name: text(form, 'name'),
-          abilities: list(form, 'abilities'),
-          rate: text(form, 'rate'),
-          ...routing,
-        }),
+        createApiKey(
+          deps,
+          {
+            workspace: signedIn.visitor.workspaceSlug,
+            user: signedIn.visitor.email,
+            name: text(form, 'name'),
+            abilities: list(form, 'abilities'),
+            rate: text(form, 'rate'),
+            ...routing,
+          },
+          signedIn.actor,
+        ),
       );
       if (created instanceof InputError) {
         return page(reply, signedIn, 422, {
@@ -142,13 +145,6 @@ export async function apiKeyRoutes(app: FastifyInstance, { context }: { context:
           errors: pickerErrors(formErrors(created, LABELS, 'abilities')),
         });
       }
-      await audit(deps, request, signedIn.visitor, 'api_key.created', `API key ${created.prefix}`, {
-        abilities: created.abilities.join(','),
-        name: text(form, 'name')?.trim() || null,
-        provider: routing.provider ?? null,
-        failover_route: routing.failoverRoute ?? null,
-        rate: text(form, 'rate')?.trim() || null,
-      });
       return page(reply, signedIn, 201, { created });
     },
   );
@@ -168,12 +164,7 @@ export async function apiKeyRoutes(app: FastifyInstance, { context }: { context:
           errors: { revoke: 'This workspace has no such API key.' },
         });
       }
-      const { newlyRevoked } = await revokeApiKey(deps, {
-        id,
-        workspace: signedIn.visitor.workspaceSlug,
-      });
-      if (newlyRevoked)
-        await audit(deps, request, signedIn.visitor, 'api_key.revoked', `API key ${key.prefix}`);
+      await revokeApiKey(deps, { id, workspace: signedIn.visitor.workspaceSlug }, signedIn.actor);
       return redirect(request, reply, `${signedIn.base}/developer/api-keys?done=revoked`);
     },
   );

@@ -8,7 +8,6 @@ import { InputError } from '../../commands/input.js';
 import { loadInbox } from '../../commands/messaging/inbox.js';
 import { updateWorkspaceSettings } from '../../commands/team/workspaces.js';
 import { can } from '../access.js';
-import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { formErrors, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
@@ -75,24 +74,20 @@ export async function inboxRoutes(app: FastifyInstance, { context }: { context: 
     const signedIn = request.member;
     const given = text(formOf(request), 'help_text')?.trim() ?? '';
     const saved = await orRefusal(() =>
-      updateWorkspaceSettings(deps, {
-        slug: signedIn.visitor.workspaceSlug,
-        helpText: given === '' ? 'off' : given,
-      }),
+      updateWorkspaceSettings(
+        deps,
+        {
+          slug: signedIn.visitor.workspaceSlug,
+          helpText: given === '' ? 'off' : given,
+        },
+        signedIn.actor,
+      ),
     );
     if (saved instanceof InputError)
       return page(reply, signedIn, saved.status, {
         form: given,
         errors: formErrors(saved, { helpText: 'Help text' }, 'helpText'),
       });
-    await audit(
-      deps,
-      request,
-      signedIn.visitor,
-      'workspace.help_text_updated',
-      `workspace ${signedIn.visitor.workspaceSlug}`,
-      { answered: saved.helpText !== null },
-    );
     return redirect(
       request,
       reply,

@@ -8,7 +8,6 @@ import {
   findInvitation,
   type OpenInvitation,
 } from '../../commands/team/accept-invitation.js';
-import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { formErrors } from '../form-errors.js';
 import { clientAddress, formOf, redirect, text, userAgent } from '../http.js';
@@ -63,17 +62,23 @@ export async function invitationRoutes(
     const invitation = await findInvitation(deps, request.params.token);
     if (!invitation) return unusable(reply);
     const form = formOf(request);
+    const from = { address: clientAddress(request), userAgent: userAgent(request) };
     let userId: number;
     try {
       if (invitation.existingUserId === null) {
-        ({ userId } = await acceptWithNewAccount(deps, invitation, {
-          password: text(form, 'password'),
-          passwordConfirmation: text(form, 'password_confirmation'),
-        }));
+        ({ userId } = await acceptWithNewAccount(
+          deps,
+          invitation,
+          {
+            password: text(form, 'password'),
+            passwordConfirmation: text(form, 'password_confirmation'),
+          },
+          from,
+        ));
       } else {
         const result = await acceptAsExistingUser(deps, invitation, {
           password: text(form, 'password') ?? '',
-          address: clientAddress(request),
+          ...from,
         });
         if (result.outcome === 'throttled') {
           reply.header('retry-after', String(result.retryAfterSeconds));
@@ -106,17 +111,10 @@ export async function invitationRoutes(
       userId,
       workspaceId: invitation.workspaceId,
       secondFactorPending: await secondFactor.enrolled(userId),
-      address: clientAddress(request),
-      userAgent: userAgent(request),
+      ...from,
     });
     setSessionCookie(reply, session.token, cookies);
     const visitor = await findConsoleSession(deps, session.token);
-    if (visitor) {
-      await audit(deps, request, visitor, 'invitation.accepted', `member ${invitation.email}`, {
-        role: invitation.role,
-        invitation_id: invitation.id,
-      });
-    }
     if (visitor?.secondFactorPending) return redirect(request, reply, '/console/sign-in/code');
     return redirect(request, reply, `/console/w/${invitation.workspaceSlug}`);
   });

@@ -2,7 +2,6 @@
 import type { FastifyInstance } from 'fastify';
 import { listMcpConnections, revokeMcpConnection } from '../../commands/team/mcp-connections.js';
 import { can } from '../access.js';
-import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { redirect } from '../http.js';
 import { messagePage } from '../pages.js';
@@ -64,17 +63,7 @@ export async function mcpConnectionRoutes(
           csrf: signedIn.csrf,
         });
       }
-      await revokeMcpConnection(deps, { id });
-      await audit(
-        deps,
-        request,
-        signedIn.visitor,
-        'mcp_connection.revoked',
-        `connection #${id} (${connection.clientName})`,
-        {
-          user: connection.user,
-        },
-      );
+      await revokeMcpConnection(deps, { id }, signedIn.actor);
       return redirect(request, reply, `${signedIn.base}/developer/mcp?done=revoked`);
     },
   );

@@ -7,7 +7,6 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { InputError } from '../../commands/input.js';
 import { listWorkspaceMembers, updateWorkspaceMember } from '../../commands/team/members.js';
 import { isPermission, PERMISSIONS, ROLE_PERMISSIONS } from '../../domain/access.js';
-import { audit, auditInvitationsRevoked } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import type { SignedIn } from '../guard.js';
 import { formOf, redirect, text } from '../http.js';
@@ -108,25 +107,18 @@ export async function memberPermissionRoutes(
       // Whose permissions one may change, and what one may grant, the use-case decides on the
       // memberships as they are when it writes, not as `member` was read above.
       try {
-        const { member: updated, invitationsRevoked } = await updateWorkspaceMember(deps, {
-          workspace: signedIn.visitor.workspaceSlug,
-          email: member.email,
-          ...(change === 'grant' ? { grant: [permission] } : { revoke: [permission] }),
-          by: { userId: signedIn.visitor.userId },
-        });
-        // A repeated form (granting what is held) changes nothing and records nothing.
-        if (updated.permissions.join() !== member.permissions.join()) {
-          await audit(
-            deps,
-            request,
-            signedIn.visitor,
-            change === 'grant' ? 'member.permission_granted' : 'member.permission_revoked',
-            `member ${member.email}`,
-            { permission, permissions: updated.permissions.join(',') },
-          );
-        }
-        // Without members.read they can no longer invite: their pending invitations went with it.
-        await auditInvitationsRevoked(deps, request, signedIn.visitor, invitationsRevoked);
+        // A repeated form (granting what is held) changes nothing and records nothing; the
+        // pending invitations a revoked members.read takes with it are recorded too.
+        await updateWorkspaceMember(
+          deps,
+          {
+            workspace: signedIn.visitor.workspaceSlug,
+            email: member.email,
+            ...(change === 'grant' ? { grant: [permission] } : { revoke: [permission] }),
+            by: { userId: signedIn.visitor.userId },
+          },
+          signedIn.actor,
+        );
       } catch (error) {
         if (!(error instanceof InputError)) throw error;
         return page(reply, signedIn, error.status, member, {

@@ -3,22 +3,19 @@
  * off again, an owner's requirement, and an owner's or admin's reset of a member's factor.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import {
-  completeConsoleSecondFactor,
-  endOtherConsoleSessions,
-  findConsoleSession,
-} from '../../commands/console/sessions.js';
+import { findConsoleSession } from '../../commands/console/sessions.js';
 import { InputError } from '../../commands/input.js';
 import {
   beginTotpEnrolment,
-  checkTotpCode,
+  confirmTotpEnrolment,
   disableTotp,
   requireSecondFactor,
   resetMemberSecondFactor,
+  signInWithSecondFactor,
 } from '../../commands/team/totp.js';
-import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { SIGNED_IN } from '../doors.js';
+import { memberActor } from '../guard.js';
 import { clientAddress, formOf, redirect, text } from '../http.js';
 import { csrfRefusal } from '../pages.js';
 import { profilePage } from '../profile.js';
@@ -52,7 +49,16 @@ export async function secondFactorRoutes(
     if (!hasValidCsrf(request, token)) return csrfRefusal(reply);
     if (!visitor.secondFactorPending)
       return redirect(request, reply, `/console/w/${visitor.workspaceSlug}`);
-    const result = await checkTotpCode(deps, visitor.userId, text(formOf(request), 'code') ?? '');
+    const result = await signInWithSecondFactor(
+      deps,
+      {
+        userId: visitor.userId,
+        sessionId: visitor.sessionId,
+        workspaceId: visitor.workspaceId,
+        code: text(formOf(request), 'code') ?? '',
+      },
+      memberActor(request, visitor),
+    );
     if (result.outcome === 'throttled') {
       reply.header('retry-after', String(result.retryAfterSeconds));
       return codePage(
@@ -69,8 +75,6 @@ export async function secondFactorRoutes(
         csrfTokenFor(token),
         'That code is not right. Enter the current code from your authenticator app.',
       );
-    await completeConsoleSecondFactor(deps, visitor.sessionId);
-    await audit(deps, request, visitor, 'session.signed_in', null, { second_factor: true });
     return redirect(request, reply, `/console/w/${visitor.workspaceSlug}`);
   });
 
@@ -104,13 +108,16 @@ export async function secondFactorRoutes(
     async (request, reply) => {
       const signedIn = request.member;
       const { visitor } = signedIn;
-      const result = await checkTotpCode(
+      const result = await confirmTotpEnrolment(
         deps,
-        visitor.userId,
-        text(formOf(request), 'code') ?? '',
         {
-          enable: true,
+          userId: visitor.userId,
+          email: visitor.email,
+          code: text(formOf(request), 'code') ?? '',
+          keepSessionId: visitor.sessionId,
+          workspaceId: visitor.workspaceId,
         },
+        signedIn.actor,
       );
       if (result.outcome !== 'accepted') {
         if (result.outcome === 'throttled')
@@ -130,11 +137,6 @@ export async function secondFactorRoutes(
           },
         );
       }
-      await endOtherConsoleSessions(deps, {
-        userId: visitor.userId,
-        keepSessionId: visitor.sessionId,
-      });
-      await audit(deps, request, visitor, 'second_factor.enrolled', `user ${visitor.email}`);
       return redirect(request, reply, '/console/profile?done=enrolled');
     },
   );
@@ -146,22 +148,19 @@ export async function secondFactorRoutes(
       const signedIn = request.member;
       const required = text(formOf(request), 'required') === 'true';
       try {
-        await requireSecondFactor(deps, {
-          workspaceId: signedIn.visitor.workspaceId,
-          ownerUserId: signedIn.visitor.userId,
-          required,
-        });
+        await requireSecondFactor(
+          deps,
+          {
+            workspaceId: signedIn.visitor.workspaceId,
+            ownerUserId: signedIn.visitor.userId,
+            required,
+          },
+          signedIn.actor,
+        );
       } catch (error) {
         if (!(error instanceof InputError)) throw error;
         return profilePage(deps, reply, signedIn, 409, {}, { error: error.message });
       }
-      await audit(
-        deps,
-        request,
-        signedIn.visitor,
-        required ? 'workspace.second_factor_required' : 'workspace.second_factor_optional',
-        `workspace ${signedIn.visitor.workspaceSlug}`,
-      );
       return redirect(
         request,
         reply,
@@ -191,14 +190,19 @@ export async function secondFactorRoutes(
       const signedIn = request.member;
       const { visitor } = signedIn;
       const form = formOf(request);
-      const result = await disableTotp(deps, {
-        userId: visitor.userId,
-        email: visitor.email,
-        password: text(form, 'password') ?? '',
-        code: text(form, 'code') ?? '',
-        address: clientAddress(request),
-        keepSessionId: visitor.sessionId,
-      });
+      const result = await disableTotp(
+        deps,
+        {
+          userId: visitor.userId,
+          email: visitor.email,
+          password: text(form, 'password') ?? '',
+          code: text(form, 'code') ?? '',
+          address: clientAddress(request),
+          keepSessionId: visitor.sessionId,
+          workspaceId: visitor.workspaceId,
+        },
+        signedIn.actor,
+      );
       if (result.outcome === 'throttled') {
         reply.header('retry-after', String(result.retryAfterSeconds));
         return profilePage(
@@ -224,9 +228,6 @@ export async function secondFactorRoutes(
           { disableError: refusal.text },
         );
       }
-      await audit(deps, request, visitor, 'second_factor.disabled', `user ${visitor.email}`, {
-        sessions_ended: result.sessionsEnded,
-      });
       return redirect(request, reply, '/console/profile?done=disabled');
     },
   );
@@ -238,14 +239,15 @@ export async function secondFactorRoutes(
       const signedIn = request.member;
       const { visitor } = signedIn;
       try {
-        const reset = await resetMemberSecondFactor(deps, {
-          workspaceId: visitor.workspaceId,
-          email: text(formOf(request), 'email') ?? '',
-          by: { userId: visitor.userId, role: visitor.role ?? 'viewer' },
-        });
-        await audit(deps, request, visitor, 'second_factor.reset', `member ${reset.email}`, {
-          sessions_ended: reset.sessionsEnded,
-        });
+        await resetMemberSecondFactor(
+          deps,
+          {
+            workspaceId: visitor.workspaceId,
+            email: text(formOf(request), 'email') ?? '',
+            by: { userId: visitor.userId, role: visitor.role ?? 'viewer' },
+          },
+          signedIn.actor,
+        );
       } catch (error) {
         if (!(error instanceof InputError)) throw error;
         return profilePage(deps, reply, signedIn, error.status, {}, { error: error.message });

@@ -16,7 +16,6 @@ import {
 } from '../../commands/team/members.js';
 import { ROLES } from '../../domain/access.js';
 import { can } from '../access.js';
-import { audit, auditInvitationsRevoked } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import type { SignedIn } from '../guard.js';
 import { type Form, formOf, redirect, text } from '../http.js';
@@ -78,21 +77,15 @@ export async function teamRoutes(app: FastifyInstance, { context }: { context: C
     try {
       // Only an owner invites an owner: the use-case checks it on the membership as locked, and
       // records the visitor as the inviter (their removal or demotion revokes the invitation).
-      const invitation = await createInvitation(deps, {
-        workspace: signedIn.visitor.workspaceSlug,
-        email: text(form, 'email'),
-        role,
-        by: { userId: signedIn.visitor.userId },
-      });
-      await audit(
+      const invitation = await createInvitation(
         deps,
-        request,
-        signedIn.visitor,
-        'invitation.created',
-        `invitation ${invitation.email}`,
         {
-          role: invitation.role,
+          workspace: signedIn.visitor.workspaceSlug,
+          email: text(form, 'email'),
+          role,
+          by: { userId: signedIn.visitor.userId },
         },
+        signedIn.actor,
       );
       return page(reply, signedIn, 201, {
         invitationLink: `${deps.publicUrl}/console/invitations/${invitation.token}`,
@@ -121,18 +114,11 @@ export async function teamRoutes(app: FastifyInstance, { context }: { context: C
       if (!invitation)
         return page(reply, signedIn, 404, { error: 'This workspace has no such invitation.' });
       try {
-        await revokeInvitation(deps, { id });
+        await revokeInvitation(deps, { id }, signedIn.actor);
       } catch (error) {
         if (!(error instanceof InputError)) throw error;
         return page(reply, signedIn, error.status, { error: error.message });
       }
-      await audit(
-        deps,
-        request,
-        signedIn.visitor,
-        'invitation.revoked',
-        `invitation ${invitation.email}`,
-      );
       return redirect(request, reply, `${signedIn.base}/team?done=revoked`);
     },
   );
@@ -152,30 +138,12 @@ export async function teamRoutes(app: FastifyInstance, { context }: { context: C
     const by = { userId: signedIn.visitor.userId };
     try {
       if (action === 'remove') {
-        const { invitationsRevoked } = await removeWorkspaceMember(deps, { workspace, email, by });
-        await audit(deps, request, signedIn.visitor, 'member.removed', `member ${email}`);
-        await auditInvitationsRevoked(deps, request, signedIn.visitor, invitationsRevoked);
+        await removeWorkspaceMember(deps, { workspace, email, by }, signedIn.actor);
         return redirect(request, reply, `${signedIn.base}/team?done=removed`);
       }
       const change =
         action === 'role' ? { role } : { status: action === 'suspend' ? 'suspended' : 'active' };
-      const { invitationsRevoked } = await updateWorkspaceMember(deps, {
-        workspace,
-        email,
-        ...change,
-        by,
-      });
-      await audit(
-        deps,
-        request,
-        signedIn.visitor,
-        `member.${action === 'role' ? 'role_changed' : action === 'suspend' ? 'suspended' : 'reactivated'}`,
-        `member ${email}`,
-        {
-          ...(role !== undefined && { role }),
-        },
-      );
-      await auditInvitationsRevoked(deps, request, signedIn.visitor, invitationsRevoked);
+      await updateWorkspaceMember(deps, { workspace, email, ...change, by }, signedIn.actor);
       return redirect(request, reply, `${signedIn.base}/team?done=updated`);
     } catch (error) {
       if (!(error instanceof InputError)) throw error;

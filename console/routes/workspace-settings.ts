@@ -7,7 +7,6 @@ import { InputError } from '../../commands/input.js';
 import { workspaceQuietHours } from '../../commands/messaging/quiet-hours.js';
 import { updateWorkspaceSettings } from '../../commands/team/workspaces.js';
 import { formatQuietHours } from '../../domain/quiet-hours.js';
-import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { formErrors, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
@@ -72,22 +71,17 @@ export async function workspaceSettingsRoutes(
       };
       const quietHours = given.enabled ? `${given.start}-${given.end}` : 'off';
       const saved = await orRefusal(() =>
-        updateWorkspaceSettings(deps, { slug: signedIn.visitor.workspaceSlug, quietHours }),
+        updateWorkspaceSettings(
+          deps,
+          { slug: signedIn.visitor.workspaceSlug, quietHours },
+          signedIn.actor,
+        ),
       );
       if (saved instanceof InputError)
         return page(reply, signedIn, saved.status, {
           form: given,
           errors: formErrors(saved, { quietHours: 'Quiet hours' }, 'quietHours'),
         });
-      // As `herald workspace update --quiet-hours` is audited.
-      await audit(
-        deps,
-        request,
-        signedIn.visitor,
-        'workspace.updated',
-        `workspace ${signedIn.visitor.workspaceSlug}`,
-        { quiet_hours: saved.quietHours ? formatQuietHours(saved.quietHours) : 'off' },
-      );
       return redirect(
         request,
         reply,

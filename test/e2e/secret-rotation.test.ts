@@ -39,6 +39,7 @@ import {
   providerCredentialsContext,
 } from '../../security/credentials.js';
 import { webhookSecretContext } from '../../security/webhook-signature.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import {
   ensureStopped,
   freePorts,
@@ -335,12 +336,12 @@ describe('rotating HERALD_SECRET under load', { timeout: 420_000 }, () => {
       select count(*)::int as providers from providers where credentials is not null`;
     const deps = { sql, secret: `${keyC},${KEY_B}` };
 
-    expect(await rotateSecrets(deps, { batchSize: 2 })).toEqual({
+    expect(await rotateSecrets(deps, TEST_OPERATOR, { batchSize: 2 })).toEqual({
       'provider-credentials': { reencrypted: providers - 1, current: 0, unreadable: 1 },
       'webhook-secrets': { reencrypted: 1, current: 0, unreadable: 0 },
       'totp-secrets': { reencrypted: 1, current: 0, unreadable: 0 },
     });
-    expect(await rotateSecrets(deps, { batchSize: 2 })).toEqual({
+    expect(await rotateSecrets(deps, TEST_OPERATOR, { batchSize: 2 })).toEqual({
       'provider-credentials': { reencrypted: 0, current: providers - 1, unreadable: 1 },
       'webhook-secrets': { reencrypted: 0, current: 1, unreadable: 0 },
       'totp-secrets': { reencrypted: 0, current: 1, unreadable: 0 },

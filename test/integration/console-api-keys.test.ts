@@ -13,6 +13,7 @@ import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
 import { insertFailoverRoute, insertProvider } from '../../db/providers.js';
 import { type RunningSimulator, startSimulator } from '../../providers/simulator/server.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
 
 let server: Awaited<ReturnType<typeof openConsoleApp>>;
@@ -31,13 +32,13 @@ afterAll(async () => {
 
 async function workspace() {
   const slug = `k-${randomBytes(5).toString('hex')}`;
-  const { id } = await createWorkspace(server.deps, { name: `Keys ${slug}`, slug });
+  const { id } = await createWorkspace(server.deps, { name: `Keys ${slug}`, slug }, TEST_OPERATOR);
   return { slug, id };
 }
 
 async function signedIn(slug: string, role: 'developer' | 'viewer') {
   const email = `${role}@${slug}.test`;
-  await addUser(server.deps, { workspace: slug, email, password: PASSWORD, role });
+  await addUser(server.deps, { workspace: slug, email, password: PASSWORD, role }, TEST_OPERATOR);
   const browser = new ConsoleBrowser(server.app);
   expect((await browser.signIn(email, PASSWORD)).status).toBe(303);
   await browser.get(`/console/w/${slug}/developer/api-keys`);

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInvitation } from '../../commands/team/invitations.js';
 import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
 
 type App = Awaited<ReturnType<typeof openConsoleApp>>;
@@ -23,9 +24,9 @@ afterAll(() => server.close());
 
 async function workspaceWith(role: 'owner' | 'admin' | 'developer' | 'viewer' = 'owner') {
   const slug = `c-${randomBytes(5).toString('hex')}`;
-  await createWorkspace(server.deps, { name: `Console ${slug}`, slug });
+  await createWorkspace(server.deps, { name: `Console ${slug}`, slug }, TEST_OPERATOR);
   const email = `${role}@${slug}.test`;
-  await addUser(server.deps, { workspace: slug, email, password: PASSWORD, role });
+  await addUser(server.deps, { workspace: slug, email, password: PASSWORD, role }, TEST_OPERATOR);
   return { slug, email };
 }
 
@@ -218,13 +219,17 @@ describe('workspaces and permissions', () => {
   it('switches to another workspace the user is a member of', async () => {
     const first = await workspaceWith('owner');
     const second = `c-${randomBytes(5).toString('hex')}`;
-    await createWorkspace(server.deps, { name: 'Second', slug: second });
-    await addUser(server.deps, {
-      workspace: second,
-      email: first.email,
-      password: PASSWORD,
-      role: 'viewer',
-    });
+    await createWorkspace(server.deps, { name: 'Second', slug: second }, TEST_OPERATOR);
+    await addUser(
+      server.deps,
+      {
+        workspace: second,
+        email: first.email,
+        password: PASSWORD,
+        role: 'viewer',
+      },
+      TEST_OPERATOR,
+    );
     const browser = new ConsoleBrowser(server.app);
     await browser.signIn(first.email, PASSWORD);
     await browser.get('/console/workspaces');
@@ -249,12 +254,16 @@ describe('workspaces and permissions', () => {
     expect(await keyCount(slug)).toBe(1);
 
     const viewerEmail = `viewer@${slug}.test`;
-    await addUser(server.deps, {
-      workspace: slug,
-      email: viewerEmail,
-      password: PASSWORD,
-      role: 'viewer',
-    });
+    await addUser(
+      server.deps,
+      {
+        workspace: slug,
+        email: viewerEmail,
+        password: PASSWORD,
+        role: 'viewer',
+      },
+      TEST_OPERATOR,
+    );
     const viewer = new ConsoleBrowser(server.app);
     await viewer.signIn(viewerEmail, PASSWORD);
     const dashboard = await viewer.get(`/console/w/${slug}`);
@@ -273,12 +282,16 @@ describe('workspaces and permissions', () => {
   it('reads permissions live: a member removed after sign-in is refused on the next request', async () => {
     const { slug, email } = await workspaceWith('owner');
     const devEmail = `dev@${slug}.test`;
-    await addUser(server.deps, {
-      workspace: slug,
-      email: devEmail,
-      password: PASSWORD,
-      role: 'developer',
-    });
+    await addUser(
+      server.deps,
+      {
+        workspace: slug,
+        email: devEmail,
+        password: PASSWORD,
+        role: 'developer',
+      },
+      TEST_OPERATOR,
+    );
     const browser = new ConsoleBrowser(server.app);
     await browser.signIn(devEmail, PASSWORD);
     expect((await browser.get(`/console/w/${slug}/developer/api-keys`)).status).toBe(200);
@@ -294,7 +307,7 @@ describe('workspaces and permissions', () => {
 
 describe('invitations', () => {
   const tokenOf = async (slug: string, email: string, role: string) =>
-    (await createInvitation(server.deps, { workspace: slug, email, role })).token;
+    (await createInvitation(server.deps, { workspace: slug, email, role }, TEST_OPERATOR)).token;
 
   it('a new person sets a password and becomes a member with the invited role', async () => {
     const { slug } = await workspaceWith('owner');

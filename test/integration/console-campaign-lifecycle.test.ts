@@ -11,6 +11,7 @@ import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
 import { insertCampaign } from '../../db/campaigns.js';
 import type { Role } from '../../domain/access.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
 import { inbox } from '../support/send.js';
 
@@ -39,14 +40,22 @@ function numbers(count: number): string[] {
 
 async function workspace() {
   const slug = `l-${randomBytes(5).toString('hex')}`;
-  const created = await createWorkspace(server.deps, { name: `Lifecycle ${slug}`, slug });
+  const created = await createWorkspace(
+    server.deps,
+    { name: `Lifecycle ${slug}`, slug },
+    TEST_OPERATOR,
+  );
   return {
     slug,
     id: created.id,
     base: `/console/w/${slug}`,
     async member(role: Role) {
       const email = `${role}-${randomBytes(3).toString('hex')}@${slug}.test`;
-      await addUser(server.deps, { workspace: slug, email, password: PASSWORD, role });
+      await addUser(
+        server.deps,
+        { workspace: slug, email, password: PASSWORD, role },
+        TEST_OPERATOR,
+      );
       const browser = new ConsoleBrowser(server.app);
       expect((await browser.signIn(email, PASSWORD)).status).toBe(303);
       return { email, browser };

@@ -14,6 +14,7 @@ import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
 import { insertCampaign } from '../../db/campaigns.js';
 import type { Role } from '../../domain/access.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { ConsoleBrowser, type Page, visibleText } from '../support/console.js';
 import { type McpServerUnderTest, openMcpServer } from '../support/mcp.js';
 import { connectWithForms } from '../support/oauth-forms.js';
@@ -50,13 +51,13 @@ interface Workspace {
 
 async function workspace(): Promise<Workspace> {
   const slug = `c-${randomBytes(5).toString('hex')}`;
-  const created = await createWorkspace(server, { name: `Campaigns ${slug}`, slug });
+  const created = await createWorkspace(server, { name: `Campaigns ${slug}`, slug }, TEST_OPERATOR);
   return {
     slug,
     id: created.id,
     async member(role) {
       const email = `${role}-${randomBytes(3).toString('hex')}@${slug}.test`;
-      await addUser(server, { workspace: slug, email, password: PASSWORD, role });
+      await addUser(server, { workspace: slug, email, password: PASSWORD, role }, TEST_OPERATOR);
       const browser = new ConsoleBrowser(server.app);
       expect((await browser.signIn(email, PASSWORD)).status).toBe(303);
       return { email, browser };
@@ -652,21 +653,29 @@ describe('Batch report', () => {
     const url = `/console/w/${space.slug}/batches/${campaignId}`;
     const [first] = recipients as [string];
     expect((await developer.browser.get(url)).body).not.toContain(first);
-    await updateWorkspaceMember(server, {
-      workspace: space.slug,
-      email: developer.email,
-      grant: ['recipients.read'],
-    });
+    await updateWorkspaceMember(
+      server,
+      {
+        workspace: space.slug,
+        email: developer.email,
+        grant: ['recipients.read'],
+      },
+      TEST_OPERATOR,
+    );
     expect(recipientRows(await developer.browser.get(url))[0]).toEqual([
       1,
       first,
       'failed to send',
     ]);
-    await updateWorkspaceMember(server, {
-      workspace: space.slug,
-      email: developer.email,
-      revoke: ['recipients.read'],
-    });
+    await updateWorkspaceMember(
+      server,
+      {
+        workspace: space.slug,
+        email: developer.email,
+        revoke: ['recipients.read'],
+      },
+      TEST_OPERATOR,
+    );
     const page = await developer.browser.get(url);
     expect(page.body).not.toContain(first);
     expect(recipientRows(page)[0]).toEqual([1, `•••• ${first.slice(-4)}`, 'failed to send']);
@@ -706,11 +715,15 @@ describe('Batch report', () => {
 
   it('refuses a member without campaigns.read the list and the report (403)', async () => {
     const viewer = await space.member('viewer');
-    await updateWorkspaceMember(server, {
-      workspace: space.slug,
-      email: viewer.email,
-      revoke: ['campaigns.read'],
-    });
+    await updateWorkspaceMember(
+      server,
+      {
+        workspace: space.slug,
+        email: viewer.email,
+        revoke: ['campaigns.read'],
+      },
+      TEST_OPERATOR,
+    );
     for (const path of ['campaigns', `batches/${campaignId}`, `batches/${campaignId}/live`]) {
       const page = await viewer.browser.get(`/console/w/${space.slug}/${path}`);
       expect(page.status).toBe(403);

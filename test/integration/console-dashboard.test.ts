@@ -12,6 +12,7 @@ import { recordDelivery, settleMessages } from '../../db/campaign-messages.js';
 import { insertCampaign, recordDispatch } from '../../db/campaigns.js';
 import { createDeliverySummaryCache } from '../../mcp/delivery-summary-cache.js';
 import { getDeliverySummary } from '../../mcp/tools/get-delivery-summary.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
 
 let server: Awaited<ReturnType<typeof openConsoleApp>>;
@@ -111,12 +112,20 @@ function shownSummary(text: string, days: 7 | 30) {
 describe('Dashboard delivery summary', () => {
   it('shows the 7- and 30-day numbers get_delivery_summary gives, rate included', async () => {
     const slug = `d-${randomBytes(5).toString('hex')}`;
-    const { id: workspaceId } = await createWorkspace(server.deps, {
-      name: `Dashboard ${slug}`,
-      slug,
-    });
+    const { id: workspaceId } = await createWorkspace(
+      server.deps,
+      {
+        name: `Dashboard ${slug}`,
+        slug,
+      },
+      TEST_OPERATOR,
+    );
     const email = `owner@${slug}.test`;
-    await addUser(server.deps, { workspace: slug, email, password: PASSWORD, role: 'owner' });
+    await addUser(
+      server.deps,
+      { workspace: slug, email, password: PASSWORD, role: 'owner' },
+      TEST_OPERATOR,
+    );
     // 800 sent, 57 delivered: 7.13 % with domain/delivery-rate.ts, 7.12 % with (57 / 800) × 10,000.
     await seedBatch(
       workspaceId,

@@ -13,6 +13,7 @@ import { createOtpService } from '../../commands/otp/services.js';
 import { createApiKey } from '../../commands/team/api-keys.js';
 import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
 
 let server: Awaited<ReturnType<typeof openConsoleApp>>;
@@ -27,13 +28,13 @@ afterAll(() => server.close());
 
 async function workspace() {
   const slug = `g-${randomBytes(5).toString('hex')}`;
-  const { id } = await createWorkspace(server.deps, { name: `Guard ${slug}`, slug });
+  const { id } = await createWorkspace(server.deps, { name: `Guard ${slug}`, slug }, TEST_OPERATOR);
   return { slug, id };
 }
 
 async function signedIn(slug: string, role: 'admin' | 'developer' | 'viewer') {
   const email = `${role}@${slug}.test`;
-  await addUser(server.deps, { workspace: slug, email, password: PASSWORD, role });
+  await addUser(server.deps, { workspace: slug, email, password: PASSWORD, role }, TEST_OPERATOR);
   const browser = new ConsoleBrowser(server.app);
   expect((await browser.signIn(email, PASSWORD)).status).toBe(303);
   return { email, browser };
@@ -207,10 +208,14 @@ describe('blocked ranges', () => {
   async function blockedRange() {
     const tenant = await workspace();
     await addCredits(server.deps, { workspace: tenant.slug, amount: 100 });
-    const { token } = await createApiKey(server.deps, {
-      workspace: tenant.slug,
-      abilities: ['otp:send'],
-    });
+    const { token } = await createApiKey(
+      server.deps,
+      {
+        workspace: tenant.slug,
+        abilities: ['otp:send'],
+      },
+      TEST_OPERATOR,
+    );
     await setGuard(server.deps, {
       workspace: tenant.slug,
       otpPerRecipient: 'off',

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { beginTotpEnrolment, checkTotpCode } from '../../commands/team/totp.js';
 import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { ConsoleBrowser, freshAddress } from '../support/console.js';
 import { type McpServerUnderTest, openMcpServer } from '../support/mcp.js';
 import { connectWithForms } from '../support/oauth-forms.js';
@@ -27,14 +28,18 @@ const deps = () => ({ sql: server.sql, secret: server.admin.secret });
 
 async function owner() {
   const slug = `o-${randomBytes(5).toString('hex')}`;
-  await createWorkspace(deps(), { name: `OAuth ${slug}`, slug });
+  await createWorkspace(deps(), { name: `OAuth ${slug}`, slug }, TEST_OPERATOR);
   const email = `owner@${slug}.test`;
-  const { userId } = await addUser(deps(), {
-    workspace: slug,
-    email,
-    password: PASSWORD,
-    role: 'owner',
-  });
+  const { userId } = await addUser(
+    deps(),
+    {
+      workspace: slug,
+      email,
+      password: PASSWORD,
+      role: 'owner',
+    },
+    TEST_OPERATOR,
+  );
   return { slug, email, userId };
 }
 
@@ -216,12 +221,16 @@ describe('Developer Tools → MCP & AI', () => {
     const user = await owner();
     await connectWithForms(server.baseUrl, { email: user.email, password: PASSWORD });
     const devEmail = `dev@${user.slug}.test`;
-    await addUser(deps(), {
-      workspace: user.slug,
-      email: devEmail,
-      password: PASSWORD,
-      role: 'developer',
-    });
+    await addUser(
+      deps(),
+      {
+        workspace: user.slug,
+        email: devEmail,
+        password: PASSWORD,
+        role: 'developer',
+      },
+      TEST_OPERATOR,
+    );
     const developer = new ConsoleBrowser(server.app);
     await developer.signIn(devEmail, PASSWORD);
     const page = await developer.get(`/console/w/${user.slug}/developer/mcp`);

@@ -13,6 +13,7 @@ import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
 import { insertProvider } from '../../db/providers.js';
 import { type RunningSimulator, startSimulator } from '../../providers/simulator/server.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
 
 let server: Awaited<ReturnType<typeof openConsoleApp>>;
@@ -34,9 +35,9 @@ async function signedIn(
   slug = `s-${randomBytes(5).toString('hex')}`,
 ) {
   const [existing] = await server.sql`select 1 from workspaces where slug = ${slug}`;
-  if (!existing) await createWorkspace(server.deps, { name: `OTP ${slug}`, slug });
+  if (!existing) await createWorkspace(server.deps, { name: `OTP ${slug}`, slug }, TEST_OPERATOR);
   const email = `${role}@${slug}.test`;
-  await addUser(server.deps, { workspace: slug, email, password: PASSWORD, role });
+  await addUser(server.deps, { workspace: slug, email, password: PASSWORD, role }, TEST_OPERATOR);
   const browser = new ConsoleBrowser(server.app);
   expect((await browser.signIn(email, PASSWORD)).status).toBe(303);
   return { slug, email, browser };
@@ -69,7 +70,11 @@ async function inbox(simulatorUrl: string, to: string) {
 }
 
 async function sendCode(workspace: string, serviceSlug: string, recipient: string) {
-  const { token } = await createApiKey(server.deps, { workspace, abilities: ['otp:send'] });
+  const { token } = await createApiKey(
+    server.deps,
+    { workspace, abilities: ['otp:send'] },
+    TEST_OPERATOR,
+  );
   return server.app.inject({
     method: 'POST',
     url: '/api/v1/otp/send',

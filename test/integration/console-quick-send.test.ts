@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { registerSender } from '../../commands/providers/senders.js';
 import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
 import { inbox } from '../support/send.js';
 
@@ -29,9 +30,9 @@ function numbers(count: number): string[] {
 
 async function signedIn(role: 'owner' | 'developer' | 'viewer') {
   const slug = `q-${randomBytes(5).toString('hex')}`;
-  await createWorkspace(server.deps, { name: `Quick ${slug}`, slug });
+  await createWorkspace(server.deps, { name: `Quick ${slug}`, slug }, TEST_OPERATOR);
   const email = `${role}@${slug}.test`;
-  await addUser(server.deps, { workspace: slug, email, password: PASSWORD, role });
+  await addUser(server.deps, { workspace: slug, email, password: PASSWORD, role }, TEST_OPERATOR);
   const browser = new ConsoleBrowser(server.app);
   expect((await browser.signIn(email, PASSWORD)).status).toBe(303);
   return { slug, email, browser };
@@ -189,12 +190,16 @@ describe('audit log', () => {
     });
 
     const devEmail = `dev@${slug}.test`;
-    await addUser(server.deps, {
-      workspace: slug,
-      email: devEmail,
-      password: PASSWORD,
-      role: 'developer',
-    });
+    await addUser(
+      server.deps,
+      {
+        workspace: slug,
+        email: devEmail,
+        password: PASSWORD,
+        role: 'developer',
+      },
+      TEST_OPERATOR,
+    );
     const developer = new ConsoleBrowser(server.app);
     await developer.signIn(devEmail, PASSWORD);
     expect((await developer.get(`/console/w/${slug}/audit`)).status).toBe(403);

@@ -10,6 +10,7 @@ import { resetMemberSecondFactor } from '../../commands/team/totp.js';
 import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 
 let server: Awaited<ReturnType<typeof openConsoleApp>>;
 const PASSWORD = 'correct horse 1';
@@ -21,9 +22,14 @@ afterAll(() => server.close());
 
 async function member(role: 'owner' | 'admin' | 'developer', slug?: string) {
   const workspace = slug ?? `t-${randomBytes(5).toString('hex')}`;
-  if (!slug) await createWorkspace(server.deps, { name: `Two-step ${workspace}`, slug: workspace });
+  if (!slug)
+    await createWorkspace(
+      server.deps,
+      { name: `Two-step ${workspace}`, slug: workspace },
+      TEST_OPERATOR,
+    );
   const email = `${role}-${randomBytes(3).toString('hex')}@${workspace}.test`;
-  await addUser(server.deps, { workspace, email, password: PASSWORD, role });
+  await addUser(server.deps, { workspace, email, password: PASSWORD, role }, TEST_OPERATOR);
   const browser = new ConsoleBrowser(server.app);
   expect((await browser.signIn(email, PASSWORD)).status).toBe(303);
   return { slug: workspace, email, browser };
@@ -322,13 +328,21 @@ describe('turning TOTP off and resetting it', () => {
     const both = await member('developer', owner.slug);
     await enrol(both.browser);
     const elsewhere = `t-${randomBytes(5).toString('hex')}`;
-    await createWorkspace(server.deps, { name: `Two-step ${elsewhere}`, slug: elsewhere });
-    await addUser(server.deps, {
-      workspace: elsewhere,
-      email: both.email,
-      password: PASSWORD,
-      role: 'owner',
-    });
+    await createWorkspace(
+      server.deps,
+      { name: `Two-step ${elsewhere}`, slug: elsewhere },
+      TEST_OPERATOR,
+    );
+    await addUser(
+      server.deps,
+      {
+        workspace: elsewhere,
+        email: both.email,
+        password: PASSWORD,
+        role: 'owner',
+      },
+      TEST_OPERATOR,
+    );
 
     const refusal = `${both.email} also belongs to a workspace you do not manage, which their two-step verification protects too; only they can turn it off`;
     // Neither A's admin nor A's owner is in B, where the member is owner: no button, no reset.
@@ -354,21 +368,29 @@ describe('turning TOTP off and resetting it', () => {
       select m.workspace_id, m.user_id from workspace_members m
       join users u on u.id = m.user_id where u.email = ${admin.email}`;
     await expect(
-      resetMemberSecondFactor(server.deps, {
-        workspaceId: adminRow?.workspaceId ?? 0,
-        email: both.email,
-        by: { userId: adminRow?.userId ?? 0, role: 'admin' },
-      }),
+      resetMemberSecondFactor(
+        server.deps,
+        {
+          workspaceId: adminRow?.workspaceId ?? 0,
+          email: both.email,
+          by: { userId: adminRow?.userId ?? 0, role: 'admin' },
+        },
+        TEST_OPERATOR,
+      ),
     ).rejects.toThrow(refusal);
     expect(await enrolledAt(both.email)).toBe(true);
 
     // Once A's owner also owns B, the factor guards nothing beyond them: the button and the reset.
-    await addUser(server.deps, {
-      workspace: elsewhere,
-      email: owner.email,
-      password: PASSWORD,
-      role: 'owner',
-    });
+    await addUser(
+      server.deps,
+      {
+        workspace: elsewhere,
+        email: owner.email,
+        password: PASSWORD,
+        role: 'owner',
+      },
+      TEST_OPERATOR,
+    );
     const page = await owner.browser.get('/console/profile');
     expect(page.body).toContain(`<input type="hidden" name="email" value="${both.email}">`);
     const reset = await owner.browser.post(

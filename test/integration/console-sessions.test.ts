@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMaintenanceActivities } from '../../activities/maintenance.js';
 import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
 
 let server: Awaited<ReturnType<typeof openConsoleApp>>;
@@ -21,9 +22,13 @@ afterAll(() => server.close());
 
 async function account() {
   const slug = `s-${randomBytes(5).toString('hex')}`;
-  await createWorkspace(server.deps, { name: `Sessions ${slug}`, slug });
+  await createWorkspace(server.deps, { name: `Sessions ${slug}`, slug }, TEST_OPERATOR);
   const email = `owner@${slug}.test`;
-  await addUser(server.deps, { workspace: slug, email, password: PASSWORD, role: 'owner' });
+  await addUser(
+    server.deps,
+    { workspace: slug, email, password: PASSWORD, role: 'owner' },
+    TEST_OPERATOR,
+  );
   return { slug, email };
 }
 

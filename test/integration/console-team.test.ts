@@ -16,6 +16,7 @@ import {
 import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
 import { insertCampaign } from '../../db/campaigns.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { ConsoleBrowser, openConsoleApp, type Page, visibleText } from '../support/console.js';
 
 let server: Awaited<ReturnType<typeof openConsoleApp>>;
@@ -28,15 +29,19 @@ afterAll(() => server.close());
 
 async function team() {
   const slug = `m-${randomBytes(5).toString('hex')}`;
-  const { id } = await createWorkspace(server.deps, { name: `Team ${slug}`, slug });
+  const { id } = await createWorkspace(server.deps, { name: `Team ${slug}`, slug }, TEST_OPERATOR);
   const add = async (role: 'owner' | 'admin' | 'developer' | 'viewer', name: string = role) => {
     const email = `${name}@${slug}.test`;
-    const { userId } = await addUser(server.deps, {
-      workspace: slug,
-      email,
-      password: PASSWORD,
-      role,
-    });
+    const { userId } = await addUser(
+      server.deps,
+      {
+        workspace: slug,
+        email,
+        password: PASSWORD,
+        role,
+      },
+      TEST_OPERATOR,
+    );
     const browser = new ConsoleBrowser(server.app);
     expect((await browser.signIn(email, PASSWORD)).status).toBe(303);
     await browser.get(`/console/w/${slug}/team`);
@@ -144,10 +149,14 @@ describe('Team', () => {
     const owner = await mine.add('owner');
     const theirs = await team();
     await theirs.add('owner');
-    const { id } = await createInvitation(server.deps, {
-      workspace: theirs.slug,
-      email: 'x@example.test',
-    });
+    const { id } = await createInvitation(
+      server.deps,
+      {
+        workspace: theirs.slug,
+        email: 'x@example.test',
+      },
+      TEST_OPERATOR,
+    );
     const refused = await owner.browser.post(
       `/console/w/${mine.slug}/team/invitations/${id}/revoke`,
       {},
@@ -415,10 +424,14 @@ describe('Team: a member’s permissions', () => {
     // The same use-case keeps them for the CLI: neither demoted nor removed.
     const refusal = `${second.email} is the only active owner of ${slug} with members.read, which managing the team needs; grant it to another owner first`;
     await expect(
-      updateWorkspaceMember(server.deps, { workspace: slug, email: second.email, role: 'admin' }),
+      updateWorkspaceMember(
+        server.deps,
+        { workspace: slug, email: second.email, role: 'admin' },
+        TEST_OPERATOR,
+      ),
     ).rejects.toThrow(refusal);
     await expect(
-      removeWorkspaceMember(server.deps, { workspace: slug, email: second.email }),
+      removeWorkspaceMember(server.deps, { workspace: slug, email: second.email }, TEST_OPERATOR),
     ).rejects.toThrow(refusal);
     expect(await memberRow(slug, second.email)).toEqual({ role: 'owner', status: 'active' });
   });
@@ -433,46 +446,70 @@ describe('Team: a member’s permissions', () => {
     const { members } = await listWorkspaceMembers(server.deps, { workspace: slug });
     expect(members.find((member) => member.email === target.email)?.role).toBe('developer');
     // ...who an owner makes owner before the admin's change arrives.
-    await updateWorkspaceMember(server.deps, {
-      workspace: slug,
-      email: target.email,
-      role: 'owner',
-      by: { userId: owner.userId },
-    });
-    const before = await permissionsOf(slug, target.email);
-    await expect(
-      updateWorkspaceMember(server.deps, {
+    await updateWorkspaceMember(
+      server.deps,
+      {
         workspace: slug,
         email: target.email,
-        revoke: ['recipients.read'],
-        by,
-      }),
+        role: 'owner',
+        by: { userId: owner.userId },
+      },
+      TEST_OPERATOR,
+    );
+    const before = await permissionsOf(slug, target.email);
+    await expect(
+      updateWorkspaceMember(
+        server.deps,
+        {
+          workspace: slug,
+          email: target.email,
+          revoke: ['recipients.read'],
+          by,
+        },
+        TEST_OPERATOR,
+      ),
     ).rejects.toThrow("Only an owner can change an owner's permissions.");
     for (const change of [{ role: 'developer' }, { status: 'suspended' }]) {
       await expect(
-        updateWorkspaceMember(server.deps, { workspace: slug, email: target.email, ...change, by }),
+        updateWorkspaceMember(
+          server.deps,
+          { workspace: slug, email: target.email, ...change, by },
+          TEST_OPERATOR,
+        ),
       ).rejects.toThrow('Only an owner can change an owner, or make one.');
     }
     await expect(
-      removeWorkspaceMember(server.deps, { workspace: slug, email: target.email, by }),
+      removeWorkspaceMember(
+        server.deps,
+        { workspace: slug, email: target.email, by },
+        TEST_OPERATOR,
+      ),
     ).rejects.toThrow('Only an owner can change an owner, or make one.');
     expect(await memberRow(slug, target.email)).toEqual({ role: 'owner', status: 'active' });
     expect(await permissionsOf(slug, target.email)).toEqual(before);
 
     // The acting member's own role is read there too: an admin demoted meanwhile acts no more.
     const developer = await add('developer');
-    await updateWorkspaceMember(server.deps, {
-      workspace: slug,
-      email: admin.email,
-      role: 'developer',
-    });
-    await expect(
-      updateWorkspaceMember(server.deps, {
+    await updateWorkspaceMember(
+      server.deps,
+      {
         workspace: slug,
-        email: developer.email,
-        grant: ['members.read'],
-        by,
-      }),
+        email: admin.email,
+        role: 'developer',
+      },
+      TEST_OPERATOR,
+    );
+    await expect(
+      updateWorkspaceMember(
+        server.deps,
+        {
+          workspace: slug,
+          email: developer.email,
+          grant: ['members.read'],
+          by,
+        },
+        TEST_OPERATOR,
+      ),
     ).rejects.toThrow(`You no longer manage the members of ${slug}.`);
     expect(await permissionsOf(slug, developer.email)).not.toContain('members.read');
   });

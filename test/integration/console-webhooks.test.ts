@@ -9,6 +9,7 @@ import { operatorActor } from '../../cli/context.js';
 import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
 import { createWebhookEndpoint } from '../../commands/webhooks/webhooks.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
 
 let server: Awaited<ReturnType<typeof openConsoleApp>>;
@@ -23,9 +24,9 @@ afterAll(() => server.close());
 
 async function signedIn(role: 'developer' | 'viewer', on = server) {
   const slug = `h-${randomBytes(5).toString('hex')}`;
-  await createWorkspace(on.deps, { name: `Hooks ${slug}`, slug });
+  await createWorkspace(on.deps, { name: `Hooks ${slug}`, slug }, TEST_OPERATOR);
   const email = `${role}@${slug}.test`;
-  await addUser(on.deps, { workspace: slug, email, password: PASSWORD, role });
+  await addUser(on.deps, { workspace: slug, email, password: PASSWORD, role }, TEST_OPERATOR);
   const browser = new ConsoleBrowser(on.app);
   expect((await browser.signIn(email, PASSWORD)).status).toBe(303);
   await browser.get(`/console/w/${slug}/developer/webhooks`);
@@ -76,7 +77,7 @@ describe('Webhooks', () => {
   it("does not find another workspace's endpoint, and refuses a viewer", async () => {
     const { slug, browser } = await signedIn('developer');
     const other = `h-${randomBytes(5).toString('hex')}`;
-    await createWorkspace(server.deps, { name: 'Other', slug: other });
+    await createWorkspace(server.deps, { name: 'Other', slug: other }, TEST_OPERATOR);
     const { endpoint } = await createWebhookEndpoint(
       server.deps,
       { workspace: other, url: 'http://127.0.0.1:9/other', events: [EVENT] },

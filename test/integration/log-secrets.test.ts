@@ -14,6 +14,7 @@ import { parseEnv } from '../../config/env.js';
 import { createSql, type Sql } from '../../db/client.js';
 import { buildApp } from '../../server/app.js';
 import { connectTemporalClient } from '../../temporal/client.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { ConsoleBrowser } from '../support/console.js';
 import { findSecretsInText, type LogSecret } from '../support/log-secrets.js';
 import { inbox, numbers } from '../support/send.js';
@@ -63,13 +64,14 @@ async function received(to: string, pattern: RegExp): Promise<string> {
 
 it('keeps every password, API key, invitation token, opt-out token and OTP code out of the log', async () => {
   const slug = `logs-${randomBytes(5).toString('hex')}`;
-  await createWorkspace({ sql }, { name: `Logs ${slug}`, slug });
+  await createWorkspace({ sql }, { name: `Logs ${slug}`, slug }, TEST_OPERATOR);
   await addCredits({ sql }, { workspace: slug, amount: 10 });
   const ownerPassword = `Owner ${randomBytes(9).toString('base64url')}`;
   const ownerEmail = `owner@${slug}.test`;
   await addUser(
     { sql },
     { workspace: slug, email: ownerEmail, password: ownerPassword, role: 'owner' },
+    TEST_OPERATOR,
   );
 
   const owner = new ConsoleBrowser(app);

@@ -14,6 +14,7 @@ import {
   checkTotpCode,
   requireSecondFactor,
 } from '../../commands/team/totp.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { createMcpUser, type McpServerUnderTest, openMcpServer } from '../support/mcp.js';
 import { connectWithForms } from '../support/oauth-forms.js';
 
@@ -89,11 +90,11 @@ describe("a workspace's two-step verification requirement and MCP connections", 
     expect(await toolRefusal(client.accessToken)).toBeUndefined();
 
     await enrol(owner.userId);
-    await requireSecondFactor(deps(), {
-      workspaceId: owner.workspaceId,
-      ownerUserId: owner.userId,
-      required: true,
-    });
+    await requireSecondFactor(
+      deps(),
+      { workspaceId: owner.workspaceId, ownerUserId: owner.userId, required: true },
+      TEST_OPERATOR,
+    );
     expect(await toolRefusal(client.accessToken)).toBe(MISSING_FACTOR);
     expect(await refresh(client.clientId, client.refreshToken)).toEqual({
       status: 400,
@@ -120,11 +121,11 @@ describe("a workspace's two-step verification requirement and MCP connections", 
     });
     // Another workspace's requirement, of which this user is no member, changes nothing here.
     await enrol(other.userId);
-    await requireSecondFactor(deps(), {
-      workspaceId: other.workspaceId,
-      ownerUserId: other.userId,
-      required: true,
-    });
+    await requireSecondFactor(
+      deps(),
+      { workspaceId: other.workspaceId, ownerUserId: other.userId, required: true },
+      TEST_OPERATOR,
+    );
     expect(await toolRefusal(client.accessToken)).toBeUndefined();
     expect((await refresh(client.clientId, client.refreshToken)).status).toBe(200);
   });

@@ -5,6 +5,7 @@
  * campaign left paused past its validity is closed by its run with every message failed unsent.
  */
 import { randomUUID } from 'node:crypto';
+import { hostname, userInfo } from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -116,6 +117,19 @@ describe('a campaign left paused', { timeout: 90_000 }, () => {
     };
     const resumed = await campaignResume(admin, { workspace: tenant.slug, id: String(id) });
     expect(resumed.json).toEqual({ id, status: 'queued' });
+    // Its line written with the dispatch's record, by the OS user on this host.
+    expect(
+      await stack.sql`
+        select actor, source, origin, details from audit_log
+        where action = 'campaign.resumed' and target = ${`campaign #${id}`}`,
+    ).toEqual([
+      {
+        actor: userInfo().username,
+        source: 'cli',
+        origin: `cli@${hostname()}`,
+        details: { status: 'queued' },
+      },
+    ]);
     await untilCompleted(id);
     await sentOnceEach(recipients, 'Resumed, once');
   });

@@ -13,6 +13,7 @@ import { campaignCreate } from '../../cli/admin/campaigns.js';
 import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
 import { parseEnv } from '../../config/env.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { ConsoleBrowser, visibleText } from '../support/console.js';
 import { type McpServerUnderTest, openMcpServer } from '../support/mcp.js';
 import { type InboxMessage, numbers } from '../support/send.js';
@@ -27,7 +28,11 @@ afterAll(() => server.close());
 
 async function workspace() {
   const slug = `p-${randomBytes(5).toString('hex')}`;
-  const { id } = await createWorkspace(server, { name: `Personalised ${slug}`, slug });
+  const { id } = await createWorkspace(
+    server,
+    { name: `Personalised ${slug}`, slug },
+    TEST_OPERATOR,
+  );
   return { slug, id };
 }
 
@@ -61,12 +66,16 @@ describe('Create campaign with a variables CSV', () => {
   async function signedIn() {
     const space = await workspace();
     const email = `dev@${space.slug}.test`;
-    await addUser(server, {
-      workspace: space.slug,
-      email,
-      password: 'correct horse 1',
-      role: 'developer',
-    });
+    await addUser(
+      server,
+      {
+        workspace: space.slug,
+        email,
+        password: 'correct horse 1',
+        role: 'developer',
+      },
+      TEST_OPERATOR,
+    );
     const browser = new ConsoleBrowser(server.app);
     expect((await browser.signIn(email, 'correct horse 1')).status).toBe(303);
     await browser.get(`/console/w/${space.slug}/campaigns/new`);

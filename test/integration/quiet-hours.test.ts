@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { workspaceUpdate } from '../../cli/admin/workspaces.js';
 import { UsageError } from '../../cli/output.js';
 import { addUser } from '../../commands/team/users.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { ConsoleBrowser, visibleText } from '../support/console.js';
 import { dispatchPrepared, inbox, lookup, messageRows, postMessages } from '../support/send.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
@@ -133,12 +134,16 @@ describe("the console's Settings page", () => {
   it('lets an owner set and remove quiet hours, audited, refuses an empty window inline, and is not offered to a developer', async () => {
     const tenant = await createTenant(stack.admin);
     const owner = `owner@${tenant.slug}.test`;
-    await addUser(stack.admin, {
-      workspace: tenant.slug,
-      email: owner,
-      password: 'correct horse 1',
-      role: 'owner',
-    });
+    await addUser(
+      stack.admin,
+      {
+        workspace: tenant.slug,
+        email: owner,
+        password: 'correct horse 1',
+        role: 'owner',
+      },
+      TEST_OPERATOR,
+    );
     const developer = new ConsoleBrowser(stack.app);
     expect((await developer.signIn(`dev@${tenant.slug}.test`, 'correct horse 1')).status).toBe(303);
     const base = `/console/w/${tenant.slug}`;

@@ -10,6 +10,7 @@ import { createSql, type Sql } from '../../db/client.js';
 import { migrate } from '../../db/migrate.js';
 import { campaignMessageReference } from '../../domain/message-reference.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import {
   inbox,
   messageRows,
@@ -76,7 +77,7 @@ describe('herald restore reconcile', () => {
     for (const seq of [1, 2, 3])
       await sentByTheLostSite(campaignId, seq, recipients[seq - 1] as string, body);
 
-    expect(await reconcileRestore({ sql: restored })).toEqual({
+    expect(await reconcileRestore({ sql: restored }, TEST_OPERATOR)).toEqual({
       campaignMessages: 6,
       otpRequests: 0,
       campaigns: 1,
@@ -113,7 +114,7 @@ describe('herald restore reconcile', () => {
     await restored`
       update campaigns set status = 'scheduled', workflow_id = ${workflowId}
       where id = ${campaignId}`;
-    expect(await reconcileRestore({ sql: restored })).toEqual({
+    expect(await reconcileRestore({ sql: restored }, TEST_OPERATOR)).toEqual({
       campaignMessages: 2,
       otpRequests: 0,
       campaigns: 1,
@@ -132,7 +133,7 @@ describe('herald restore reconcile', () => {
   });
 
   it('marks nothing the second time', async () => {
-    expect(await reconcileRestore({ sql: restored })).toEqual({
+    expect(await reconcileRestore({ sql: restored }, TEST_OPERATOR)).toEqual({
       campaignMessages: 0,
       otpRequests: 0,
       campaigns: 0,

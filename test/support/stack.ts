@@ -3,16 +3,17 @@ import type { Client } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
 import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
-import { keyCreate } from '../../cli/admin/keys.js';
-import { userCreate } from '../../cli/admin/users.js';
-import { workspaceCreate } from '../../cli/admin/workspaces.js';
 import type { AdminContext } from '../../cli/context.js';
+import { createApiKey } from '../../commands/team/api-keys.js';
+import { addUser } from '../../commands/team/users.js';
+import { createWorkspace } from '../../commands/team/workspaces.js';
 import { parseEnv } from '../../config/env.js';
 import { createSql, type Sql } from '../../db/client.js';
 import type { Ability } from '../../domain/access.js';
 import { buildApp } from '../../server/app.js';
 import { connectTemporalClient } from '../../temporal/client.js';
 import { ensureSearchAttributes } from '../../temporal/search-attributes.js';
+import { TEST_OPERATOR } from './actors.js';
 
 export interface Stack {
   sql: Sql;
@@ -60,17 +61,24 @@ export interface Tenant {
 /** A fresh workspace with one developer and an all-abilities key: tests never share tenants. */
 export async function createTenant(admin: AdminContext): Promise<Tenant> {
   const slug = `t-${randomBytes(6).toString('hex')}`;
-  const workspace = (await workspaceCreate(admin, { name: `Tenant ${slug}`, slug })).json as {
-    id: number;
-  };
+  // Set up by the test, not by the operator whose commands a test may audit.
+  const workspace = await createWorkspace(admin, { name: `Tenant ${slug}`, slug }, TEST_OPERATOR);
   const email = `dev@${slug}.test`;
-  const user = (await userCreate(admin, { workspace: slug, email, password: 'correct horse 1' }))
-    .json as { id: number };
-  const keyWith = async (abilities: Ability[]) =>
-    (await keyCreate(admin, { workspace: slug, user: email, abilities: abilities.join(',') }))
-      .json as { id: number; token: string };
+  const { userId } = await addUser(
+    admin,
+    { workspace: slug, email, password: 'correct horse 1' },
+    TEST_OPERATOR,
+  );
+  const keyWith = async (abilities: Ability[]) => {
+    const { id, token } = await createApiKey(
+      admin,
+      { workspace: slug, user: email, abilities },
+      TEST_OPERATOR,
+    );
+    return { id, token };
+  };
   const { token } = await keyWith(['messages:send', 'messages:read', 'otp:send', 'otp:verify']);
-  return { workspaceId: workspace.id, slug, userId: user.id, token, keyWith };
+  return { workspaceId: workspace.id, slug, userId, token, keyWith };
 }
 
 /**
