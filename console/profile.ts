@@ -16,6 +16,7 @@ import type { ConsoleDeps } from './deps.js';
 import type { SignedIn } from './guard.js';
 import { sendHtml } from './http.js';
 import { navigationFor } from './navigation.js';
+import { qrCodeSvg } from './qr-code.js';
 import { render } from './views.js';
 
 /** What `?done=` says after an action on the page. */
@@ -29,6 +30,8 @@ const DONE: Record<string, string> = {
   session_ended: 'That browser is signed out.',
   others_ended: 'Every other browser signed in to your account is signed out.',
   reset: "The member's two-step verification was reset, and their browsers were signed out.",
+  password_changed:
+    'Your password is changed. Other browsers signed in to your account were signed out.',
 };
 
 export interface ProfileExtras {
@@ -38,6 +41,8 @@ export interface ProfileExtras {
   error?: string;
   /** A refusal of the turn-off form, shown in it. */
   disableError?: string;
+  /** The change-password form's refusal, under the field it concerns. */
+  passwordErrors?: Record<string, string>;
 }
 
 export async function profilePage(
@@ -80,7 +85,12 @@ export async function profilePage(
       sessions,
       flash: DONE[query.done ?? ''],
       required: query.required === '1',
+      passwordErrors: {},
       ...extras,
+      // The set-up key as a QR code for the authenticator app's camera.
+      enrolmentQr:
+        extras.enrolment &&
+        qrCodeSvg(extras.enrolment.uri, 'QR code of the key, for an authenticator app to scan'),
     }),
   );
 }

@@ -1,6 +1,7 @@
 /**
  * Pages are Eta templates in console/views, compiled once and cached. `<%= %>` escapes; the
- * only raw output (`<%~ %>`) is another template's already escaped result.
+ * only raw output (`<%~ %>`) is another template's already escaped result, or the server's QR
+ * code SVG (console/qr-code.ts).
  */
 import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';

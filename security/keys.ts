@@ -26,6 +26,8 @@ const INFO = {
   'oauth-refresh-successor': 'herald oauth refresh successor v1',
   /** An erased recipient's opt-out is kept as a keyed hash of the number (db/recipient-erasure.ts). */
   'recipient-hash': 'herald recipient hash v1',
+  /** A one-time password reset link an owner or admin issues for a member (db/passwords.ts). */
+  'password-reset-hash': 'herald password reset hash v1',
 } as const;
 
 export type KeyPurpose = keyof typeof INFO;

@@ -35,6 +35,7 @@ export type HashPurpose = Extract<
   | 'oauth-client-secret-hash'
   | 'oauth-browser-hash'
   | 'recipient-hash'
+  | 'password-reset-hash'
 >;
 
 /**
@@ -108,6 +109,11 @@ export async function findByKeyedHash<T>(
 /** An invitation token, `hli_<secret>`: sent to the invitee once, stored only as a keyed hash. */
 export function issueInvitationToken(): string {
   return `hli_${randomBytes(32).toString('base64url')}`;
+}
+
+/** A password reset token, `hlr_<secret>`: shown to the issuing admin once, stored only as a keyed hash. */
+export function issuePasswordResetToken(): string {
+  return `hlr_${randomBytes(32).toString('base64url')}`;
 }
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

@@ -8,6 +8,7 @@ import { KEY_COMMANDS } from './keys.js';
 import { MCP_COMMANDS } from './mcp-admin.js';
 import { MEMBER_COMMANDS } from './members.js';
 import { OTP_SERVICE_COMMANDS } from './otp-services.js';
+import { PASSWORD_COMMANDS } from './passwords.js';
 import { PROVIDER_COMMANDS } from './providers.js';
 import { RECIPIENT_COMMANDS } from './recipients.js';
 import { RESTORE_COMMANDS } from './restore.js';
@@ -22,6 +23,7 @@ import { WORKSPACE_COMMANDS } from './workspaces.js';
 export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   ...WORKSPACE_COMMANDS,
   ...USER_COMMANDS,
+  ...PASSWORD_COMMANDS,
   ...KEY_COMMANDS,
   ...PROVIDER_COMMANDS,
   ...CREDIT_COMMANDS,

@@ -78,13 +78,14 @@ export interface HeraldProcess {
   readonly exited: Promise<Exit>;
 }
 
-/** Starts `node bin/herald.js <args>`, collecting its output. */
-export function spawnHerald(args: string[], env: NodeJS.ProcessEnv): HeraldProcess {
+/** Starts `node bin/herald.js <args>`, collecting its output; `stdin`: what it reads, then end. */
+export function spawnHerald(args: string[], env: NodeJS.ProcessEnv, stdin?: string): HeraldProcess {
   const child = spawn(process.execPath, ['bin/herald.js', ...args], {
     cwd: repoRoot,
     env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  if (stdin !== undefined) child.stdin?.end(stdin);
   let stdout = '';
   let stderr = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
@@ -143,8 +144,9 @@ export async function runHerald(
   args: string[],
   env: NodeJS.ProcessEnv,
   timeoutMs = 90_000,
+  stdin?: string,
 ): Promise<RunResult> {
-  const proc = spawnHerald(args, env);
+  const proc = spawnHerald(args, env, stdin);
   const exit = await timeout(proc.exited, timeoutMs);
   if (!exit) {
     proc.child.kill('SIGKILL');
