@@ -1,16 +1,20 @@
 /**
  * The lines the use-cases write, as the Audit page shows them: a console member's with their
- * user id, the browser's address and user agent; signing in, switching workspace and signing out;
- * accepting an invitation, by the person who joins, in the workspace they join; an owner making a
- * second factor optional.
+ * user id, the browser's address and user agent (signing in, switching workspace, a setting,
+ * signing out; an invitation accepted by the person who joins, in the workspace they join); a CLI
+ * command's, run as an operator runs it (`bin/herald.js … --json`), with the OS user as the actor,
+ * source `cli` and `cli@<hostname>`, and none for a command that fails or changes nothing; never a
+ * password or a token.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hostname, userInfo } from 'node:os';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createInvitation } from '../../commands/team/invitations.js';
 import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
 import { TEST_OPERATOR } from '../support/actors.js';
 import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
+import { heraldEnv, runHerald, runHeraldJson } from '../support/processes.js';
 
 let server: Awaited<ReturnType<typeof openConsoleApp>>;
 const PASSWORD = 'correct horse 1';
@@ -143,5 +147,134 @@ describe('audit lines of console members', () => {
     expect(page).toContain(
       `${email} invitation.accepted member ${email} role: developer · invitation_id: ${id} ${browser.address}`,
     );
+  });
+});
+
+const OPERATOR = userInfo().username;
+const ORIGIN = `cli@${hostname()}`;
+
+const cliEnv = () =>
+  heraldEnv({ DATABASE_URL: inject('databaseUrl'), HERALD_SECRET: inject('secret') });
+
+async function herald(...args: string[]): Promise<Record<string, unknown>> {
+  const run = await runHeraldJson(args, cliEnv());
+  expect(run.code, run.stderr).toBe(0);
+  expect(run.stderr).toBe('');
+  return run.json;
+}
+
+const entriesOf = (workspaceId: number) =>
+  server.sql`
+    select actor, source, action, target, details, address, user_agent, origin, user_id
+    from audit_log where workspace_id = ${workspaceId} order by id`;
+
+describe('audit lines of CLI commands', () => {
+  const fromCli = { source: 'cli', actor: OPERATOR, origin: ORIGIN };
+  const noBrowser = { address: null, userAgent: null, userId: null };
+
+  it('records each change with who, what and from where, and the Audit page lists them', async () => {
+    const slug = `a-${randomBytes(5).toString('hex')}`;
+    const email = `owner@${slug}.test`;
+    const created = await herald('workspace', 'create', '--name', 'Audited', '--slug', slug);
+    await herald(
+      'user',
+      'create',
+      '--workspace',
+      slug,
+      '--email',
+      email,
+      '--password',
+      PASSWORD,
+      '--role',
+      'owner',
+    );
+    const key = await herald(
+      'key',
+      'create',
+      '--workspace',
+      slug,
+      '--abilities',
+      'messages:send,messages:read',
+      '--name',
+      'Backend',
+    );
+    await herald('key', 'revoke', '--id', String(key.id));
+    // Already revoked: the command says so and records nothing more.
+    expect(await herald('key', 'revoke', '--id', String(key.id))).toEqual({
+      id: key.id,
+      revoked: true,
+      already_revoked: true,
+    });
+    // Read-only: not recorded.
+    await herald('member', 'list', '--workspace', slug);
+
+    const entries = await entriesOf(created.id as number);
+    expect(entries).toEqual([
+      {
+        ...fromCli,
+        ...noBrowser,
+        action: 'workspace.created',
+        target: `workspace ${slug}`,
+        details: { name: 'Audited' },
+      },
+      {
+        ...fromCli,
+        ...noBrowser,
+        action: 'member.added',
+        target: `member ${email}`,
+        details: { role: 'owner' },
+      },
+      {
+        ...fromCli,
+        ...noBrowser,
+        action: 'api_key.created',
+        target: `API key ${key.prefix}`,
+        details: {
+          abilities: 'messages:send,messages:read',
+          name: 'Backend',
+          provider: null,
+          failover_route: null,
+        },
+      },
+      {
+        ...fromCli,
+        ...noBrowser,
+        action: 'api_key.revoked',
+        target: `API key ${key.prefix}`,
+        details: {},
+      },
+    ]);
+    // The password was an option of `user create`; the key's token was its output.
+    expect(JSON.stringify(entries)).not.toContain(PASSWORD);
+    expect(JSON.stringify(entries)).not.toContain(String(key.token));
+
+    const browser = new ConsoleBrowser(server.app);
+    expect((await browser.signIn(email, PASSWORD)).status).toBe(303);
+    const page = await browser.get(`/console/w/${slug}/audit`);
+    expect(page.status).toBe(200);
+    const text = visibleText(page.body);
+    for (const line of [
+      `${OPERATOR} CLI api_key.revoked API key ${key.prefix} ${ORIGIN}`,
+      // Postgres keeps jsonb keys shortest first.
+      `${OPERATOR} CLI api_key.created API key ${key.prefix} name: Backend · abilities: messages:send,messages:read ${ORIGIN}`,
+      `${OPERATOR} CLI member.added member ${email} role: owner ${ORIGIN}`,
+      `${OPERATOR} CLI workspace.created workspace ${slug} name: Audited ${ORIGIN}`,
+    ])
+      expect(text).toContain(line);
+  });
+
+  it('records nothing for a command that fails', async () => {
+    const slug = `a-${randomBytes(5).toString('hex')}`;
+    const created = await herald('workspace', 'create', '--name', 'Refused', '--slug', slug);
+    const refused = await runHerald(
+      ['credits', 'add', '--workspace', slug, '--amount', 'lots', '--json'],
+      cliEnv(),
+    );
+    expect(refused.code).toBe(2);
+    expect(JSON.parse(refused.stdout)).toEqual({
+      error: { type: 'UsageError', message: '--amount "lots" must be a positive integer' },
+    });
+    const entries = await entriesOf(created.id as number);
+    expect(entries.map((entry) => entry.action)).toEqual(['workspace.created']);
   });
 });
