@@ -9,10 +9,9 @@
 import { type AuditedRecord, auditSubjectOf, recordAudit } from '../commands/audit.js';
 import { findWorkspace } from '../commands/team/workspaces.js';
 import { operatorIdentity } from '../config/operator.js';
-import { GUARD_SET_OPTIONS } from './admin/guard.js';
 import { type CommandResult, optional as given, type Options } from './admin/options.js';
 import type { AdminCommand } from './admin/table.js';
-import type { AdminContext } from './context.js';
+import { type AdminContext, operatorActor } from './context.js';
 
 type Details = Record<string, string | number | boolean | null>;
 type Output = Record<string, unknown>;
@@ -72,14 +71,6 @@ const asked = (options: Options, ...names: string[]): Details =>
       return value === undefined ? [] : [[name.replaceAll('-', '_'), value]];
     }),
   );
-/** The rows an erasure changed, by kind, as `recipient erase` prints them (no number among them). */
-const erasedCounts = (output: Output): Details =>
-  Object.fromEntries(
-    Object.entries(output).filter(
-      (entry): entry is [string, number] => typeof entry[1] === 'number' && entry[1] > 0,
-    ),
-  );
-
 /** One line: the action, its target and details from the run. */
 const line =
   (
@@ -113,95 +104,6 @@ const AUDITED: Record<string, CommandAudit> = {
       'failover_route.created',
       ({ output }) => `failover route ${field(output, 'slug')}`,
       ({ output }) => ({ providers: joined(output, 'providers') }),
-    ),
-  },
-  'credits add': {
-    lines: line(
-      'credits.added',
-      ({ options }) => `workspace ${option(options, 'workspace')}`,
-      ({ options, output }) => ({
-        amount: Number(option(options, 'amount')),
-        balance: Number(field(output, 'balance')),
-      }),
-    ),
-  },
-  'guard set': {
-    lines: line(
-      'guard.updated',
-      ({ output }) =>
-        output.otp_service
-          ? `OTP service ${field(output, 'otp_service')}`
-          : `workspace ${field(output, 'workspace')}`,
-      ({ options }) => asked(options, ...GUARD_SET_OPTIONS),
-    ),
-  },
-  'guard unblock': {
-    lines: line(
-      'guard.range_unblocked',
-      ({ output }) => `range ${field(output, 'range')}`,
-      ({ output }) => ({ range: field(output, 'range') }),
-    ),
-  },
-  // The number only masked, as the output prints it; nothing when it was already erased.
-  // Without --workspace the entry is the deployment's, in every workspace's name.
-  'recipient erase': {
-    lines: ({ output }) =>
-      output.erased === true
-        ? [
-            {
-              action: 'recipient.erased',
-              target: `recipient ${field(output, 'recipient')}`,
-              details: erasedCounts(output),
-            },
-          ]
-        : [],
-  },
-  'otp-service create': {
-    lines: line(
-      'otp_service.created',
-      ({ output }) => `OTP service ${field(output, 'name')}`,
-      ({ output }) => ({ slug: field(output, 'slug') }),
-    ),
-  },
-  'otp-service update': {
-    lines: line(
-      'otp_service.updated',
-      ({ output }) => `OTP service ${field(output, 'name')}`,
-      ({ output }) => ({ slug: field(output, 'slug') }),
-    ),
-  },
-  'otp-service delete': {
-    lines: line('otp_service.deleted', ({ output }) => `OTP service ${field(output, 'slug')}`),
-  },
-  'template create': {
-    lines: line(
-      'template.created',
-      ({ output }) => `Template ${field(output, 'slug')}`,
-      ({ output }) => ({ purpose: field(output, 'purpose') }),
-    ),
-  },
-  'template update': {
-    lines: line(
-      'template.updated',
-      ({ output }) => `Template ${field(output, 'slug')}`,
-      ({ output }) => ({ purpose: field(output, 'purpose'), enabled: output.enabled === true }),
-    ),
-  },
-  'template delete': {
-    lines: line('template.deleted', ({ output }) => `Template ${field(output, 'slug')}`),
-  },
-  'sender create': {
-    // The use-case trims both, and refuses a provider slug that is not already its own form.
-    lines: line(
-      'sender.registered',
-      ({ options }) => `Sender ${option(options, 'sender')} (${option(options, 'provider')})`,
-      ({ options }) => ({ approved: options.pending !== true }),
-    ),
-  },
-  'sender delete': {
-    lines: line(
-      'sender.deleted',
-      ({ output }) => `Sender ${field(output, 'sender')} (${field(output, 'provider_slug')})`,
     ),
   },
   'webhook create': {
@@ -250,6 +152,20 @@ export const READ_ONLY_COMMANDS: ReadonlySet<string> = new Set([
  * (commands/audit.ts writeAudit with operatorActor()): the dispatcher records nothing for them.
  */
 export const AUDITED_BY_USE_CASE: ReadonlySet<string> = new Set<string>([
+  // commands/otp, commands/messaging/templates.ts, commands/providers/senders.ts
+  'otp-service create',
+  'otp-service update',
+  'otp-service delete',
+  'template create',
+  'template update',
+  'template delete',
+  'sender create',
+  'sender delete',
+  'credits add',
+  // commands/fraud-guard/settings.ts, commands/messaging/recipient-erasure.ts
+  'guard set',
+  'guard unblock',
+  'recipient erase',
   // commands/messaging/{named-campaigns,cancel-campaign}.ts
   'campaign create',
   'campaign cancel',
@@ -342,7 +258,7 @@ export async function runAudited(
   const audit = auditOf(command.name);
   const record = audit && (await recordBefore(context, audit, options));
   const before = audit && (await stateBefore(context, audit, options));
-  const result = await command.run(context, options);
+  const result = await command.run({ ...context, actor: operatorActor() }, options);
   if (!audit) return { result };
   try {
     const output = { ...result.json, ...result.facts };

@@ -10,6 +10,11 @@ export interface AdminContext {
   env: Env;
   secret: string;
   sql: Sql;
+  /**
+   * Who the command's use-cases audit its change by: `operatorActor()`, set where `herald` runs
+   * it (cli/audit.ts runAudited). A test calling a command directly leaves it unset: unrecorded.
+   */
+  actor?: Actor;
 }
 
 /** Who the use-cases audit an admin command by: the OS user who ran it, on this host. */

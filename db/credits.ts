@@ -1,16 +1,19 @@
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
 
 /** Adds credits to a workspace: one ledger row and the balance, together. */
 export async function addCredits(sql: Sql, workspaceId: number, amount: number) {
-  return sql.begin(async (tx) => {
-    await tx`
-      insert into credit_ledger (workspace_id, amount, reason)
-      values (${workspaceId}, ${amount}, 'top_up')`;
-    const [row] = await tx<{ creditBalance: number }[]>`
-      update workspaces set credit_balance = credit_balance + ${amount}
-      where id = ${workspaceId} returning credit_balance`;
-    return row?.creditBalance ?? 0;
-  });
+  return sql.begin((tx) => addCreditsIn(tx, workspaceId, amount));
+}
+
+/** As addCredits, within `tx`: the transaction that also records who added them. */
+export async function addCreditsIn(tx: TransactionSql, workspaceId: number, amount: number) {
+  await tx`
+    insert into credit_ledger (workspace_id, amount, reason)
+    values (${workspaceId}, ${amount}, 'top_up')`;
+  const [row] = await tx<{ creditBalance: number }[]>`
+    update workspaces set credit_balance = credit_balance + ${amount}
+    where id = ${workspaceId} returning credit_balance`;
+  return row?.creditBalance ?? 0;
 }
 
 /** The balance and the ledger's sum, which must always agree. */

@@ -67,7 +67,11 @@ export async function updateOtpService(
   return service;
 }
 
-export async function deleteOtpService(sql: Sql, workspaceId: number, slug: string) {
+export async function deleteOtpService(
+  sql: Sql | TransactionSql,
+  workspaceId: number,
+  slug: string,
+) {
   const result = await sql`
     delete from otp_services where workspace_id = ${workspaceId} and slug = ${slug}::uuid`;
   return result.count > 0;
@@ -98,7 +102,7 @@ export async function findMessageTemplate(
 }
 
 export async function insertMessageTemplate(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   input: MessageTemplateRecord & { workspaceId: number; name: string },
 ): Promise<{ id: number }> {
   const [row] = await sql<{ id: number }[]>`
@@ -125,7 +129,7 @@ export async function isApprovedSender(
 }
 
 export async function upsertSenderId(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   input: { workspaceId: number; providerSlug: string; sender: string; approved: boolean },
 ): Promise<{ id: number }> {
   const [row] = await sql<{ id: number }[]>`

@@ -37,10 +37,14 @@ const SMS_ENDPOINT = 'POST /api/v1/messages';
 const OTP_ENDPOINT = 'POST /api/v1/otp/send';
 
 export async function eraseRecipient(sql: Sql, erasure: Erasure): Promise<ErasedRows> {
-  return sql.begin((tx) => eraseIn(tx, erasure));
+  return sql.begin((tx) => eraseRecipientIn(tx, erasure));
 }
 
-async function eraseIn(tx: TransactionSql, { number, workspaceId, erasedForm }: Erasure) {
+/** As eraseRecipient, within `tx`: the transaction that also records the erasure. */
+export async function eraseRecipientIn(
+  tx: TransactionSql,
+  { number, workspaceId, erasedForm }: Erasure,
+): Promise<ErasedRows> {
   const digits = number.replace(/^\+/, '');
   const quoting = `%${digits}%`;
   const of = (column: 'workspace_id' | 'c.workspace_id') =>

@@ -35,7 +35,7 @@ export async function lockSenderListing(
 
 /** Undefined when the provider already has this sender in the workspace (its approval kept). */
 export async function insertNewSenderId(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   input: { workspaceId: number; providerSlug: string; sender: string; approved: boolean },
 ): Promise<{ id: number } | undefined> {
   const [row] = await sql<{ id: number }[]>`

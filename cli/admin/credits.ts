@@ -19,10 +19,14 @@ export async function creditsAdd(context: AdminContext, options: Options): Promi
   const label = (field: string) =>
     field === 'amount' && raw !== undefined ? `--amount "${raw}"` : optionOf(field);
   const { amount, balance, workspace } = await run(
-    addCredits(context, {
-      workspace: text(options, 'workspace'),
-      amount: wholeNumber(options, 'amount'),
-    }),
+    addCredits(
+      context,
+      {
+        workspace: text(options, 'workspace'),
+        amount: wholeNumber(options, 'amount'),
+      },
+      context.actor,
+    ),
     label,
   );
   return {

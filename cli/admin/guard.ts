@@ -27,20 +27,6 @@ const SETTINGS = [
   ['workspace-rate', 'workspace_rate'],
 ] as const;
 
-/** The options of `guard set` that change a setting, as the audit log records them. */
-export const GUARD_SET_OPTIONS = [
-  'otp-per-recipient',
-  'countries',
-  'otp-countries',
-  'sms-countries',
-  'block-prefix',
-  'range-breaker',
-  'daily-segments',
-  'cap-near-percent',
-  'key-rate',
-  'workspace-rate',
-] as const;
-
 /** A short readable summary: each setting (marked when inherited), then the blocked ranges. */
 function summary(view: GuardView): string {
   const shown = presentGuard(view);
@@ -81,20 +67,24 @@ export async function guardShow(context: AdminContext, options: Options): Promis
 /** herald guard set --workspace <slug> [--otp-service <uuid>] [setting options] → as show */
 export async function guardSet(context: AdminContext, options: Options): Promise<CommandResult> {
   const view = await run(
-    setGuard(context, {
-      workspace: text(options, 'workspace'),
-      otpService: text(options, 'otp-service'),
-      otpPerRecipient: text(options, 'otp-per-recipient'),
-      countries: text(options, 'countries'),
-      otpCountries: text(options, 'otp-countries'),
-      smsCountries: text(options, 'sms-countries'),
-      blockPrefix: text(options, 'block-prefix'),
-      rangeBreaker: text(options, 'range-breaker'),
-      dailySegments: text(options, 'daily-segments'),
-      capNearPercent: text(options, 'cap-near-percent'),
-      keyRate: text(options, 'key-rate'),
-      workspaceRate: text(options, 'workspace-rate'),
-    }),
+    setGuard(
+      context,
+      {
+        workspace: text(options, 'workspace'),
+        otpService: text(options, 'otp-service'),
+        otpPerRecipient: text(options, 'otp-per-recipient'),
+        countries: text(options, 'countries'),
+        otpCountries: text(options, 'otp-countries'),
+        smsCountries: text(options, 'sms-countries'),
+        blockPrefix: text(options, 'block-prefix'),
+        rangeBreaker: text(options, 'range-breaker'),
+        dailySegments: text(options, 'daily-segments'),
+        capNearPercent: text(options, 'cap-near-percent'),
+        keyRate: text(options, 'key-rate'),
+        workspaceRate: text(options, 'workspace-rate'),
+      },
+      context.actor,
+    ),
   );
   return { json: presentGuard(view), human: `Updated.\n${summary(view)}` };
 }
@@ -111,7 +101,7 @@ export async function guardUnblock(
     unblockRange(
       context,
       { workspace: text(options, 'workspace'), range: text(options, 'range') },
-      operatorIdentity().user,
+      context.actor ?? operatorIdentity().user,
     ),
   );
   return {

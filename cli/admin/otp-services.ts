@@ -46,10 +46,14 @@ export async function otpServiceCreate(
   options: Options,
 ): Promise<CommandResult> {
   const { service, workspace } = await run(
-    createOtpService(context, {
-      workspace: text(options, 'workspace'),
-      ...serviceSettings(options),
-    }),
+    createOtpService(
+      context,
+      {
+        workspace: text(options, 'workspace'),
+        ...serviceSettings(options),
+      },
+      context.actor,
+    ),
   );
   return {
     json: presentService(service),
@@ -63,11 +67,15 @@ export async function otpServiceUpdate(
   options: Options,
 ): Promise<CommandResult> {
   const { service, workspace } = await run(
-    updateOtpService(context, {
-      workspace: text(options, 'workspace'),
-      slug: text(options, 'slug'),
-      ...serviceSettings(options),
-    }),
+    updateOtpService(
+      context,
+      {
+        workspace: text(options, 'workspace'),
+        slug: text(options, 'slug'),
+        ...serviceSettings(options),
+      },
+      context.actor,
+    ),
   );
   return {
     json: presentService(service),
@@ -108,10 +116,14 @@ export async function otpServiceDelete(
   options: Options,
 ): Promise<CommandResult> {
   const { slug, workspace } = await run(
-    deleteOtpService(context, {
-      workspace: text(options, 'workspace'),
-      slug: text(options, 'slug'),
-    }),
+    deleteOtpService(
+      context,
+      {
+        workspace: text(options, 'workspace'),
+        slug: text(options, 'slug'),
+      },
+      context.actor,
+    ),
   );
   return {
     json: { slug, deleted: true },

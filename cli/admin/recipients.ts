@@ -16,10 +16,14 @@ export async function recipientErase(
   options: Options,
 ): Promise<CommandResult> {
   const erasure = await run(
-    eraseRecipientNumber(context, {
-      number: text(options, 'number'),
-      workspace: text(options, 'workspace'),
-    }),
+    eraseRecipientNumber(
+      context,
+      {
+        number: text(options, 'number'),
+        workspace: text(options, 'workspace'),
+      },
+      context.actor,
+    ),
   );
   const where = erasure.workspace ? `workspace ${erasure.workspace.slug}` : 'every workspace';
   const shown = presentErasure(erasure);

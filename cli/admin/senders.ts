@@ -31,12 +31,16 @@ export async function senderCreate(
   options: Options,
 ): Promise<CommandResult> {
   const { id, sender, providerSlug, approved, workspace } = await run(
-    registerSender(context, {
-      workspace: text(options, 'workspace'),
-      provider: text(options, 'provider'),
-      sender: text(options, 'sender'),
-      approved: options.pending !== true,
-    }),
+    registerSender(
+      context,
+      {
+        workspace: text(options, 'workspace'),
+        provider: text(options, 'provider'),
+        sender: text(options, 'sender'),
+        approved: options.pending !== true,
+      },
+      context.actor,
+    ),
   );
   return {
     json: { id },
@@ -73,7 +77,7 @@ export async function senderDelete(
 ): Promise<CommandResult> {
   const id = idOption(options, 'sender');
   const { sender, workspace } = await run(
-    deleteSender(context, { workspace: text(options, 'workspace'), id }),
+    deleteSender(context, { workspace: text(options, 'workspace'), id }, context.actor),
   );
   return {
     json: {

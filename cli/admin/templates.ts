@@ -38,14 +38,18 @@ export async function templateCreate(
   options: Options,
 ): Promise<CommandResult> {
   const { id, slug, purpose, workspace } = await run(
-    createTemplate(context, {
-      workspace: text(options, 'workspace'),
-      slug: text(options, 'slug'),
-      body: text(options, 'body'),
-      name: text(options, 'name'),
-      purpose: text(options, 'purpose'),
-      enabled: options.disabled !== true,
-    }),
+    createTemplate(
+      context,
+      {
+        workspace: text(options, 'workspace'),
+        slug: text(options, 'slug'),
+        body: text(options, 'body'),
+        name: text(options, 'name'),
+        purpose: text(options, 'purpose'),
+        enabled: options.disabled !== true,
+      },
+      context.actor,
+    ),
   );
   return {
     json: { id, slug },
@@ -88,14 +92,18 @@ export async function templateUpdate(
 ): Promise<CommandResult> {
   const enabled = booleanOption(options, 'enabled');
   const { template, workspace } = await run(
-    updateTemplate(context, {
-      workspace: text(options, 'workspace'),
-      slug: text(options, 'slug'),
-      name: text(options, 'name'),
-      body: text(options, 'body'),
-      purpose: text(options, 'purpose'),
-      enabled,
-    }),
+    updateTemplate(
+      context,
+      {
+        workspace: text(options, 'workspace'),
+        slug: text(options, 'slug'),
+        name: text(options, 'name'),
+        body: text(options, 'body'),
+        purpose: text(options, 'purpose'),
+        enabled,
+      },
+      context.actor,
+    ),
   );
   return {
     json: presentTemplate(template),
@@ -109,10 +117,14 @@ export async function templateDelete(
   options: Options,
 ): Promise<CommandResult> {
   const { slug, workspace } = await run(
-    deleteTemplate(context, {
-      workspace: text(options, 'workspace'),
-      slug: text(options, 'slug'),
-    }),
+    deleteTemplate(
+      context,
+      {
+        workspace: text(options, 'workspace'),
+        slug: text(options, 'slug'),
+      },
+      context.actor,
+    ),
   );
   return {
     json: { slug, deleted: true },

@@ -34,6 +34,8 @@ import {
   parseSendWindows,
   SERVICE_SETTINGS,
 } from '../../domain/fraud-guard.js';
+import type { Actor } from '../actor.js';
+import { writeAudit } from '../audit.js';
 import { type FieldRef, fieldsOf, invalid, notFound, optionalText } from '../input.js';
 import { findWorkspace } from '../team/workspaces.js';
 
@@ -207,11 +209,27 @@ const INPUT_OF: Record<keyof GuardSettings, keyof GuardSetInput> = {
   workspaceRate: 'workspaceRate',
 };
 
+/** The settings given, as the log records them: by option name (`block_prefix`), as typed. */
+function givenSettings(input: GuardSetInput): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(input).flatMap(([name, value]) => {
+      const given = typeof value === 'string' ? optionalText(value) : undefined;
+      if (name === 'workspace' || name === 'otpService' || given === undefined) return [];
+      return [[name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`), given]];
+    }),
+  );
+}
+
 /**
  * Changes the settings given; the others keep their value. An OTP service takes only the OTP
- * settings (SERVICE_SETTINGS); `--countries` there sets its OTP countries.
+ * settings (SERVICE_SETTINGS); `--countries` there sets its OTP countries. The change and its
+ * audit line (by `actor`; none without one, as for test fixtures) are one transaction.
  */
-export async function setGuard(deps: Deps, input: GuardSetInput): Promise<GuardView> {
+export async function setGuard(
+  deps: Deps,
+  input: GuardSetInput,
+  actor?: Actor,
+): Promise<GuardView> {
   const { workspace, otpService } = await scopeOf(deps, input);
   const changes = parseChanges(input, otpService !== null);
   if (otpService) {
@@ -236,23 +254,59 @@ export async function setGuard(deps: Deps, input: GuardSetInput): Promise<GuardV
     const cap = effectiveGuard(next as GuardOverrides).dailySegments;
     if (!otpService && cap !== null) await startDailyUsage(tx, workspace.id);
     else if (!otpService) await stopDailyUsage(tx, workspace.id);
+    if (actor)
+      await writeAudit(tx, actor, workspace.id, {
+        action: 'guard.updated',
+        target: otpService ? `OTP service ${otpService}` : `workspace ${workspace.slug}`,
+        details: givenSettings(input),
+      });
   });
   return showGuard(deps, { workspace: workspace.slug, otpService: otpService ?? undefined });
 }
 
-/** Lifts the blocks in force on a range (`+6141999`); its sends count afresh from now. */
+/** Who lifted a block, as the range's row keeps it. */
+function nameOf(actor: Actor): string {
+  switch (actor.kind) {
+    case 'member':
+      return actor.email;
+    case 'operator':
+      return actor.user;
+    case 'api_key':
+      return `API key ${actor.prefix}`;
+  }
+}
+
+/**
+ * Lifts the blocks in force on a range (`+6141999`); its sends count afresh from now. `by` is who
+ * lifts it, recorded in the audit log in the same transaction; a bare name (test fixtures) is
+ * kept on the block only.
+ */
 export async function unblockRange(
   deps: Deps,
   input: { workspace?: string; range?: string },
-  liftedBy: string,
+  by: Actor | string,
 ): Promise<{ workspace: Workspace; range: string; lifted: number }> {
   const workspace = await findWorkspace(deps, input.workspace);
   const range = optionalText(input.range)?.replaceAll(' ', '');
   if (!range || !/^\+[1-9]\d{0,14}$/.test(range))
     throw invalid`${{ field: 'range' }} must be a number range like +6141999 (the number without its last 4 digits)`;
-  const lifted = await liftRangeBlocks(deps.sql, workspace.id, range, liftedBy);
-  if (lifted === 0)
-    throw notFound`${{ field: 'range' }} "${range}" is not blocked in ${workspace.slug}`;
+  const lifted = await deps.sql.begin(async (tx) => {
+    const lifted = await liftRangeBlocks(
+      tx,
+      workspace.id,
+      range,
+      typeof by === 'string' ? by : nameOf(by),
+    );
+    if (lifted === 0)
+      throw notFound`${{ field: 'range' }} "${range}" is not blocked in ${workspace.slug}`;
+    if (typeof by !== 'string')
+      await writeAudit(tx, by, workspace.id, {
+        action: 'guard.range_unblocked',
+        target: `range ${range}`,
+        details: { range },
+      });
+    return lifted;
+  });
   return { workspace, range, lifted };
 }
 

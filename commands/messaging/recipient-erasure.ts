@@ -1,12 +1,14 @@
 /**
  * Erasing one person's number (GDPR art. 17): everywhere Herald holds it, in one workspace or in
  * all (db/recipient-erasure.ts). The CLI (`herald recipient erase`) and the console's owners share
- * it; each front end records the audit entry, which names the number only masked.
+ * it. The erasure and its audit line (the number only masked) are one transaction.
  */
-import { type ErasedRows, eraseRecipient } from '../../db/recipient-erasure.js';
+import { type ErasedRows, eraseRecipientIn } from '../../db/recipient-erasure.js';
 import type { Workspace } from '../../db/workspaces.js';
 import { E164, maskedNumber } from '../../domain/phone.js';
 import { erasedRecipient } from '../../security/recipient-hash.js';
+import type { Actor } from '../actor.js';
+import { writeAudit } from '../audit.js';
 import type { CommandDeps } from '../deps.js';
 import { invalid, requiredText } from '../input.js';
 import { findWorkspace } from '../team/workspaces.js';
@@ -22,22 +24,49 @@ export interface RecipientErasure {
   changed: number;
 }
 
+/**
+ * Erases the number, in one workspace or (none given) in all: then the audit line is the
+ * deployment's. Nothing is recorded when nothing changed, or without an actor (test fixtures).
+ */
 export async function eraseRecipientNumber(
   deps: Deps,
   input: { number?: string; workspace?: string },
+  actor?: Actor,
 ): Promise<RecipientErasure> {
   const number = requiredText(input.number, { field: 'number' }).replaceAll(' ', '');
   if (!E164.test(number))
     throw invalid`${{ field: 'number' }} must be a phone number in E.164 form, like +61412345678`;
   const workspace =
     input.workspace === undefined ? null : await findWorkspace(deps, input.workspace);
-  const rows = await eraseRecipient(deps.sql, {
-    number,
-    workspaceId: workspace?.id ?? null,
-    erasedForm: erasedRecipient(deps.secret, number),
+  const masked = maskedNumber(number);
+  return deps.sql.begin(async (tx) => {
+    const rows = await eraseRecipientIn(tx, {
+      number,
+      workspaceId: workspace?.id ?? null,
+      erasedForm: erasedRecipient(deps.secret, number),
+    });
+    const erasure = { masked, workspace, rows, changed: sum(Object.values(rows)) };
+    if (erasure.changed > 0 && actor)
+      await writeAudit(tx, actor, workspace?.id ?? null, {
+        action: 'recipient.erased',
+        target: `recipient ${masked}`,
+        details: erasedCounts(erasure),
+      });
+    return erasure;
   });
-  const changed = Object.values(rows).reduce((sum, count) => sum + count, 0);
-  return { masked: maskedNumber(number), workspace, rows, changed };
+}
+
+const sum = (counts: number[]) => counts.reduce((total, count) => total + count, 0);
+
+/** The rows changed, by kind as presentErasure names them: those with none left out. */
+function erasedCounts(erasure: RecipientErasure): Record<string, number> {
+  const {
+    recipient: _recipient,
+    workspace: _workspace,
+    erased: _erased,
+    ...rows
+  } = presentErasure(erasure);
+  return Object.fromEntries(Object.entries(rows).filter(([, count]) => count > 0));
 }
 
 /** The answer as `--json` prints it. */

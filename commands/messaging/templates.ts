@@ -17,6 +17,8 @@ import {
   type MessagePurpose,
 } from '../../domain/send-request.js';
 import { characters } from '../../domain/validation.js';
+import type { Actor } from '../actor.js';
+import { writeAudit } from '../audit.js';
 import type { CommandDeps } from '../deps.js';
 import {
   conflict,
@@ -35,6 +37,11 @@ import { findWorkspace } from '../team/workspaces.js';
 export type { DependentOtpService, TemplateListing };
 
 type Deps = Pick<CommandDeps, 'sql'>;
+
+/*
+ * Each change takes its `actor` and writes its audit line in the change's transaction
+ * (commands/audit.ts); without an actor (test fixtures) it is not recorded.
+ */
 
 const MAX_NAME_LENGTH = 200;
 
@@ -80,6 +87,7 @@ function templateSlug(slug: string | undefined): string {
 export async function createTemplate(
   deps: Deps,
   input: CreateTemplateInput,
+  actor?: Actor,
 ): Promise<{ id: number; slug: string; purpose: string; workspace: Workspace }> {
   const workspace = await findWorkspace(deps, input.workspace);
   const slug = templateSlug(input.slug);
@@ -87,13 +95,22 @@ export async function createTemplate(
   const name = checkedName(optionalText(input.name) ?? slug);
   const purpose = checkedPurpose(optionalText(input.purpose) ?? 'transactional');
   try {
-    const { id } = await insertMessageTemplate(deps.sql, {
-      workspaceId: workspace.id,
-      slug,
-      name,
-      body,
-      purpose,
-      enabled: input.enabled !== false,
+    const id = await deps.sql.begin(async (tx) => {
+      const { id } = await insertMessageTemplate(tx, {
+        workspaceId: workspace.id,
+        slug,
+        name,
+        body,
+        purpose,
+        enabled: input.enabled !== false,
+      });
+      if (actor)
+        await writeAudit(tx, actor, workspace.id, {
+          action: 'template.created',
+          target: `Template ${slug}`,
+          details: { purpose },
+        });
+      return id;
     });
     return { id, slug, purpose, workspace };
   } catch (error) {
@@ -131,6 +148,7 @@ export async function showTemplate(
 export async function updateTemplate(
   deps: Deps,
   input: UpdateTemplateInput,
+  actor?: Actor,
 ): Promise<{ template: TemplateListing; workspace: Workspace }> {
   const workspace = await findWorkspace(deps, input.workspace);
   const slug = templateSlug(input.slug);
@@ -162,7 +180,14 @@ export async function updateTemplate(
           throw invalid`${field('body')}: the OTP service "${service.name}" sends with this template, which ${problem}`;
       }
     }
-    return updateMessageTemplate(tx, workspace.id, slug, settings);
+    const template = await updateMessageTemplate(tx, workspace.id, slug, settings);
+    if (template && actor)
+      await writeAudit(tx, actor, workspace.id, {
+        action: 'template.updated',
+        target: `Template ${template.slug}`,
+        details: { purpose: template.purpose, enabled: template.enabled },
+      });
+    return template;
   });
   if (!template) throw unknown();
   return { template, workspace };
@@ -175,6 +200,7 @@ export async function updateTemplate(
 export async function deleteTemplate(
   deps: Deps,
   input: { workspace?: string; slug?: string },
+  actor?: Actor,
 ): Promise<{ slug: string; workspace: Workspace }> {
   const workspace = await findWorkspace(deps, input.workspace);
   const slug = templateSlug(input.slug);
@@ -188,6 +214,12 @@ export async function deleteTemplate(
       throw conflict`${capitalised(who)} ${sends} with the template "${slug}"; change ${them} first`;
     }
     if (!(await deleteMessageTemplate(tx, workspace.id, slug))) throw unknown();
+    if (actor)
+      await writeAudit(tx, actor, workspace.id, {
+        action: 'template.deleted',
+        target: `Template ${slug}`,
+        details: {},
+      });
   });
   return { slug, workspace };
 }

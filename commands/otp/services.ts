@@ -3,6 +3,7 @@
  * api applies at send time (docs/spec.md §4.3, §8), so a saved service never makes every send with it
  * a 422. Deleting one leaves codes already sent verifiable by request_id.
  */
+
 import type { TransactionSql } from '../../db/client.js';
 import {
   deleteOtpService as deleteOtpServiceRow,
@@ -26,6 +27,8 @@ import {
 } from '../../domain/otp.js';
 import { OWN_PROVIDER_SLUG } from '../../domain/provider-definition.js';
 import { characters } from '../../domain/validation.js';
+import type { Actor } from '../actor.js';
+import { type AuditLine, writeAudit } from '../audit.js';
 import type { CommandDeps } from '../deps.js';
 import {
   fieldsOf,
@@ -43,6 +46,11 @@ import { findWorkspace } from '../team/workspaces.js';
 type Deps = Pick<CommandDeps, 'sql'>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/*
+ * Each change takes its `actor` and writes its audit line in the change's transaction
+ * (commands/audit.ts); without an actor (test fixtures) it is not recorded.
+ */
+
 const MAX_NAME_LENGTH = 200;
 
 /**
@@ -221,6 +229,13 @@ function serviceSlug(slug: string | undefined): string {
   return given.toLowerCase();
 }
 
+/** A created or updated service in the log: by its name, its slug beside. */
+const savedLine = (action: string, service: OtpServiceRecord): AuditLine => ({
+  action,
+  target: `OTP service ${service.name}`,
+  details: { slug: service.slug },
+});
+
 export interface SavedOtpService {
   service: OtpServiceRecord;
   workspace: Workspace;
@@ -229,11 +244,14 @@ export interface SavedOtpService {
 export async function createOtpService(
   deps: Deps,
   input: OtpServiceSettingsInput & { workspace?: string },
+  actor?: Actor,
 ): Promise<SavedOtpService> {
   const workspace = await findWorkspace(deps, input.workspace);
   const service = await deps.sql.begin(async (tx) => {
     const settings = await serviceSettings(tx, workspace, input, undefined);
-    return insertOtpService(tx, workspace.id, settings);
+    const service = await insertOtpService(tx, workspace.id, settings);
+    if (actor) await writeAudit(tx, actor, workspace.id, savedLine('otp_service.created', service));
+    return service;
   });
   return { service, workspace };
 }
@@ -255,6 +273,7 @@ export async function showOtpService(
 export async function updateOtpService(
   deps: Deps,
   input: OtpServiceSettingsInput & { workspace?: string; slug?: string },
+  actor?: Actor,
 ): Promise<SavedOtpService> {
   const workspace = await findWorkspace(deps, input.workspace);
   const slug = serviceSlug(input.slug);
@@ -270,7 +289,10 @@ export async function updateOtpService(
     const current = await lockOtpService(tx, workspace.id, slug);
     if (!current) throw unknown();
     const settings = await serviceSettings(tx, workspace, input, current);
-    return updateOtpServiceRow(tx, workspace.id, slug, settings);
+    const service = await updateOtpServiceRow(tx, workspace.id, slug, settings);
+    if (service && actor)
+      await writeAudit(tx, actor, workspace.id, savedLine('otp_service.updated', service));
+    return service;
   });
   if (!service) throw unknown();
   return { service, workspace };
@@ -280,10 +302,19 @@ export async function updateOtpService(
 export async function deleteOtpService(
   deps: Deps,
   input: { workspace?: string; slug?: string },
+  actor?: Actor,
 ): Promise<{ slug: string; workspace: Workspace }> {
   const workspace = await findWorkspace(deps, input.workspace);
   const slug = serviceSlug(input.slug);
-  if (!(await deleteOtpServiceRow(deps.sql, workspace.id, slug)))
-    throw notFound`${field('slug')} "${slug}" is not an OTP service of ${workspace.slug}`;
+  await deps.sql.begin(async (tx) => {
+    if (!(await deleteOtpServiceRow(tx, workspace.id, slug)))
+      throw notFound`${field('slug')} "${slug}" is not an OTP service of ${workspace.slug}`;
+    if (actor)
+      await writeAudit(tx, actor, workspace.id, {
+        action: 'otp_service.deleted',
+        target: `OTP service ${slug}`,
+        details: {},
+      });
+  });
   return { slug, workspace };
 }

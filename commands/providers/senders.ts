@@ -12,6 +12,8 @@ import type { Workspace } from '../../db/workspaces.js';
 import { MAX_OTP_SENDER_ID_LENGTH } from '../../domain/otp.js';
 import { OWN_PROVIDER_SLUG } from '../../domain/provider-definition.js';
 import { characters } from '../../domain/validation.js';
+import type { Actor } from '../actor.js';
+import { type AuditLine, writeAudit } from '../audit.js';
 import type { CommandDeps } from '../deps.js';
 import { conflict, fieldsOf, invalid, notFound, requiredText, resourceSlug } from '../input.js';
 import { capitalised, dependents } from '../otp/dependents.js';
@@ -21,6 +23,21 @@ import { checkProvider } from './providers.js';
 export type { SenderListing };
 
 type Deps = Pick<CommandDeps, 'sql'>;
+
+/*
+ * Each change takes its `actor` and writes its audit line in the change's transaction
+ * (commands/audit.ts); without an actor (test fixtures) it is not recorded.
+ */
+
+/** A sender in the log: by its text and its provider (one sender may be registered for several). */
+const senderTarget = (sender: { sender: string; providerSlug: string }) =>
+  `Sender ${sender.sender} (${sender.providerSlug})`;
+
+const registeredLine = (registered: Omit<RegisteredSender, 'id' | 'workspace'>): AuditLine => ({
+  action: 'sender.registered',
+  target: senderTarget(registered),
+  details: { approved: registered.approved },
+});
 
 export interface RegisterSenderInput {
   workspace?: string;
@@ -60,14 +77,20 @@ export interface RegisteredSender {
 export async function registerSender(
   deps: Deps,
   input: RegisterSenderInput,
+  actor?: Actor,
 ): Promise<RegisteredSender> {
   const { workspace, providerSlug, sender } = await senderOf(deps, input);
   const approved = input.approved !== false;
-  const { id } = await upsertSenderId(deps.sql, {
-    workspaceId: workspace.id,
-    providerSlug,
-    sender,
-    approved,
+  const id = await deps.sql.begin(async (tx) => {
+    const { id } = await upsertSenderId(tx, {
+      workspaceId: workspace.id,
+      providerSlug,
+      sender,
+      approved,
+    });
+    if (actor)
+      await writeAudit(tx, actor, workspace.id, registeredLine({ sender, providerSlug, approved }));
+    return id;
   });
   return { id, sender, providerSlug, approved, workspace };
 }
@@ -80,14 +103,20 @@ export async function registerSender(
 export async function requestSender(
   deps: Deps,
   input: Omit<RegisterSenderInput, 'approved'>,
+  actor?: Actor,
 ): Promise<RegisteredSender> {
   const { workspace, providerSlug, sender } = await senderOf(deps, input);
   const approved = providerSlug !== OWN_PROVIDER_SLUG;
-  const row = await insertNewSenderId(deps.sql, {
-    workspaceId: workspace.id,
-    providerSlug,
-    sender,
-    approved,
+  const row = await deps.sql.begin(async (tx) => {
+    const row = await insertNewSenderId(tx, {
+      workspaceId: workspace.id,
+      providerSlug,
+      sender,
+      approved,
+    });
+    if (row && actor)
+      await writeAudit(tx, actor, workspace.id, registeredLine({ sender, providerSlug, approved }));
+    return row;
   });
   if (!row)
     throw conflict`${field('sender')}: "${sender}" is already registered for ${providerSlug} in ${workspace.slug}`;
@@ -110,6 +139,7 @@ export async function listSenders(
 export async function deleteSender(
   deps: Deps,
   input: { workspace?: string; id: number },
+  actor?: Actor,
 ): Promise<{ sender: SenderListing; workspace: Workspace }> {
   const workspace = await findWorkspace(deps, input.workspace);
   const unknown = () => notFound`${workspace.slug} has no sender id ${input.id}`;
@@ -123,6 +153,12 @@ export async function deleteSender(
       throw conflict`${capitalised(who)} ${sends} from "${sender.sender}" through ${sender.providerSlug}; change ${them} first`;
     }
     if (!(await deleteSenderId(tx, workspace.id, sender.id))) throw unknown();
+    if (actor)
+      await writeAudit(tx, actor, workspace.id, {
+        action: 'sender.deleted',
+        target: senderTarget(sender),
+        details: {},
+      });
     return sender;
   });
   return { sender, workspace };

@@ -5,12 +5,8 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { listAudit } from '../../commands/audit.js';
 import { InputError } from '../../commands/input.js';
-import {
-  eraseRecipientNumber,
-  presentErasure,
-} from '../../commands/messaging/recipient-erasure.js';
+import { eraseRecipientNumber } from '../../commands/messaging/recipient-erasure.js';
 import { can } from '../access.js';
-import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { formErrors, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
@@ -70,7 +66,11 @@ export async function auditRoutes(app: FastifyInstance, { context }: { context: 
       const signedIn = request.member;
       const number = text(formOf(request), 'number');
       const erased = await orRefusal(() =>
-        eraseRecipientNumber(deps, { number, workspace: signedIn.visitor.workspaceSlug }),
+        eraseRecipientNumber(
+          deps,
+          { number, workspace: signedIn.visitor.workspaceSlug },
+          signedIn.actor,
+        ),
       );
       if (erased instanceof InputError) {
         return page(reply, signedIn, erased.status, {
@@ -80,17 +80,6 @@ export async function auditRoutes(app: FastifyInstance, { context }: { context: 
       }
       if (erased.changed === 0)
         return redirect(request, reply, `${signedIn.base}/audit?done=unchanged`);
-      // As `herald recipient erase` records it: the number only masked, the rows by kind.
-      const { recipient, workspace: _workspace, erased: _erased, ...rows } = presentErasure(erased);
-      const counts = Object.fromEntries(Object.entries(rows).filter(([, count]) => count > 0));
-      await audit(
-        deps,
-        request,
-        signedIn.visitor,
-        'recipient.erased',
-        `recipient ${recipient}`,
-        counts,
-      );
       return redirect(request, reply, `${signedIn.base}/audit?done=erased`);
     },
   );

@@ -23,7 +23,6 @@ import {
   SERVICE_SETTINGS,
 } from '../../domain/fraud-guard.js';
 import { can } from '../access.js';
-import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { formErrors, noticeOf, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
@@ -152,15 +151,12 @@ function formOfView(view: GuardView): Form {
 function changesOf(form: Form, view: GuardView) {
   const shown = formOfView(view);
   const changes: Partial<Record<keyof GuardSetInput, string>> = {};
-  const details: Record<string, string> = {};
   for (const field of fieldsOf(view.otpService)) {
     const given = text(form, field.name)?.trim();
     if (given === undefined || given === shown[field.name]) continue;
-    const value = given === '' ? INHERIT : given;
-    changes[field.input] = value;
-    details[field.name] = value;
+    changes[field.input] = given === '' ? INHERIT : given;
   }
-  return { changes, details };
+  return changes;
 }
 
 export async function fraudGuardRoutes(
@@ -247,12 +243,12 @@ export async function fraudGuardRoutes(
     };
     const before = await orRefusal(() => showGuard(deps, scope));
     if (before instanceof InputError) return page(reply, signedIn, before.status);
-    const { changes, details } = changesOf(form, before);
+    const changes = changesOf(form, before);
     const back = `${signedIn.base}/fraud-guard`;
     const scopeQuery = before.otpService ? `&otp_service=${before.otpService}` : '';
     if (Object.keys(changes).length === 0)
       return redirect(request, reply, `${back}?done=unchanged${scopeQuery}`);
-    const saved = await orRefusal(() => setGuard(deps, { ...scope, ...changes }));
+    const saved = await orRefusal(() => setGuard(deps, { ...scope, ...changes }, signedIn.actor));
     if (saved instanceof InputError) {
       return page(reply, signedIn, saved.status, {
         otpService: scope.otpService,
@@ -260,11 +256,6 @@ export async function fraudGuardRoutes(
         errors: formErrors(saved, LABELS, 'otpPerRecipient'),
       });
     }
-    // Named as `herald guard set` names it in the log.
-    const target = before.otpService
-      ? `OTP service ${before.otpService}`
-      : `workspace ${before.workspace.slug}`;
-    await audit(deps, request, signedIn.visitor, 'guard.updated', target, details);
     return redirect(request, reply, `${back}?done=saved${scopeQuery}`);
   });
 
@@ -275,27 +266,13 @@ export async function fraudGuardRoutes(
       const signedIn = request.member;
       const range = text(formOf(request), 'range');
       const lifted = await orRefusal(() =>
-        unblockRange(
-          deps,
-          { workspace: signedIn.visitor.workspaceSlug, range },
-          signedIn.visitor.email,
-        ),
+        unblockRange(deps, { workspace: signedIn.visitor.workspaceSlug, range }, signedIn.actor),
       );
       if (lifted instanceof InputError) {
         return page(reply, signedIn, lifted.status, {
           errors: formErrors(lifted, LABELS, 'range'),
         });
       }
-      await audit(
-        deps,
-        request,
-        signedIn.visitor,
-        'guard.range_unblocked',
-        `range ${lifted.range}`,
-        {
-          range: lifted.range,
-        },
-      );
       return redirect(request, reply, `${signedIn.base}/fraud-guard?done=unblocked`);
     },
   );

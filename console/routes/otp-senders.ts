@@ -9,7 +9,6 @@ import { InputError } from '../../commands/input.js';
 import { listRoutingChoices } from '../../commands/providers/routing-choices.js';
 import { deleteSender, listSenders, requestSender } from '../../commands/providers/senders.js';
 import { can } from '../access.js';
-import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { formErrors, noticeOf, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
@@ -67,11 +66,15 @@ export async function otpSenderRoutes(
       const signedIn = request.member;
       const form = formOf(request);
       const registered = await orRefusal(() =>
-        requestSender(deps, {
-          workspace: signedIn.visitor.workspaceSlug,
-          provider: text(form, 'provider'),
-          sender: text(form, 'sender'),
-        }),
+        requestSender(
+          deps,
+          {
+            workspace: signedIn.visitor.workspaceSlug,
+            provider: text(form, 'provider'),
+            sender: text(form, 'sender'),
+          },
+          signedIn.actor,
+        ),
       );
       if (registered instanceof InputError) {
         return page(reply, signedIn, registered.status, {
@@ -79,14 +82,6 @@ export async function otpSenderRoutes(
           errors: formErrors(registered, LABELS, 'sender'),
         });
       }
-      await audit(
-        deps,
-        request,
-        signedIn.visitor,
-        'sender.registered',
-        `Sender ${registered.sender} (${registered.providerSlug})`,
-        { approved: registered.approved },
-      );
       return page(reply, signedIn, 201, {
         flash: registered.approved
           ? `"${registered.sender}" is registered and approved for ${registered.providerSlug}.`
@@ -107,19 +102,11 @@ export async function otpSenderRoutes(
         });
       }
       const deleted = await orRefusal(() =>
-        deleteSender(deps, { workspace: signedIn.visitor.workspaceSlug, id }),
+        deleteSender(deps, { workspace: signedIn.visitor.workspaceSlug, id }, signedIn.actor),
       );
       if (deleted instanceof InputError) {
         return page(reply, signedIn, deleted.status, { errors: noticeOf(deleted, LABELS) });
       }
-      const { sender } = deleted;
-      await audit(
-        deps,
-        request,
-        signedIn.visitor,
-        'sender.deleted',
-        `Sender ${sender.sender} (${sender.providerSlug})`,
-      );
       return redirect(request, reply, `${signedIn.base}/otp-senders?done=deleted`);
     },
   );

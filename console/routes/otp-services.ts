@@ -19,7 +19,6 @@ import {
 } from '../../commands/otp/services.js';
 import { listRoutingChoices } from '../../commands/providers/routing-choices.js';
 import { can } from '../access.js';
-import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { formErrors, noticeOf, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
@@ -186,10 +185,14 @@ export async function otpServiceRoutes(
       const signedIn = request.member;
       const form = formOf(request);
       const created = await orRefusal(() =>
-        createOtpService(deps, {
-          workspace: signedIn.visitor.workspaceSlug,
-          ...createdSettings(form),
-        }),
+        createOtpService(
+          deps,
+          {
+            workspace: signedIn.visitor.workspaceSlug,
+            ...createdSettings(form),
+          },
+          signedIn.actor,
+        ),
       );
       if (created instanceof InputError) {
         return page(reply, signedIn, created.status, {
@@ -197,16 +200,7 @@ export async function otpServiceRoutes(
           errors: formErrors(created, LABELS, 'name'),
         });
       }
-      const { service } = created;
-      await audit(
-        deps,
-        request,
-        signedIn.visitor,
-        'otp_service.created',
-        `OTP service ${service.name}`,
-        { slug: service.slug },
-      );
-      return page(reply, signedIn, 201, { created: service.slug });
+      return page(reply, signedIn, 201, { created: created.service.slug });
     },
   );
 
@@ -230,11 +224,15 @@ export async function otpServiceRoutes(
       if (!current) return reply;
       const form = formOf(request);
       const updated = await orRefusal(() =>
-        updateOtpService(deps, {
-          workspace: signedIn.visitor.workspaceSlug,
-          slug: current.slug,
-          ...editedSettings(form),
-        }),
+        updateOtpService(
+          deps,
+          {
+            workspace: signedIn.visitor.workspaceSlug,
+            slug: current.slug,
+            ...editedSettings(form),
+          },
+          signedIn.actor,
+        ),
       );
       if (updated instanceof InputError) {
         return editPage(reply, signedIn, updated.status, current, {
@@ -242,15 +240,6 @@ export async function otpServiceRoutes(
           errors: formErrors(updated, LABELS, 'name'),
         });
       }
-      const { service } = updated;
-      await audit(
-        deps,
-        request,
-        signedIn.visitor,
-        'otp_service.updated',
-        `OTP service ${service.name}`,
-        { slug: service.slug },
-      );
       return redirect(request, reply, `${signedIn.base}/otp-services?done=updated`);
     },
   );
@@ -261,21 +250,18 @@ export async function otpServiceRoutes(
     async (request, reply) => {
       const signedIn = request.member;
       const deleted = await orRefusal(() =>
-        deleteOtpService(deps, {
-          workspace: signedIn.visitor.workspaceSlug,
-          slug: request.params.slug,
-        }),
+        deleteOtpService(
+          deps,
+          {
+            workspace: signedIn.visitor.workspaceSlug,
+            slug: request.params.slug,
+          },
+          signedIn.actor,
+        ),
       );
       if (deleted instanceof InputError) {
         return page(reply, signedIn, deleted.status, { errors: noticeOf(deleted, LABELS) });
       }
-      await audit(
-        deps,
-        request,
-        signedIn.visitor,
-        'otp_service.deleted',
-        `OTP service ${request.params.slug}`,
-      );
       return redirect(request, reply, `${signedIn.base}/otp-services?done=deleted`);
     },
   );

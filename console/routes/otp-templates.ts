@@ -16,7 +16,6 @@ import {
 } from '../../commands/messaging/templates.js';
 import { MESSAGE_PURPOSES } from '../../domain/send-request.js';
 import { can } from '../access.js';
-import { audit } from '../audit.js';
 import type { ConsoleContext } from '../context.js';
 import { formErrors, noticeOf, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
@@ -120,14 +119,18 @@ export async function otpTemplateRoutes(
       const signedIn = request.member;
       const form = formOf(request);
       const created = await orRefusal(() =>
-        createTemplate(deps, {
-          workspace: signedIn.visitor.workspaceSlug,
-          slug: text(form, 'slug'),
-          name: text(form, 'name'),
-          body: text(form, 'body'),
-          purpose: text(form, 'purpose'),
-          enabled: text(form, 'enabled') !== undefined,
-        }),
+        createTemplate(
+          deps,
+          {
+            workspace: signedIn.visitor.workspaceSlug,
+            slug: text(form, 'slug'),
+            name: text(form, 'name'),
+            body: text(form, 'body'),
+            purpose: text(form, 'purpose'),
+            enabled: text(form, 'enabled') !== undefined,
+          },
+          signedIn.actor,
+        ),
       );
       if (created instanceof InputError) {
         return page(reply, signedIn, created.status, {
@@ -135,9 +138,6 @@ export async function otpTemplateRoutes(
           errors: formErrors(created, LABELS, 'body'),
         });
       }
-      await audit(deps, request, signedIn.visitor, 'template.created', `Template ${created.slug}`, {
-        purpose: created.purpose,
-      });
       return page(reply, signedIn, 201, { created: created.slug });
     },
   );
@@ -162,14 +162,18 @@ export async function otpTemplateRoutes(
       if (!current) return reply;
       const form = formOf(request);
       const updated = await orRefusal(() =>
-        updateTemplate(deps, {
-          workspace: signedIn.visitor.workspaceSlug,
-          slug: current.slug,
-          name: text(form, 'name'),
-          body: text(form, 'body'),
-          purpose: text(form, 'purpose'),
-          enabled: text(form, 'enabled') !== undefined,
-        }),
+        updateTemplate(
+          deps,
+          {
+            workspace: signedIn.visitor.workspaceSlug,
+            slug: current.slug,
+            name: text(form, 'name'),
+            body: text(form, 'body'),
+            purpose: text(form, 'purpose'),
+            enabled: text(form, 'enabled') !== undefined,
+          },
+          signedIn.actor,
+        ),
       );
       if (updated instanceof InputError) {
         return editPage(reply, signedIn, updated.status, current, {
@@ -177,18 +181,6 @@ export async function otpTemplateRoutes(
           errors: formErrors(updated, LABELS, 'body'),
         });
       }
-      const { template } = updated;
-      await audit(
-        deps,
-        request,
-        signedIn.visitor,
-        'template.updated',
-        `Template ${template.slug}`,
-        {
-          purpose: template.purpose,
-          enabled: template.enabled,
-        },
-      );
       return redirect(request, reply, `${signedIn.base}/otp-templates?done=updated`);
     },
   );
@@ -199,15 +191,18 @@ export async function otpTemplateRoutes(
     async (request, reply) => {
       const signedIn = request.member;
       const deleted = await orRefusal(() =>
-        deleteTemplate(deps, {
-          workspace: signedIn.visitor.workspaceSlug,
-          slug: request.params.slug,
-        }),
+        deleteTemplate(
+          deps,
+          {
+            workspace: signedIn.visitor.workspaceSlug,
+            slug: request.params.slug,
+          },
+          signedIn.actor,
+        ),
       );
       if (deleted instanceof InputError) {
         return page(reply, signedIn, deleted.status, { errors: noticeOf(deleted, LABELS) });
       }
-      await audit(deps, request, signedIn.visitor, 'template.deleted', `Template ${deleted.slug}`);
       return redirect(request, reply, `${signedIn.base}/otp-templates?done=deleted`);
     },
   );
