@@ -42,6 +42,8 @@ export const RULES = {
   'webhooks.manage': { permissions: ['developer_tools.read'], roles: BUILDERS },
   'otp_services.view': { permissions: ['developer_tools.read'] },
   'otp_services.manage': { permissions: ['developer_tools.read'], roles: BUILDERS },
+  /** OTP activity's recipient numbers in full; masked to the last four digits otherwise. */
+  'otp_activity.numbers': { permissions: ['developer_tools.read', 'recipients.read'] },
   /**
    * Workspace → Fraud guard: its limits are what the API answers 429 and 422 with, so whoever
    * builds against the API may read them; loosening them or lifting a block spends the

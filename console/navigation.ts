@@ -57,6 +57,7 @@ export function navigationFor(visitor: ConsoleVisitor, currentPath: string): Nav
       title: 'More services',
       items: [
         ...item('OTP', '/otp-services', 'otp_services.view'),
+        ...item('OTP activity', '/otp-activity', 'otp_services.view'),
         ...item('Templates', '/otp-templates', 'otp_services.view'),
         ...item('Sender ids', '/otp-senders', 'otp_services.view'),
       ],

@@ -19,16 +19,18 @@ import { auditRoutes } from './routes/audit.js';
 import { batchRoutes } from './routes/batches.js';
 import { campaignRoutes } from './routes/campaigns.js';
 import { dashboardRoutes } from './routes/dashboard.js';
+import { failoverRouteRoutes } from './routes/failover-routes.js';
 import { fraudGuardRoutes } from './routes/fraud-guard.js';
 import { inboxRoutes } from './routes/inbox.js';
 import { invitationRoutes } from './routes/invitations.js';
 import { mcpConnectionRoutes } from './routes/mcp-connections.js';
 import { memberPermissionRoutes } from './routes/member-permissions.js';
 import { optOutRoutes } from './routes/opt-outs.js';
+import { otpActivityRoutes } from './routes/otp-activity.js';
 import { otpSenderRoutes } from './routes/otp-senders.js';
 import { otpServiceRoutes } from './routes/otp-services.js';
 import { otpTemplateRoutes } from './routes/otp-templates.js';
-import { failoverRouteRoutes } from './routes/failover-routes.js';
+import { passwordRoutes } from './routes/passwords.js';
 import { providerRoutes } from './routes/providers.js';
 import { quickSendRoutes } from './routes/quick-send.js';
 import { secondFactorRoutes } from './routes/second-factor.js';
@@ -78,6 +80,7 @@ async function consolePages(app: FastifyInstance, { deps }: { deps: ConsoleDeps 
   await app.register(accountRoutes, { context });
   await app.register(invitationRoutes, { context });
   await app.register(secondFactorRoutes, { context });
+  await app.register(passwordRoutes, { context });
   await app.register(
     async (workspace) => {
       await workspace.register(dashboardRoutes, { context });
@@ -91,6 +94,7 @@ async function consolePages(app: FastifyInstance, { deps }: { deps: ConsoleDeps 
       await workspace.register(teamRoutes, { context });
       await workspace.register(memberPermissionRoutes, { context });
       await workspace.register(otpServiceRoutes, { context });
+      await workspace.register(otpActivityRoutes, { context });
       await workspace.register(otpTemplateRoutes, { context });
       await workspace.register(otpSenderRoutes, { context });
       await workspace.register(webhookRoutes, { context });
