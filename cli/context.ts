@@ -4,6 +4,8 @@ import { operatorIdentity } from '../config/operator.js';
 import { resolveSecret } from '../config/secret.js';
 import { createSql, type Sql } from '../db/client.js';
 import { migrate } from '../db/migrate.js';
+import type { CommandResult, Options } from './admin/options.js';
+import type { AdminCommand } from './admin/table.js';
 import { startEmbeddedPostgres } from './embedded/postgres.js';
 
 export interface AdminContext {
@@ -12,7 +14,7 @@ export interface AdminContext {
   sql: Sql;
   /**
    * Who the command's use-cases audit its change by: `operatorActor()`, set where `herald` runs
-   * it (cli/audit.ts runAudited). A test calling a command directly leaves it unset: unrecorded.
+   * it (runAsOperator). A test calling a command directly leaves it unset: unrecorded.
    */
   actor?: Actor;
 }
@@ -72,4 +74,16 @@ export async function withAdminContext<T>(fn: (context: AdminContext) => Promise
       await sql.end();
     }
   });
+}
+
+/**
+ * Runs an admin command as `herald` does: its use-cases write their audit lines, in the change's
+ * transaction, by the operator.
+ */
+export function runAsOperator(
+  context: AdminContext,
+  command: AdminCommand,
+  options: Options,
+): Promise<CommandResult> {
+  return command.run({ ...context, actor: operatorActor() }, options);
 }

@@ -3,8 +3,7 @@ import { ConfigError } from '../config/env.js';
 import { isDroppedTypeQueryFailure } from '../db/client.js';
 import { ADMIN_COMMANDS } from './admin/index.js';
 import { type AdminCommand, optionsOf, usageOf } from './admin/table.js';
-import { runAudited } from './audit.js';
-import { withAdminContext } from './context.js';
+import { runAsOperator, withAdminContext } from './context.js';
 import { printError, printResult, UsageError } from './output.js';
 
 const ADMIN_COMMAND_BY_NAME = new Map(ADMIN_COMMANDS.map((command) => [command.name, command]));
@@ -201,12 +200,11 @@ async function main(argv: string[]): Promise<number> {
     const found = findAdminCommand(argv);
     command = found.command;
     const options = parseOptions(found.args, found.command);
-    // Recorded in the audit log when it changes something (cli/audit.ts).
-    const { result, warning } = await withAdminContext((context) =>
-      runAudited(context, found.command, options),
+    // Its use-cases record what it changes in the audit log, by the operator.
+    const result = await withAdminContext((context) =>
+      runAsOperator(context, found.command, options),
     );
     printResult(json, result.json, result.human);
-    if (warning) process.stderr.write(`herald: ${warning}\n`);
     return result.exitCode ?? 0;
   } catch (error) {
     const known = error instanceof UsageError || error instanceof ConfigError;

@@ -1,9 +1,7 @@
 /** The audit log: who did what, when and from where, for every state-changing admin action. */
 import {
   type AuditEntry,
-  type AuditedRecord,
   type AuditRecord,
-  findAuditSubject,
   insertAuditEntry,
   listAuditEntries,
 } from '../db/audit-log.js';
@@ -92,15 +90,4 @@ export async function listAudit(
     entries: page,
     nextBefore: entries.length > PAGE_SIZE ? (page.at(-1)?.id ?? null) : null,
   };
-}
-
-export type { AuditedRecord };
-
-/** The workspace of a record an admin command names by id, and its name in the log. */
-export async function auditSubjectOf(
-  deps: Deps,
-  kind: AuditedRecord,
-  id: number,
-): Promise<{ workspaceId: number; target: string } | undefined> {
-  return findAuditSubject(deps.sql, kind, id);
 }

@@ -65,33 +65,3 @@ export async function listAuditEntries(
     order by id desc
     limit ${options.limit}`;
 }
-
-/** A record an admin command names by its id, whose workspace its audit entry belongs to. */
-export type AuditedRecord = 'api_key' | 'invitation' | 'webhook_endpoint' | 'mcp_connection';
-
-/** The record's workspace and how the audit log names it (`API key hld_ab12cd34`), if it exists. */
-export async function findAuditSubject(
-  sql: Sql,
-  kind: AuditedRecord,
-  id: number,
-): Promise<{ workspaceId: number; target: string } | undefined> {
-  const rows = await (() => {
-    switch (kind) {
-      case 'api_key':
-        return sql<{ workspaceId: number; target: string }[]>`
-          select workspace_id, 'API key ' || prefix as target from api_keys where id = ${id}`;
-      case 'invitation':
-        return sql<{ workspaceId: number; target: string }[]>`
-          select workspace_id, 'invitation ' || email as target from invitations where id = ${id}`;
-      case 'webhook_endpoint':
-        return sql<{ workspaceId: number; target: string }[]>`
-          select workspace_id, 'webhook ' || url as target from webhook_endpoints where id = ${id}`;
-      case 'mcp_connection':
-        return sql<{ workspaceId: number; target: string }[]>`
-          select k.workspace_id, 'connection #' || k.id || ' (' || c.name || ')' as target
-          from oauth_connections k join oauth_clients c on c.id = k.client_id
-          where k.id = ${id}`;
-    }
-  })();
-  return rows[0];
-}

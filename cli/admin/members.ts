@@ -1,6 +1,5 @@
 /** herald member list|update|remove: options in, use-case, output. */
 import {
-  type InvitationRevokedWithInviter,
   listWorkspaceMembers,
   removeWorkspaceMember,
   updateWorkspaceMember,
@@ -64,16 +63,10 @@ export async function memberUpdate(
     human:
       `Updated ${describeMember(member)}` +
       (invitations ? `; revoked ${counted(invitations, 'pending invitation')} they made` : ''),
-    facts: revokedFacts(invitationsRevoked),
   };
 }
 
 const counted = (count: number, what: string) => `${count} ${what}${count === 1 ? '' : 's'}`;
-
-/** The invitations the change revoked with it, for the audit log (cli/audit.ts). */
-const revokedFacts = (invitations: readonly InvitationRevokedWithInviter[]) => ({
-  invitations_revoked: invitations.map(({ id, email, reason }) => ({ id, email, reason })),
-});
 
 /** herald member remove --workspace <slug> --email <email> → {"removed": true} */
 export async function memberRemove(
@@ -103,7 +96,6 @@ export async function memberRemove(
       'API key': keys,
       'pending invitation': invitationsRevoked.length,
     })}`,
-    facts: revokedFacts(invitationsRevoked),
   };
 }
 

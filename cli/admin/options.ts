@@ -10,8 +10,6 @@ export type Options = Record<string, string | boolean | undefined>;
 export interface CommandResult {
   json: Record<string, unknown>;
   human: string;
-  /** What the audit log records of the change that the output does not print (cli/audit.ts). */
-  facts?: Record<string, unknown>;
   /** Non-zero when the command could not do all it was asked (a campaign saved but not dispatched). */
   exitCode?: number;
 }

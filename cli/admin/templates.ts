@@ -54,7 +54,6 @@ export async function templateCreate(
   return {
     json: { id, slug },
     human: `Created ${purpose} template ${slug} (id ${id}) in ${workspace.slug}`,
-    facts: { purpose },
   };
 }
 

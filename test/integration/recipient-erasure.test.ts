@@ -13,7 +13,7 @@ import type { Options } from '../../cli/admin/options.js';
 import { providerCreate } from '../../cli/admin/providers.js';
 import { userCreate } from '../../cli/admin/users.js';
 import { webhookCreate } from '../../cli/admin/webhooks.js';
-import { runAudited } from '../../cli/audit.js';
+import { runAsOperator } from '../../cli/context.js';
 import { UsageError } from '../../cli/output.js';
 import { recordAudit } from '../../commands/audit.js';
 import { addCredits } from '../../db/credits.js';
@@ -47,9 +47,7 @@ const bearer = (tenant: Tenant, extra: Record<string, string> = {}) => ({
 async function erase(options: Options) {
   const command = ADMIN_COMMANDS.find((candidate) => candidate.name === 'recipient erase');
   if (!command) throw new Error('no command recipient erase');
-  const { result, warning } = await runAudited(stack.admin, command, options);
-  expect(warning).toBeUndefined();
-  return result;
+  return runAsOperator(stack.admin, command, options);
 }
 
 async function sendSms(tenant: Tenant, body: Record<string, unknown>, key = randomUUID()) {
