@@ -1,7 +1,9 @@
 /** Passwords: the user's stored hash, and the one-time reset links owners and admins issue. */
+
 import type { Sql, TransactionSql } from './client.js';
 import { revokeUserConsoleSessions } from './console-sessions.js';
 import type { MemberSecondFactor } from './totp.js';
+import { memberSecondFactorColumns } from './totp.js';
 
 /**
  * The user's new password hash, and every console session of theirs but `keepSessionId` ended:
@@ -40,29 +42,11 @@ export async function lockMemberForReset(
     order by m.workspace_id, m.user_id
     for update of m`;
   const [member] = await tx<MemberSecondFactor[]>`
-    select ${memberColumns(tx, input.byUserId)}
+    select ${memberSecondFactorColumns(tx, input.byUserId)}
     from workspace_members m join users u on u.id = m.user_id
     where m.workspace_id = ${input.workspaceId} and m.user_id = ${input.userId}`;
   return member;
 }
-
-/**
- * MemberSecondFactor's columns for member row `m` and user `u`, as db/totp.ts reads them for a
- * factor's reset (beyond_reach: the member also belongs where `byUserId` may not manage them).
- * TODO(issue 31): one copy, once db/totp.ts exports its own (it is mid-change in another hand).
- */
-const memberColumns = (sql: TransactionSql, byUserId: number) => sql`
-  m.user_id, u.email, m.role, m.status, u.totp_enabled_at is not null as enrolled,
-  exists (
-    select 1 from workspace_members elsewhere
-    where elsewhere.user_id = m.user_id and elsewhere.workspace_id <> m.workspace_id
-      and not exists (
-        select 1 from workspace_members manager
-        where manager.workspace_id = elsewhere.workspace_id and manager.user_id = ${byUserId}
-          and manager.status = 'active' and 'members.read' = any(manager.permissions)
-          and (manager.role = 'owner' or (manager.role = 'admin' and elsewhere.role <> 'owner'))
-      )
-  ) as beyond_reach`;
 
 /** A new reset link for the user, replacing any earlier one of theirs not yet used. */
 export async function insertPasswordReset(

@@ -83,8 +83,11 @@ export interface MemberSecondFactor {
   beyondReach: boolean;
 }
 
-/** The columns of MemberSecondFactor, for a member row `m` joined to its user `u`. */
-const memberSecondFactorColumns = (sql: Sql | TransactionSql, byUserId: number) => sql`
+/**
+ * The columns of MemberSecondFactor, for a member row `m` joined to its user `u` (a password
+ * reset asks the same question of reach: db/passwords.ts).
+ */
+export const memberSecondFactorColumns = (sql: Sql | TransactionSql, byUserId: number) => sql`
   m.user_id, u.email, m.role, m.status, u.totp_enabled_at is not null as enrolled,
   exists (
     select 1 from workspace_members elsewhere
