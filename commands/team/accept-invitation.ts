@@ -3,6 +3,7 @@
  * has an account signs in (the one throttled sign-in). Either way the user becomes a member with
  * the invited role and that role's permissions.
  */
+
 import type { TransactionSql } from '../../db/client.js';
 import {
   acceptInvitation,
@@ -14,13 +15,12 @@ import { hashPassword } from '../../security/password.js';
 import { findByKeyedHash } from '../../security/tokens.js';
 import { writeAudit } from '../audit.js';
 import type { CommandDeps } from '../deps.js';
-import { conflict, fieldsOf, invalid } from '../input.js';
+import { conflict } from '../input.js';
+import { checkNewPassword, type NewPasswordInput } from './passwords.js';
 import { type SignInResult, signInWithPassword } from './sign-in.js';
 
 type Deps = Pick<CommandDeps, 'sql' | 'secret'>;
 
-export const MIN_PASSWORD_LENGTH = 8;
-const MAX_PASSWORD_LENGTH = 200;
 const INVITATION_TOKEN = /^hli_[A-Za-z0-9_-]{43}$/;
 
 export type { OpenInvitation };
@@ -61,10 +61,8 @@ const acceptedLine =
       },
     );
 
-export interface NewAccountInput {
-  password?: string;
-  passwordConfirmation?: string;
-}
+/** For a new account: the password it will sign in with, typed twice. */
+export type NewAccountInput = NewPasswordInput;
 
 /** For an email without an account: the password it will sign in with. */
 export async function acceptWithNewAccount(
@@ -73,14 +71,7 @@ export async function acceptWithNewAccount(
   input: NewAccountInput,
   from: AcceptedFrom,
 ): Promise<{ userId: number }> {
-  const field = fieldsOf<NewAccountInput>();
-  const password = input.password ?? '';
-  if (password.length < MIN_PASSWORD_LENGTH)
-    throw invalid`${field('password')} must be at least ${MIN_PASSWORD_LENGTH} characters`;
-  if (password.length > MAX_PASSWORD_LENGTH)
-    throw invalid`${field('password')} must be at most ${MAX_PASSWORD_LENGTH} characters`;
-  if (password !== input.passwordConfirmation)
-    throw invalid`${field('passwordConfirmation')} does not match the password`;
+  const password = checkNewPassword(input);
   const result = await acceptInvitation(
     deps.sql,
     {

@@ -23,7 +23,6 @@ import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { providerCreate } from '../../cli/admin/providers.js';
-import { operatorActor } from '../../cli/context.js';
 import { rotateSecrets } from '../../commands/operations/rotate-secrets.js';
 import { beginTotpEnrolment, totpSecretContext } from '../../commands/team/totp.js';
 import { createWebhookEndpoint } from '../../commands/webhooks/webhooks.js';
@@ -159,7 +158,7 @@ describe('rotating HERALD_SECRET under load', { timeout: 420_000 }, () => {
     const webhook = await createWebhookEndpoint(
       { ...underA, env: parseEnv({ LOG_LEVEL: 'silent', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }) },
       { workspace: tenant.slug, url: 'http://127.0.0.1:9/hooks', events: ['message.sent'] },
-      operatorActor(),
+      TEST_OPERATOR,
     );
     const totp = await beginTotpEnrolment(underA, tenant.userId);
     simulator = await startSimulator({ port: 0 });

@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resetMemberSecondFactor } from '../../commands/team/totp.js';
 import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
-import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
 import { TEST_OPERATOR } from '../support/actors.js';
+import { ConsoleBrowser, openConsoleApp, visibleText } from '../support/console.js';
 
 let server: Awaited<ReturnType<typeof openConsoleApp>>;
 const PASSWORD = 'correct horse 1';

@@ -5,7 +5,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { operatorActor } from '../../cli/context.js';
 import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
 import { createWebhookEndpoint } from '../../commands/webhooks/webhooks.js';
@@ -80,8 +79,12 @@ describe('Webhooks', () => {
     await createWorkspace(server.deps, { name: 'Other', slug: other }, TEST_OPERATOR);
     const { endpoint } = await createWebhookEndpoint(
       server.deps,
-      { workspace: other, url: 'http://127.0.0.1:9/other', events: [EVENT] },
-      operatorActor(),
+      {
+        workspace: other,
+        url: 'http://127.0.0.1:9/other',
+        events: [EVENT],
+      },
+      TEST_OPERATOR,
     );
     expect((await browser.get(`/console/w/${slug}/developer/webhooks/${endpoint.id}`)).status).toBe(
       404,
@@ -150,8 +153,12 @@ describe('events that carry phone numbers (recipients.read)', () => {
     const { slug, browser } = await signedIn('developer');
     const { endpoint } = await createWebhookEndpoint(
       server.deps,
-      { workspace: slug, url: 'http://127.0.0.1:9/numbers', events: ['message.delivered'] },
-      operatorActor(),
+      {
+        workspace: slug,
+        url: 'http://127.0.0.1:9/numbers',
+        events: ['message.delivered'],
+      },
+      TEST_OPERATOR,
     );
     await server.sql`update webhook_endpoints set enabled = false where id = ${endpoint.id}`;
     await browser.get(`/console/w/${slug}/developer/webhooks`);
