@@ -14,7 +14,8 @@ export function printError(json: boolean, error: Error): void {
       `${JSON.stringify({ error: { type: error.name, message: error.message } })}\n`,
     );
   } else {
-    process.stderr.write(`herald: ${error.message}\n`);
+    // Each line of the message on its own line (a refusal of several options: one per refusal).
+    for (const line of error.message.split('\n')) process.stderr.write(`herald: ${line}\n`);
   }
 }
 

@@ -71,12 +71,16 @@ export function optionOf(field: string): string {
   return `--${field.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
 }
 
-/** Awaits a use-case; a refusal of its input becomes a usage error naming the options. */
+/**
+ * Awaits a use-case; a refusal of its input becomes a usage error naming the options, one line
+ * per refusal when it lists several.
+ */
 export async function run<T>(call: Promise<T>, label = optionOf): Promise<T> {
   try {
     return await call;
   } catch (error) {
-    if (error instanceof InputError) throw new UsageError(error.render(label));
+    if (error instanceof InputError)
+      throw new UsageError(error.each.map((refusal) => refusal.render(label)).join('\n'));
     throw error;
   }
 }

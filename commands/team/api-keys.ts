@@ -14,7 +14,15 @@ import { issueApiKeyToken, keyedHash } from '../../security/tokens.js';
 import type { Actor } from '../actor.js';
 import { writeAudit } from '../audit.js';
 import type { CommandDeps } from '../deps.js';
-import { conflict, type FieldRef, fieldsOf, invalid, notFound, optionalText } from '../input.js';
+import {
+  conflict,
+  type FieldRef,
+  fieldsOf,
+  invalid,
+  notFound,
+  optionalText,
+  refuseAll,
+} from '../input.js';
 import { checkFailoverRoute } from '../providers/failover-routes.js';
 import { checkProvider } from '../providers/providers.js';
 import { findWorkspace } from './workspaces.js';
@@ -66,26 +74,43 @@ export async function createApiKey(
 ): Promise<CreatedApiKey> {
   const field = fieldsOf<CreateApiKeyInput>();
   const workspace = await findWorkspace(deps, input.workspace);
-  if (input.abilities === undefined) throw invalid`${field('abilities')} is required`;
-  const abilities = [...new Set(input.abilities.map((item) => item.trim()).filter(Boolean))];
-  const unknown = abilities.filter((ability) => !isAbility(ability));
-  if (abilities.length === 0 || unknown.length > 0) {
-    throw invalid`${field('abilities')} must be a comma-separated list of ${ABILITIES.join(', ')}${
-      unknown.length ? ` (unknown: ${unknown.join(', ')})` : ''
-    }`;
-  }
+  // Every rule is checked, so a form shows all its refusals at once.
+  const checks = refuseAll();
+  const abilities =
+    checks.check(() => {
+      if (input.abilities === undefined) throw invalid`${field('abilities')} is required`;
+      const given = [...new Set(input.abilities.map((item) => item.trim()).filter(Boolean))];
+      const unknown = given.filter((ability) => !isAbility(ability));
+      if (given.length === 0 || unknown.length > 0) {
+        throw invalid`${field('abilities')} must be a comma-separated list of ${ABILITIES.join(', ')}${
+          unknown.length ? ` (unknown: ${unknown.join(', ')})` : ''
+        }`;
+      }
+      return given;
+    }) ?? [];
   const provider = optionalText(input.provider);
   const failoverRoute = optionalText(input.failoverRoute);
-  if (provider && failoverRoute)
-    throw invalid`${field('provider')} and ${field('failoverRoute')} are exclusive`;
-  // Sends with the key would all be refused (422), so refuse the key instead.
-  if (provider) await checkProvider(deps, workspace, provider, field('provider'));
-  if (failoverRoute)
-    await checkFailoverRoute(deps, workspace, failoverRoute, field('failoverRoute'));
-  const rate = parseKeyRate(input.rate, field('rate')) ?? null;
+  if (provider && failoverRoute) {
+    checks.check(() => {
+      throw invalid`${field('provider')} and ${field('failoverRoute')} are exclusive`;
+    });
+  } else {
+    // Sends with the key would all be refused (422), so refuse the key instead.
+    if (provider)
+      await checks.checkAsync(() => checkProvider(deps, workspace, provider, field('provider')));
+    if (failoverRoute)
+      await checks.checkAsync(() =>
+        checkFailoverRoute(deps, workspace, failoverRoute, field('failoverRoute')),
+      );
+  }
+  const rate = checks.check(() => parseKeyRate(input.rate, field('rate'))) ?? null;
   const email = optionalText(input.user);
   const userId = email ? await findMemberUserId(deps.sql, workspace.id, email) : null;
-  if (email && userId === undefined) throw invalid`${email} is not a member of ${workspace.slug}`;
+  if (email && userId === undefined)
+    checks.check(() => {
+      throw invalid`${email} is not a member of ${workspace.slug}`;
+    });
+  checks.done();
   const { token, prefix } = issueApiKeyToken();
   const name = optionalText(input.name) ?? null;
   const id = await deps.sql.begin(async (tx) => {

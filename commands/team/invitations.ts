@@ -19,6 +19,7 @@ import {
   isEmail,
   notFound,
   optionalText,
+  refuseAll,
   requiredText,
 } from '../input.js';
 import type { ActingMember } from './members.js';
@@ -57,13 +58,25 @@ export async function createInvitation(
 ): Promise<CreatedInvitation> {
   const field = fieldsOf<CreateInvitationInput>();
   const workspace = await findWorkspace(deps, input.workspace);
-  const email = requiredText(input.email, field('email'));
-  if (!isEmail(email)) throw invalid`${field('email')} "${email}" is not an email address`;
-  const role = optionalText(input.role) ?? 'developer';
-  if (!isRole(role)) throw invalid`${field('role')} must be one of ${ROLES.join(', ')}`;
+  // Every rule is checked, so a form shows all its refusals at once.
+  const checks = refuseAll();
+  const email = checks.check(() => {
+    const given = requiredText(input.email, field('email'));
+    if (!isEmail(given)) throw invalid`${field('email')} "${given}" is not an email address`;
+    return given;
+  });
+  const role = checks.check(() => {
+    const given = optionalText(input.role) ?? 'developer';
+    if (!isRole(given)) throw invalid`${field('role')} must be one of ${ROLES.join(', ')}`;
+    return given;
+  });
   const days = input.expiresInDays ?? EXPIRES_IN_DAYS.default;
   if (!Number.isInteger(days) || days < EXPIRES_IN_DAYS.min || days > EXPIRES_IN_DAYS.max)
-    throw invalid`${field('expiresInDays')} must be an integer from ${EXPIRES_IN_DAYS.min} to ${EXPIRES_IN_DAYS.max}`;
+    checks.check(() => {
+      throw invalid`${field('expiresInDays')} must be an integer from ${EXPIRES_IN_DAYS.min} to ${EXPIRES_IN_DAYS.max}`;
+    });
+  checks.done();
+  if (email === undefined || role === undefined) throw new Error('refused above');
   const token = issueInvitationToken();
   // Checked on the inviter's membership as held until the commit: a concurrent demotion waits.
   const checkInviter = (inviter: Standing | undefined) => {

@@ -25,7 +25,15 @@ import { generateWebhookSecret, webhookSecretContext } from '../../security/webh
 import type { Actor } from '../actor.js';
 import { type AuditLine, writeAudit } from '../audit.js';
 import type { CommandDeps } from '../deps.js';
-import { fieldsOf, InputError, invalid, notFound, optionalText, requiredText } from '../input.js';
+import {
+  fieldsOf,
+  InputError,
+  invalid,
+  notFound,
+  optionalText,
+  refuseAll,
+  requiredText,
+} from '../input.js';
 import type { ActingMember } from '../team/members.js';
 import { findWorkspace } from '../team/workspaces.js';
 
@@ -122,11 +130,16 @@ export async function createWebhookEndpoint(
   actor: Actor,
 ): Promise<{ endpoint: WebhookEndpoint; secret: string; workspace: Workspace }> {
   const workspace = await findWorkspace(deps, input.workspace);
-  const events = eventTypes(input.events);
+  // Every rule is checked, so a form shows all its refusals at once.
+  const checks = refuseAll();
+  const events = checks.check(() => eventTypes(input.events)) ?? [];
   const description = optionalText(input.description) ?? null;
   if (description !== null && description.length > MAX_DESCRIPTION_LENGTH)
-    throw invalid`${field('description')} must be at most ${MAX_DESCRIPTION_LENGTH} characters`;
-  const url = await endpointUrl(deps, input.url);
+    checks.check(() => {
+      throw invalid`${field('description')} must be at most ${MAX_DESCRIPTION_LENGTH} characters`;
+    });
+  const url = (await checks.checkAsync(() => endpointUrl(deps, input.url))) ?? '';
+  checks.done();
   // Stored encrypted; the caller shows it this once.
   const secret = generateWebhookSecret();
   const endpoint = await deps.sql.begin(async (tx) => {

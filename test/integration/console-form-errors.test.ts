@@ -35,6 +35,12 @@ afterAll(async () => {
 const fieldErrors = (html: string) =>
   [...html.matchAll(/<div class="field-error">([^<]*)<\/div>/g)].map(([, text]) => text);
 
+/** The page's error alerts, in page order. */
+const alerts = (html: string) =>
+  [...html.matchAll(/<div class="alert error" role="alert">([^<]*)<\/div>/g)].map(
+    ([, text]) => text,
+  );
+
 describe('console form errors', () => {
   it('the OTP service form shows every refusal at once, each under its field', async () => {
     await browser.get(`/console/w/${slug}/otp-services`);
@@ -60,6 +66,49 @@ describe('console form errors', () => {
       select count(*)::int as count from otp_services s join workspaces w on w.id = s.workspace_id
       where w.slug = ${slug}`;
     expect(row?.count).toBe(0);
+  });
+
+  it('the API key form shows every refusal at once, each under its field', async () => {
+    await browser.get(`/console/w/${slug}/developer/api-keys`);
+    const refused = await browser.post(`/console/w/${slug}/developer/api-keys`, {
+      name: 'Reports',
+      abilities: 'messages:burn',
+      routing: 'provider:nowhere',
+      rate: 'fast',
+    });
+    expect(refused.status).toBe(422);
+    expect(fieldErrors(refused.body)).toEqual([
+      'Abilities must be a comma-separated list of messages:send, messages:read, otp:send, otp:verify, recipients:read (unknown: messages:burn)',
+      `Direct provider &quot;nowhere&quot; is not a provider of ${slug}`,
+      'Rate limit &quot;fast&quot; must be requests per second or minute, like 100/s or 6000/m, off, or default',
+    ]);
+  });
+
+  it('the webhook form shows every refusal at once, each under its field', async () => {
+    await browser.get(`/console/w/${slug}/developer/webhooks`);
+    const refused = await browser.post(`/console/w/${slug}/developer/webhooks`, {
+      url: 'not a url',
+      events: [],
+      description: 'd'.repeat(501),
+    });
+    expect(refused.status).toBe(422);
+    expect(fieldErrors(refused.body)).toEqual([
+      'URL &quot;not a url&quot; is not an http(s) URL',
+      'Events must list at least one event',
+      'Description must be at most 500 characters',
+    ]);
+  });
+
+  it('the invitation form shows every refusal at once', async () => {
+    await browser.get(`/console/w/${slug}/team`);
+    const refused = await browser.post(`/console/w/${slug}/team/invitations`, {
+      email: 'nobody',
+      role: 'emperor',
+    });
+    expect(refused.status).toBe(422);
+    expect(alerts(refused.body)).toEqual([
+      'Email &quot;nobody&quot; is not an email address; Role must be one of owner, admin, developer, viewer',
+    ]);
   });
 
   it('Create campaign names a bad recipient by its line, counted from 1 as Quick Send does', async () => {
