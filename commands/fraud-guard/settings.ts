@@ -3,6 +3,7 @@
  * the settings in force and which are inherited, changes to them, and lifting a blocked range.
  * Values arrive in their text forms (domain/fraud-guard.ts): `5/15m,10/24h`, `20/1h@10%,1h`.
  */
+
 import type { Sql } from '../../db/client.js';
 import {
   findDailyUsage,
@@ -34,16 +35,17 @@ import {
   parseSendWindows,
   SERVICE_SETTINGS,
 } from '../../domain/fraud-guard.js';
+import { E164_PREFIX } from '../../domain/phone.js';
+import { UUID } from '../../domain/request-schema.js';
 import type { Actor } from '../actor.js';
 import { writeAudit } from '../audit.js';
-import { type FieldRef, fieldsOf, invalid, notFound, optionalText } from '../input.js';
+import { type FieldRef, fieldsOf, invalid, notFound, optionalText, refuseAll } from '../input.js';
 import { findWorkspace } from '../team/workspaces.js';
 
 interface Deps {
   sql: Sql;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Clears a setting: a service's then follows its workspace, a workspace's the default. */
 export const INHERIT = 'inherit';
 
@@ -107,7 +109,7 @@ export async function showGuard(deps: Deps, input: GuardScopeInput): Promise<Gua
 
 type Parsed = { [K in keyof GuardOverrides]-?: GuardOverrides[K] | typeof INHERIT };
 
-function parse<T>(
+function parseSetting<T>(
   text: string | undefined,
   ref: FieldRef,
   parser: (text: string) => T | undefined,
@@ -127,7 +129,18 @@ const wholeNumber = (min: number, max: number) => (text: string) => {
 };
 
 /** `--countries` sets a workspace's OTP and SMS countries, an OTP service's OTP countries. */
-function parseChanges(input: GuardSetInput, forService: boolean): Partial<Parsed> {
+function parseChanges(
+  input: GuardSetInput,
+  forService: boolean,
+  checks: ReturnType<typeof refuseAll>,
+): Partial<Parsed> {
+  // Each setting is checked, so a form shows all its refusals at once.
+  const parse = <T>(
+    text: string | undefined,
+    ref: FieldRef,
+    parser: (text: string) => T | undefined,
+    shape: string,
+  ) => checks.check(() => parseSetting(text, ref, parser, shape));
   const countries = parse(
     input.countries,
     field('countries'),
@@ -231,15 +244,19 @@ export async function setGuard(
   actor?: Actor,
 ): Promise<GuardView> {
   const { workspace, otpService } = await scopeOf(deps, input);
-  const changes = parseChanges(input, otpService !== null);
+  const checks = refuseAll();
+  const changes = parseChanges(input, otpService !== null, checks);
   if (otpService) {
     const workspaceOnly = (Object.keys(changes) as (keyof GuardSettings)[]).filter(
       (name) => !(SERVICE_SETTINGS as readonly string[]).includes(name),
     );
     const [first] = workspaceOnly;
     if (first)
-      throw invalid`${field(INPUT_OF[first])} is a workspace setting: give it without ${field('otpService')}`;
+      checks.check(() => {
+        throw invalid`${field(INPUT_OF[first])} is a workspace setting: give it without ${field('otpService')}`;
+      });
   }
+  checks.done();
   if (Object.keys(changes).length === 0)
     throw invalid`Give at least one setting to change, such as ${field('otpPerRecipient')}`;
   await deps.sql.begin(async (tx) => {
@@ -288,7 +305,7 @@ export async function unblockRange(
 ): Promise<{ workspace: Workspace; range: string; lifted: number }> {
   const workspace = await findWorkspace(deps, input.workspace);
   const range = optionalText(input.range)?.replaceAll(' ', '');
-  if (!range || !/^\+[1-9]\d{0,14}$/.test(range))
+  if (!range || !E164_PREFIX.test(range))
     throw invalid`${{ field: 'range' }} must be a number range like +6141999 (the number without its last 4 digits)`;
   const lifted = await deps.sql.begin(async (tx) => {
     const lifted = await liftRangeBlocks(

@@ -28,6 +28,7 @@ import {
   listOf,
   notFound,
   optionalText,
+  refuseAll,
   requiredText,
   resourceSlug,
 } from '../input.js';
@@ -90,10 +91,17 @@ export async function createTemplate(
   actor?: Actor,
 ): Promise<{ id: number; slug: string; purpose: string; workspace: Workspace }> {
   const workspace = await findWorkspace(deps, input.workspace);
-  const slug = templateSlug(input.slug);
-  const body = checkedBody(requiredText(input.body, field('body')));
-  const name = checkedName(optionalText(input.name) ?? slug);
-  const purpose = checkedPurpose(optionalText(input.purpose) ?? 'transactional');
+  // Every rule is checked, so a form shows all its refusals at once.
+  const checks = refuseAll();
+  const slug = checks.check(() => templateSlug(input.slug));
+  const body = checks.check(() => checkedBody(requiredText(input.body, field('body'))));
+  const name = checks.check(() => checkedName(optionalText(input.name) ?? slug ?? ''));
+  const purpose = checks.check(() =>
+    checkedPurpose(optionalText(input.purpose) ?? 'transactional'),
+  );
+  checks.done();
+  if (!slug || body === undefined || name === undefined || !purpose)
+    throw new Error('refused above');
   try {
     const id = await deps.sql.begin(async (tx) => {
       const { id } = await insertMessageTemplate(tx, {
@@ -161,12 +169,21 @@ export async function updateTemplate(
     const givenName = optionalText(input.name);
     if ([givenBody, givenPurpose, givenName, input.enabled].every((value) => value === undefined))
       throw invalid`Give at least one of ${listOf([field('name'), field('body'), field('purpose'), field('enabled')])}`;
-    const settings = {
-      name: givenName === undefined ? current.name : checkedName(givenName),
-      body: givenBody === undefined ? current.body : checkedBody(givenBody),
-      purpose: givenPurpose === undefined ? current.purpose : checkedPurpose(givenPurpose),
-      enabled: input.enabled ?? current.enabled,
-    };
+    // Every rule is checked, so a form shows all its refusals at once.
+    const checks = refuseAll();
+    const name = checks.check(() =>
+      givenName === undefined ? current.name : checkedName(givenName),
+    );
+    const body = checks.check(() =>
+      givenBody === undefined ? current.body : checkedBody(givenBody),
+    );
+    const purpose = checks.check(() =>
+      givenPurpose === undefined ? current.purpose : checkedPurpose(givenPurpose),
+    );
+    checks.done();
+    if (name === undefined || body === undefined || purpose === undefined)
+      throw new Error('refused above');
+    const settings = { name, body, purpose, enabled: input.enabled ?? current.enabled };
     const services = await otpServicesUsingTemplate(tx, workspace.id, slug);
     if (services.length > 0) {
       const { who, sends, them } = dependents(services);

@@ -15,7 +15,15 @@ import { characters } from '../../domain/validation.js';
 import type { Actor } from '../actor.js';
 import { type AuditLine, writeAudit } from '../audit.js';
 import type { CommandDeps } from '../deps.js';
-import { conflict, fieldsOf, invalid, notFound, requiredText, resourceSlug } from '../input.js';
+import {
+  conflict,
+  fieldsOf,
+  invalid,
+  notFound,
+  refuseAll,
+  requiredText,
+  resourceSlug,
+} from '../input.js';
 import { capitalised, dependents } from '../otp/dependents.js';
 import { findWorkspace } from '../team/workspaces.js';
 import { checkProvider } from './providers.js';
@@ -53,15 +61,22 @@ const field = fieldsOf<RegisterSenderInput>();
 /** The workspace, and the provider and sender read by the rules every registration follows. */
 async function senderOf(deps: Deps, input: RegisterSenderInput) {
   const workspace = await findWorkspace(deps, input.workspace);
-  const providerSlug = resourceSlug(
-    requiredText(input.provider, field('provider')),
-    field('provider'),
-  );
-  // A disabled provider may be enabled again: its senders can be registered meanwhile.
-  await checkProvider(deps, workspace, providerSlug, field('provider'), { mayBeDisabled: true });
-  const sender = requiredText(input.sender, field('sender'));
-  if (characters(sender) > MAX_OTP_SENDER_ID_LENGTH)
-    throw invalid`${field('sender')} must be at most ${MAX_OTP_SENDER_ID_LENGTH} characters`;
+  // Both are checked, so a form shows all its refusals at once.
+  const checks = refuseAll();
+  const providerSlug = await checks.checkAsync(async () => {
+    const slug = resourceSlug(requiredText(input.provider, field('provider')), field('provider'));
+    // A disabled provider may be enabled again: its senders can be registered meanwhile.
+    await checkProvider(deps, workspace, slug, field('provider'), { mayBeDisabled: true });
+    return slug;
+  });
+  const sender = checks.check(() => {
+    const given = requiredText(input.sender, field('sender'));
+    if (characters(given) > MAX_OTP_SENDER_ID_LENGTH)
+      throw invalid`${field('sender')} must be at most ${MAX_OTP_SENDER_ID_LENGTH} characters`;
+    return given;
+  });
+  checks.done();
+  if (providerSlug === undefined || sender === undefined) throw new Error('refused above');
   return { workspace, providerSlug, sender };
 }
 

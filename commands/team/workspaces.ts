@@ -15,10 +15,11 @@ import {
   QUIET_HOURS_FORMAT_ERROR,
   type QuietHours,
 } from '../../domain/quiet-hours.js';
+import { WORKSPACE_SLUG } from '../../domain/request-schema.js';
 import { characters } from '../../domain/validation.js';
-import type { CommandDeps } from '../deps.js';
 import type { Actor } from '../actor.js';
 import { writeAudit } from '../audit.js';
+import type { CommandDeps } from '../deps.js';
 import {
   conflict,
   fieldsOf,
@@ -27,13 +28,13 @@ import {
   listOf,
   notFound,
   optionalText,
+  refuseAll,
   requiredText,
 } from '../input.js';
 
 type Deps = Pick<CommandDeps, 'sql'>;
 
 const MAX_NAME_LENGTH = 200;
-const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 function slugify(name: string): string {
   return name
@@ -74,7 +75,7 @@ export async function createWorkspace(
   if (name.length > MAX_NAME_LENGTH)
     throw invalid`${field('name')} must be at most ${MAX_NAME_LENGTH} characters`;
   const slug = optionalText(input.slug) ?? slugify(name);
-  if (!SLUG.test(slug)) {
+  if (!WORKSPACE_SLUG.test(slug)) {
     throw invalid`${field('slug')} "${slug}" must be 1-63 lowercase letters, digits or hyphens, starting and ending with a letter or digit`;
   }
   try {
@@ -143,10 +144,15 @@ export async function updateWorkspaceSettings(
   const field = fieldsOf<UpdateWorkspaceInput>();
   const slug = requiredText(input.slug, field('slug'));
   const name = optionalText(input.name);
+  // Every rule is checked, so a form shows all its refusals at once.
+  const checks = refuseAll();
   if (name !== undefined && characters(name) > MAX_NAME_LENGTH)
-    throw invalid`${field('name')} must be at most ${MAX_NAME_LENGTH} characters`;
-  const helpText = helpTextOf(input.helpText, field('helpText'));
-  const quietHours = quietHoursOf(input.quietHours, field('quietHours'));
+    checks.check(() => {
+      throw invalid`${field('name')} must be at most ${MAX_NAME_LENGTH} characters`;
+    });
+  const helpText = checks.check(() => helpTextOf(input.helpText, field('helpText')));
+  const quietHours = checks.check(() => quietHoursOf(input.quietHours, field('quietHours')));
+  checks.done();
   if (
     name === undefined &&
     input.apiEnabled === undefined &&

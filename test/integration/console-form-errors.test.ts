@@ -111,6 +111,52 @@ describe('console form errors', () => {
     ]);
   });
 
+  it('the fraud guard form shows every refusal at once, each under its field', async () => {
+    await browser.get(`/console/w/${slug}/fraud-guard`);
+    const refused = await browser.post(`/console/w/${slug}/fraud-guard`, {
+      otp_per_recipient: 'lots',
+      otp_countries: 'Narnia',
+      cap_near_percent: '200',
+    });
+    expect(refused.status).toBe(422);
+    expect(fieldErrors(refused.body)).toEqual([
+      'OTP per recipient &quot;lots&quot; must be sends per window, like 5/15m,10/24h, or off, or inherit',
+      'OTP countries &quot;Narnia&quot; must be ISO 3166 alpha-2 country codes (AU,NZ) or any, or inherit',
+      'Cap-near percent &quot;200&quot; must be a percentage from 1 to 100, or inherit',
+    ]);
+  });
+
+  it('the OTP template form shows every refusal at once, each under its field', async () => {
+    await browser.get(`/console/w/${slug}/otp-templates`);
+    const refused = await browser.post(`/console/w/${slug}/otp-templates`, {
+      slug: 'Bad Slug',
+      name: 'n'.repeat(201),
+      body: '',
+      purpose: 'gossip',
+      enabled: 'on',
+    });
+    expect(refused.status).toBe(422);
+    expect(fieldErrors(refused.body)).toEqual([
+      'Slug &quot;Bad Slug&quot; must be lowercase letters, digits, - or _ (at most 63)',
+      'Name must be at most 200 characters',
+      'Text is required',
+      'Purpose must be one of transactional, marketing',
+    ]);
+  });
+
+  it('the OTP sender form shows every refusal at once, each under its field', async () => {
+    await browser.get(`/console/w/${slug}/otp-senders`);
+    const refused = await browser.post(`/console/w/${slug}/otp-senders`, {
+      provider: 'nowhere',
+      sender: 'S'.repeat(51),
+    });
+    expect(refused.status).toBe(422);
+    expect(fieldErrors(refused.body)).toEqual([
+      'Sender id must be at most 50 characters',
+      `Provider &quot;nowhere&quot; is not a provider of ${slug}`,
+    ]);
+  });
+
   it('Create campaign names a bad recipient by its line, counted from 1 as Quick Send does', async () => {
     const good = `+6143${String(randomInt(10_000_000)).padStart(7, '0')}`;
     await browser.get(`/console/w/${slug}/campaigns/new`);
