@@ -4,8 +4,10 @@
  * a form as its field labels. Input fields arrive as a form gives them: text untrimmed and
  * possibly blank, numbers possibly NaN; the use-case owns every rule.
  */
+
 import { z } from 'zod';
 import { type ErrorCode, HeraldError } from '../domain/errors.js';
+import { SLUG } from '../domain/request-schema.js';
 
 /** A field of a use-case's input, named inside a message. */
 export interface FieldRef {
@@ -147,11 +149,9 @@ export function isEmail(value: string): boolean {
   return z.email().safeParse(value).success;
 }
 
-const RESOURCE_SLUG = /^[a-z0-9][a-z0-9_-]{0,62}$/;
-
 /** A provider's, route's or template's slug, refused unless it has a slug's shape. */
 export function resourceSlug(slug: string, field: FieldRef): string {
-  if (!RESOURCE_SLUG.test(slug))
+  if (!SLUG.test(slug))
     throw invalid`${field} "${slug}" must be lowercase letters, digits, - or _ (at most 63)`;
   return slug;
 }

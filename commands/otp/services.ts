@@ -26,6 +26,7 @@ import {
   otpTemplateProblem,
 } from '../../domain/otp.js';
 import { OWN_PROVIDER_SLUG } from '../../domain/provider-definition.js';
+import { UUID } from '../../domain/request-schema.js';
 import { characters } from '../../domain/validation.js';
 import type { Actor } from '../actor.js';
 import { type AuditLine, writeAudit } from '../audit.js';
@@ -45,7 +46,6 @@ import { findWorkspace } from '../team/workspaces.js';
 
 type Deps = Pick<CommandDeps, 'sql'>;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /*
  * Each change takes its `actor` and writes its audit line in the change's transaction
  * (commands/audit.ts); without an actor (test fixtures) it is not recorded.
