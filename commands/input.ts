@@ -106,15 +106,24 @@ export function refuseAll() {
       return found.length > 0;
     },
     done(): void {
-      const [first] = found;
-      if (!first) return;
-      if (found.length === 1) throw first;
-      const parts = found.flatMap((refusal, index) =>
-        index === 0 ? refusal.parts : ['; ', ...refusal.parts],
-      );
-      throw new InputError(first.code, [...parts], found);
+      if (found.length > 0) throw allOf(found);
     },
   };
+}
+
+/** Several refusals as one: its message joins theirs by `; `, a form lists `each`. */
+export function allOf(refusals: readonly [InputError, ...InputError[]] | InputError[]): InputError {
+  const [first] = refusals;
+  if (!first) throw new Error('allOf needs a refusal');
+  if (refusals.length === 1) return first;
+  const parts = refusals.flatMap((refusal, index) =>
+    index === 0 ? refusal.parts : ['; ', ...refusal.parts],
+  );
+  return new InputError(
+    first.code,
+    [...parts],
+    refusals.flatMap((refusal) => refusal.each),
+  );
 }
 
 /** Field references typed by the use-case's input: `const field = fieldsOf<Input>()`. */

@@ -25,11 +25,11 @@ import {
   isUniqueViolation,
   notFound,
   optionalText,
+  refuseAll,
   requiredText,
   resourceSlug,
 } from '../input.js';
 import { findWorkspace } from '../team/workspaces.js';
-import { refusalCollector } from './refusals.js';
 
 const MAX_PROVIDERS = 5;
 
@@ -92,14 +92,14 @@ async function checkedProviders(
 /** Its slug and providers, each refused on its own (a form shows both at once). */
 async function checkedRoute(deps: Deps, workspace: Workspace, input: CreateFailoverRouteInput) {
   const field = fieldsOf<CreateFailoverRouteInput>();
-  const refusals = refusalCollector();
+  const refusals = refuseAll();
   const slug = refusals.check(() =>
     resourceSlug(requiredText(input.slug, field('slug')), field('slug')),
   );
   const providerSlugs = await refusals.checkAsync(() =>
     checkedProviders(deps, workspace, input.providers),
   );
-  refusals.throwAny();
+  refusals.done();
   return { slug: slug as string, providerSlugs: providerSlugs as string[] };
 }
 

@@ -11,8 +11,7 @@ import {
   type ProviderFieldsInput,
   ProviderFieldsRefusal,
 } from '../../domain/provider-definition.js';
-import { fieldsOf, InputError, invalid } from '../input.js';
-import { InputRefusals, refusalCollector } from './refusals.js';
+import { allOf, fieldsOf, InputError, invalid, refuseAll } from '../input.js';
 
 /** The common fields of a provider's create input that are not its type's own. */
 export interface ProviderSettingsInput {
@@ -57,7 +56,7 @@ export function providerConfig(
   types: readonly ProviderDefinition[],
 ): ProviderConfig {
   const fields = input.fields ?? {};
-  const refusals = refusalCollector();
+  const refusals = refuseAll();
   const config = refusals.check(() => {
     refuseFieldsOfOtherTypes(fields, type, types);
     try {
@@ -67,11 +66,11 @@ export function providerConfig(
       const all = [error.parts, ...error.more].map(
         (parts) => new InputError('validation_failed', [...parts]),
       );
-      throw all.length === 1 ? all[0] : new InputRefusals(all);
+      throw allOf(all);
     }
   });
   const countries = refusals.check(() => countriesSetting(input.countries));
-  refusals.throwAny();
+  refusals.done();
   const checked = config as ProviderConfig;
   if (countries) checked.settings.countries = countries;
   return checked;

@@ -37,12 +37,12 @@ import {
   isUniqueViolation,
   notFound,
   optionalText,
+  refuseAll,
   requiredText,
   resourceSlug,
 } from '../input.js';
 import { findWorkspace } from '../team/workspaces.js';
 import { type ProviderSettingsInput, providerConfig } from './provider-settings.js';
-import { refusalCollector } from './refusals.js';
 import { accountOfRecord, refuseSharedSmscAccount } from './smsc-accounts.js';
 
 type Deps = Pick<CommandDeps, 'sql' | 'secret' | 'providerTypes'>;
@@ -91,7 +91,7 @@ export async function createProvider(
 ): Promise<{ id: number; slug: string; type: string; workspace: Workspace }> {
   const field = fieldsOf<CreateProviderInput>();
   const workspace = await findWorkspace(deps, input.workspace);
-  const refusals = refusalCollector();
+  const refusals = refuseAll();
   const slug = refusals.check(() => {
     const slug = resourceSlug(requiredText(input.slug, field('slug')), field('slug'));
     if (slug === OWN_PROVIDER_SLUG) throw invalid`"own" is the operator's provider and is reserved`;
@@ -106,7 +106,7 @@ export async function createProvider(
   const config =
     definition && refusals.check(() => providerConfig(input, definition, deps.providerTypes));
   const messagesPerSecond = refusals.check(() => checkedRate(input.messagesPerSecond));
-  refusals.throwAny();
+  refusals.done();
   if (slug === undefined || definition === undefined || config === undefined)
     throw new Error('unreachable: refused above');
   const type = definition.type;
@@ -226,12 +226,12 @@ export async function updateProvider(
   const fields = { ...input.fields };
   for (const field of secretFields)
     if (!given(field.name)) fields[field.name] = stored[field.credential as string];
-  const refusals = refusalCollector();
+  const refusals = refuseAll();
   const config = refusals.check(() =>
     providerConfig({ countries: input.countries, fields }, definition, deps.providerTypes),
   );
   const messagesPerSecond = refusals.check(() => checkedRate(input.messagesPerSecond));
-  refusals.throwAny();
+  refusals.done();
   if (config === undefined) throw new Error('unreachable: refused above');
   const credentialsReplaced = secretFields.some((field) => given(field.name));
   const account = provider.active ? definition.exclusiveAccount?.(config) : undefined;

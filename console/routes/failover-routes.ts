@@ -14,9 +14,8 @@ import {
 import { listWorkspaceProviders } from '../../commands/providers/providers.js';
 import { OWN_PROVIDER_SLUG } from '../../domain/provider-definition.js';
 import { can } from '../access.js';
-import { allFormErrors } from '../all-form-errors.js';
 import type { ConsoleContext } from '../context.js';
-import { orRefusal } from '../form-errors.js';
+import { formErrors, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
 import { type Form, formOf, list, redirect, text } from '../http.js';
 
@@ -188,7 +187,7 @@ export async function failoverRouteRoutes(
       return editorPage(reply, member, saved.status, {
         editing,
         form: shown,
-        errors: allFormErrors(saved, LABELS, editing ? 'providers' : 'slug'),
+        errors: formErrors(saved, LABELS, editing ? 'providers' : 'slug'),
       });
     return done();
   }

@@ -17,9 +17,8 @@ import {
 } from '../../commands/providers/providers.js';
 import type { ConnectionTest, ProviderDefinition } from '../../domain/provider-definition.js';
 import { can } from '../access.js';
-import { allFormErrors } from '../all-form-errors.js';
 import type { ConsoleContext } from '../context.js';
-import { orRefusal } from '../form-errors.js';
+import { formErrors, orRefusal } from '../form-errors.js';
 import type { SignedIn } from '../guard.js';
 import { type Form, formOf, redirect, text } from '../http.js';
 
@@ -229,7 +228,7 @@ export async function providerRoutes(
       return formPage(reply, member, created.status, {
         type,
         form: shownForm(form, type),
-        errors: allFormErrors(created, LABELS, 'slug'),
+        errors: formErrors(created, LABELS, 'slug'),
       });
     return redirect(request, reply, `${member.base}/providers/${created.slug}/edit?done=created`);
   });
@@ -271,7 +270,7 @@ export async function providerRoutes(
       if (saved instanceof InputError)
         return editPage(reply, member, slug, {
           form: shownForm(form, type),
-          errors: allFormErrors(saved, LABELS, 'notice'),
+          errors: formErrors(saved, LABELS, 'notice'),
           status: saved.status,
         });
       return redirect(request, reply, `${member.base}/providers/${slug}/edit?done=saved`);
