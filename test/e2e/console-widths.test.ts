@@ -14,9 +14,11 @@ import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCredits } from '../../commands/otp/credits.js';
+import { createProvider } from '../../commands/providers/providers.js';
 import { createInvitation } from '../../commands/team/invitations.js';
 import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
+import { withProviderTypes } from '../../server/provider-types.js';
 import { TEST_OPERATOR } from '../support/actors.js';
 import { freshAddress, openConsoleApp } from '../support/console.js';
 import { consoleGetRoutes, overflowProblems, WIDTHS } from '../support/console-widths.js';
@@ -114,6 +116,18 @@ describe('every console page at 1366, 1024 and 390 px', () => {
       insert into providers (workspace_id, slug, name, type, requires_sender_id, settings)
       values (${developer.workspace.id}, 'backup-sim', 'Backup simulator', 'simulator', false,
               ${server.sql.json({ base_url: 'http://127.0.0.1:9' })})`;
+    await createProvider(withProviderTypes(server.deps), TEST_OPERATOR, {
+      workspace: slug,
+      slug: 'backup-twilio',
+      name: 'Backup Twilio',
+      type: 'twilio',
+      fields: {
+        accountSid: `AC${'0'.repeat(32)}`,
+        authToken: 'a'.repeat(32),
+        messagingServiceSid: `MG${'0'.repeat(32)}`,
+        baseUrl: 'http://127.0.0.1:9',
+      },
+    });
     await server.sql`
       insert into failover_routes (workspace_id, slug, name, provider_slugs)
       values (${developer.workspace.id}, 'main', 'Main route', ${['own', 'backup-sim']})`;
@@ -239,20 +253,16 @@ async function visitAll(
         next.push(route);
         continue;
       }
-      const cookie = (await page.context().cookies(baseUrl))
-        .map(({ name, value }) => `${name}=${value}`)
-        .join('; ');
-      const head = await fetch(url, { headers: { cookie }, redirect: 'manual' });
-      const type = head.headers.get('content-type') ?? '';
-      const html = type.startsWith('text/html') ? await head.text() : '';
+      const answer = await page.goto(url);
       // A page has the console's stylesheet; an htmx fragment does not.
-      const document = /<link rel="stylesheet" href="\/console\/assets\/console\.css/.test(html);
-      if (!document && head.status < 300) continue;
-      await page.goto(url);
+      const document = await page.evaluate(
+        `!!globalThis.document.querySelector('link[rel="stylesheet"][href^="/console/assets/console.css"]')`,
+      );
       const hrefs = await page.evaluate(
         "[...document.querySelectorAll('a[href]')].map((anchor) => anchor.href)",
       );
       for (const href of hrefs as string[]) links.add(href);
+      if (!document && (answer?.status() ?? 0) < 300) continue;
       visited.push({ route, url });
     }
     pending = next;
