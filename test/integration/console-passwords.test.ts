@@ -8,6 +8,11 @@
 import { randomBytes } from 'node:crypto';
 import { encode } from 'uqr';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  completePasswordReset,
+  findPasswordReset,
+  issuePasswordReset,
+} from '../../commands/team/passwords.js';
 import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
 import { TEST_OPERATOR } from '../support/actors.js';
@@ -180,6 +185,45 @@ describe("an owner's or admin's password reset link", () => {
     expect(await auditLines('user.password_reset', `user ${developer.email}`)).toEqual([
       { actor: developer.email, source: 'console', details: { sessions_ended: 2 } },
     ]);
+  });
+
+  it('is used once when ten browsers submit it at the same moment: one password wins, one line', async () => {
+    const slug = await workspace();
+    const admin = await member(slug, 'admin');
+    const developer = await member(slug, 'developer');
+    const { id: workspaceId } = (
+      await server.sql<{ id: number }[]>`select id from workspaces where slug = ${slug}`
+    )[0] as { id: number };
+    const { token } = await issuePasswordReset(server.deps, TEST_OPERATOR, {
+      workspaceId,
+      userId: developer.userId,
+      by: { userId: admin.userId, role: 'admin' },
+    });
+    const reset = await findPasswordReset(server.deps, token);
+    expect(reset).toBeDefined();
+    const passwords = Array.from({ length: 10 }, (_, index) => `racing password ${index}`);
+    const outcomes = await Promise.allSettled(
+      passwords.map((password) =>
+        completePasswordReset(server.deps, reset as NonNullable<typeof reset>, {
+          password,
+          passwordConfirmation: password,
+          address: '127.0.0.1',
+          userAgent: null,
+        }),
+      ),
+    );
+    const won = outcomes.flatMap((outcome, index) =>
+      outcome.status === 'fulfilled' ? [passwords[index] as string] : [],
+    );
+    expect(won).toHaveLength(1);
+    for (const outcome of outcomes)
+      if (outcome.status === 'rejected')
+        expect((outcome.reason as Error).message).toBe(
+          'This reset link has already been used, was replaced by a newer one or has expired',
+        );
+    const signIns = await Promise.all(passwords.map((p) => signInStatus(developer.email, p)));
+    expect(passwords.filter((_, index) => signIns[index] === 303)).toEqual(won);
+    expect(await auditLines('user.password_reset', `user ${developer.email}`)).toHaveLength(1);
   });
 });
 
