@@ -118,7 +118,7 @@ const LINKS: Record<string, Record<string, Record<string, OpenAPIV3_1.LinkObject
 
 /**
  * Adds to the generated document what every operation may answer at the HTTP level (a 422 for
- * NUL where the operation has none of its own), the Retry-After of 409, what path parameters
+ * NUL where the operation has none of its own), the Retry-After of a send's 409, what path parameters
  * may hold, and the links between operations.
  */
 function withHttpAnswers(document: OpenAPIV3_1.Document): OpenAPIV3_1.Document {
@@ -143,8 +143,13 @@ function withHttpAnswers(document: OpenAPIV3_1.Document): OpenAPIV3_1.Document {
         ...(pathParameters.length > 0 ? WITH_PATH_PARAMETERS : {}),
       };
       for (const [status, response] of Object.entries(added)) responses[status] ??= response;
+      // Only a send's 409 (its Idempotency-Key still held) is retried; a cancel's is final.
+      const keyed = parameters.some(
+        (parameter) =>
+          parameter.in === 'header' && parameter.name.toLowerCase() === 'idempotency-key',
+      );
       const conflict = responses['409'];
-      if (conflict) conflict.headers = { 'Retry-After': retryAfter };
+      if (conflict && keyed) conflict.headers = { 'Retry-After': retryAfter };
       // A route's own 503 (a send's admission) carries Retry-After as the generic one does.
       const unavailable = responses['503'];
       if (unavailable) unavailable.headers ??= { 'Retry-After': retryAfter };

@@ -97,6 +97,10 @@ describe('OpenAPI examples', () => {
     });
     const send = doc.paths['/api/v1/messages'].post.responses;
     expect(send['409'].headers['Retry-After'].required).toBe(true);
+    // A cancel's 409 (already completed) is final: nothing to retry after.
+    expect(
+      doc.paths['/api/v1/messages/{campaign}/cancel'].post.responses['409'].headers,
+    ).toBeUndefined();
     expect(send['409'].content['application/json'].example).toEqual({
       message:
         'A request with this Idempotency-Key is still being processed. Retry with the same key shortly.',
