@@ -117,8 +117,9 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
         const signingSecrets = [
           decryptCredentials(deps.secret, context, delivery.secret) as string,
         ];
-        // During a rotation's overlap the secret it replaced signs too (`secrets rotate` does not
-        // re-encrypt it: one that no longer decrypts is left out rather than fail the delivery).
+        // During a rotation's overlap the secret it replaced signs too (one that no longer decrypts,
+        // left under a key the ring dropped before `secrets rotate` ran, is left out rather than
+        // fail the delivery).
         if (delivery.previousSecret !== null) {
           try {
             signingSecrets.push(

@@ -5,11 +5,16 @@
  */
 import type { Sql } from './client.js';
 
-export type EncryptedColumn = 'provider-credentials' | 'webhook-secrets' | 'totp-secrets';
+export type EncryptedColumn =
+  | 'provider-credentials'
+  | 'webhook-secrets'
+  | 'webhook-previous-secrets'
+  | 'totp-secrets';
 
 export const ENCRYPTED_COLUMNS: readonly EncryptedColumn[] = [
   'provider-credentials',
   'webhook-secrets',
+  'webhook-previous-secrets',
   'totp-secrets',
 ];
 
@@ -38,6 +43,12 @@ export async function encryptedValues(
       return sql<EncryptedValue[]>`
         select id::int, workspace_id::int, null as slug, secret as ciphertext from webhook_endpoints
         where id > ${afterId} order by id limit ${limit}`;
+    // The secret a rotation replaced, kept while it signs beside the new one (and after, unread).
+    case 'webhook-previous-secrets':
+      return sql<EncryptedValue[]>`
+        select id::int, workspace_id::int, null as slug, previous_secret as ciphertext
+        from webhook_endpoints
+        where previous_secret is not null and id > ${afterId} order by id limit ${limit}`;
     case 'totp-secrets':
       return sql<EncryptedValue[]>`
         select id::int, null::int as workspace_id, null as slug, totp_secret as ciphertext from users
@@ -64,6 +75,14 @@ export async function replaceCiphertext(
       return (
         (
           await sql`update webhook_endpoints set secret = ${to} where id = ${id} and secret = ${from}`
+        ).count === 1
+      );
+    case 'webhook-previous-secrets':
+      return (
+        (
+          await sql`
+            update webhook_endpoints set previous_secret = ${to}
+            where id = ${id} and previous_secret = ${from}`
         ).count === 1
       );
     case 'totp-secrets':

@@ -7,18 +7,20 @@ import type { AdminCommand } from './table.js';
 const LABELS = {
   'provider-credentials': 'provider credentials',
   'webhook-secrets': 'webhook signing secrets',
+  'webhook-previous-secrets': 'webhook secrets still signing after a rotation',
   'totp-secrets': 'two-step verification secrets',
 } as const;
 
 const JSON_NAMES = {
   'provider-credentials': 'provider_credentials',
   'webhook-secrets': 'webhook_secrets',
+  'webhook-previous-secrets': 'webhook_previous_secrets',
   'totp-secrets': 'totp_secrets',
 } as const;
 
 /**
  * herald secrets rotate → {"provider_credentials": {"reencrypted", "current", "unreadable"},
- * "webhook_secrets": {…}, "totp_secrets": {…}}
+ * "webhook_secrets": {…}, "webhook_previous_secrets": {…}, "totp_secrets": {…}}
  */
 export async function secretsRotate(context: AdminContext): Promise<CommandResult> {
   const report = await rotateSecrets(context, operatorActor());

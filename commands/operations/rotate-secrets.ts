@@ -42,6 +42,7 @@ function contextOf(column: EncryptedColumn, row: EncryptedValue): string {
     case 'provider-credentials':
       return providerCredentialsContext(row.workspaceId as number, row.slug as string);
     case 'webhook-secrets':
+    case 'webhook-previous-secrets':
       return webhookSecretContext(row.workspaceId as number, row.id);
     case 'totp-secrets':
       return totpSecretContext(row.id);

@@ -25,6 +25,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { providerCreate } from '../../cli/admin/providers.js';
 import { rotateSecrets } from '../../commands/operations/rotate-secrets.js';
 import { beginTotpEnrolment, totpSecretContext } from '../../commands/team/totp.js';
+import { rotateWebhookSecret } from '../../commands/webhooks/webhook-tools.js';
 import { createWebhookEndpoint } from '../../commands/webhooks/webhooks.js';
 import { parseEnv } from '../../config/env.js';
 import { createSql, type Sql } from '../../db/client.js';
@@ -225,12 +226,14 @@ describe('rotating HERALD_SECRET under load', { timeout: 420_000 }, () => {
     expect(rotated.json).toEqual({
       provider_credentials: { reencrypted: 1, current: 0, unreadable: 0 },
       webhook_secrets: { reencrypted: 1, current: 0, unreadable: 0 },
+      webhook_previous_secrets: { reencrypted: 0, current: 0, unreadable: 0 },
       totp_secrets: { reencrypted: 1, current: 0, unreadable: 0 },
     });
     const again = await runHeraldJson(['secrets', 'rotate'], envWith(`${KEY_B},${KEY_A}`));
     expect(again.json).toEqual({
       provider_credentials: { reencrypted: 0, current: 1, unreadable: 0 },
       webhook_secrets: { reencrypted: 0, current: 1, unreadable: 0 },
+      webhook_previous_secrets: { reencrypted: 0, current: 0, unreadable: 0 },
       totp_secrets: { reencrypted: 0, current: 1, unreadable: 0 },
     });
     await acceptedAtLeast(accepted.length + 5);
@@ -334,17 +337,37 @@ describe('rotating HERALD_SECRET under load', { timeout: 420_000 }, () => {
     const [{ providers } = { providers: 0 }] = await sql<{ providers: number }[]>`
       select count(*)::int as providers from providers where credentials is not null`;
     const deps = { sql, secret: `${keyC},${KEY_B}` };
+    // The webhook's secret rotated under B with an overlap: the one it replaced, which signs
+    // beside it for 24 h, is a ciphertext of its own that must move to the new key too.
+    const [hook] = await sql<{ id: number; secret: Buffer }[]>`
+      select id::int, secret from webhook_endpoints where workspace_id = ${tenant.workspaceId}`;
+    const hookContext = webhookSecretContext(tenant.workspaceId, hook?.id as number);
+    const replaced = decryptCredentials(KEY_B, hookContext, hook?.secret as Buffer);
+    const rotatedHook = await rotateWebhookSecret(
+      { sql, secret: KEY_B },
+      { id: hook?.id as number, overlapHours: 24 },
+      TEST_OPERATOR,
+    );
 
     expect(await rotateSecrets(deps, TEST_OPERATOR, { batchSize: 2 })).toEqual({
       'provider-credentials': { reencrypted: providers - 1, current: 0, unreadable: 1 },
       'webhook-secrets': { reencrypted: 1, current: 0, unreadable: 0 },
+      'webhook-previous-secrets': { reencrypted: 1, current: 0, unreadable: 0 },
       'totp-secrets': { reencrypted: 1, current: 0, unreadable: 0 },
     });
     expect(await rotateSecrets(deps, TEST_OPERATOR, { batchSize: 2 })).toEqual({
       'provider-credentials': { reencrypted: 0, current: providers - 1, unreadable: 1 },
       'webhook-secrets': { reencrypted: 0, current: 1, unreadable: 0 },
+      'webhook-previous-secrets': { reencrypted: 0, current: 1, unreadable: 0 },
       'totp-secrets': { reencrypted: 0, current: 1, unreadable: 0 },
     });
+    // Under C alone both of the webhook's signing secrets open: the new one and the one replaced.
+    const [moved] = await sql<{ secret: Buffer; previousSecret: Buffer }[]>`
+      select secret, previous_secret from webhook_endpoints where id = ${hook?.id as number}`;
+    expect([
+      decryptCredentials(keyC, hookContext, moved?.secret as Buffer),
+      decryptCredentials(keyC, hookContext, moved?.previousSecret as Buffer),
+    ]).toEqual([rotatedHook.secret, replaced]);
     const rows = await sql<{ slug: string; credentials: Buffer }[]>`
       select slug, credentials from providers
       where workspace_id = ${tenant.workspaceId} and slug like 'batch-%' order by slug`;
