@@ -7,6 +7,7 @@ import { INVITE_COMMANDS } from './invites.js';
 import { KEY_COMMANDS } from './keys.js';
 import { MCP_COMMANDS } from './mcp-admin.js';
 import { MEMBER_COMMANDS } from './members.js';
+import { OPT_OUT_COMMANDS } from './opt-outs.js';
 import { OTP_SERVICE_COMMANDS } from './otp-services.js';
 import { PASSWORD_COMMANDS } from './passwords.js';
 import { PROVIDER_COMMANDS } from './providers.js';
@@ -34,6 +35,7 @@ export const ADMIN_COMMANDS: readonly AdminCommand[] = [
   ...SENDER_COMMANDS,
   ...CAMPAIGN_COMMANDS,
   ...CAMPAIGN_RECIPIENT_COMMANDS,
+  ...OPT_OUT_COMMANDS,
   ...MEMBER_COMMANDS,
   ...INVITE_COMMANDS,
   ...MCP_COMMANDS,
