@@ -3,8 +3,7 @@
  * `service_slug`. Every rule is the use-case's, as for `herald otp-service`.
  */
 
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { InputError } from '../../commands/input.js';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { listTemplates } from '../../commands/messaging/templates.js';
 import {
   listWorkspaceOtpServices,
@@ -20,9 +19,9 @@ import {
 import { listRoutingChoices } from '../../commands/providers/routing-choices.js';
 import { can } from '../access.js';
 import type { ConsoleContext } from '../context.js';
-import { formErrors, noticeOf, orRefusal } from '../form-errors.js';
+import { formPage } from '../form-page.js';
 import type { SignedIn } from '../guard.js';
-import { type Form, formOf, redirect, text } from '../http.js';
+import { type Form, redirect, text } from '../http.js';
 
 const LABELS: Record<string, string> = {
   name: 'Name',
@@ -95,8 +94,8 @@ export async function otpServiceRoutes(
   const { deps } = context;
 
   /** What the service form offers: the workspace's transactional templates and providers. */
-  async function formChoices(signedIn: SignedIn) {
-    const workspace = signedIn.visitor.workspaceSlug;
+  async function formChoices({ visitor }: SignedIn) {
+    const workspace = visitor.workspaceSlug;
     const [templates, routing] = await Promise.all([
       listTemplates(deps, { workspace }),
       listRoutingChoices(deps, { workspace }),
@@ -107,111 +106,69 @@ export async function otpServiceRoutes(
     };
   }
 
-  async function page(
-    reply: FastifyReply,
-    signedIn: SignedIn,
-    status: number,
-    extra: { form?: Form; errors?: Record<string, string>; flash?: string; created?: string } = {},
-  ) {
-    const services = await listWorkspaceOtpServices(deps, {
-      workspace: signedIn.visitor.workspaceSlug,
-    });
-    return reply.page(
-      'otp-services',
-      {
-        title: 'OTP services',
-        services,
-        ...(await formChoices(signedIn)),
-        canManage: can(signedIn.visitor, 'otp_services.manage'),
-        form: extra.form ?? { code_length: '6', expires_in_minutes: '5' },
-        errors: extra.errors ?? {},
-        flash: extra.flash,
-        created: extra.created,
-      },
-      status,
-    );
-  }
+  const listPage = formPage<{ created?: string }>({
+    view: 'otp-services',
+    labels: LABELS,
+    fallbackField: 'name',
+    load: async (signedIn, { created }) => ({
+      title: 'OTP services',
+      services: await listWorkspaceOtpServices(deps, {
+        workspace: signedIn.visitor.workspaceSlug,
+      }),
+      ...(await formChoices(signedIn)),
+      canManage: can(signedIn.visitor, 'otp_services.manage'),
+      form: { code_length: '6', expires_in_minutes: '5' },
+      created,
+    }),
+  });
 
-  async function editPage(
-    reply: FastifyReply,
-    signedIn: SignedIn,
-    status: number,
-    service: OtpServiceRecord,
-    extra: { form?: Form; errors?: Record<string, string> } = {},
-  ) {
-    return reply.page(
-      'otp-service-edit',
-      {
-        title: `Edit ${service.name}`,
-        service,
-        ...(await formChoices(signedIn)),
-        form: extra.form ?? formOfService(service),
-        errors: extra.errors ?? {},
-      },
-      status,
-    );
-  }
+  const editPage = formPage<{ service: OtpServiceRecord }>({
+    view: 'otp-service-edit',
+    labels: LABELS,
+    fallbackField: 'name',
+    load: async (signedIn, { service }) => ({
+      title: `Edit ${service.name}`,
+      service,
+      ...(await formChoices(signedIn)),
+      form: formOfService(service),
+    }),
+  });
 
   /** The service named in the URL, or the list page answering that there is none. */
-  async function serviceOf(
-    request: FastifyRequest<{ Params: { slug: string } }>,
-    reply: FastifyReply,
-    signedIn: SignedIn,
-  ): Promise<OtpServiceRecord | undefined> {
-    const shown = await orRefusal(() =>
-      showOtpService(deps, {
-        workspace: signedIn.visitor.workspaceSlug,
-        slug: request.params.slug,
-      }),
-    );
-    if (!(shown instanceof InputError)) return shown.service;
-    await page(reply, signedIn, 404, { errors: noticeOf(shown, LABELS) });
-    return undefined;
-  }
+  const serviceOf = async (reply: FastifyReply, slug: string) =>
+    (
+      await listPage.found(
+        reply,
+        ({ visitor }) => showOtpService(deps, { workspace: visitor.workspaceSlug, slug }),
+        404,
+      )
+    )?.service;
 
   app.get<{ Querystring: { done?: string } }>(
     '/otp-services',
     { config: { action: 'otp_services.view' } },
-    async (request, reply) => {
-      const signedIn = request.member;
-      return page(reply, signedIn, 200, { flash: FLASH[request.query.done ?? ''] });
-    },
+    async (request, reply) => listPage.show(reply, 200, { flash: FLASH[request.query.done ?? ''] }),
   );
 
-  app.post(
-    '/otp-services',
-    { config: { action: 'otp_services.manage' } },
-    async (request, reply) => {
-      const signedIn = request.member;
-      const form = formOf(request);
-      const created = await orRefusal(() =>
+  app.post('/otp-services', { config: { action: 'otp_services.manage' } }, async (_, reply) =>
+    listPage.submit(reply, {
+      run: (form, { visitor, actor }) =>
         createOtpService(
           deps,
-          {
-            workspace: signedIn.visitor.workspaceSlug,
-            ...createdSettings(form),
-          },
-          signedIn.actor,
+          { workspace: visitor.workspaceSlug, ...createdSettings(form) },
+          actor,
         ),
-      );
-      if (created instanceof InputError) {
-        return page(reply, signedIn, created.status, {
-          form,
-          errors: formErrors(created, LABELS, 'name'),
-        });
-      }
-      return page(reply, signedIn, 201, { created: created.service.slug });
-    },
+      done: (created) => listPage.show(reply, 201, { created: created.service.slug }),
+    }),
   );
 
   app.get<{ Params: { slug: string } }>(
     '/otp-services/:slug/edit',
     { config: { action: 'otp_services.manage' } },
     async (request, reply) => {
-      const signedIn = request.member;
-      const service = await serviceOf(request, reply, signedIn);
+      const service = await serviceOf(reply, request.params.slug);
       if (!service) return reply;
-      return editPage(reply, signedIn, 200, service);
+      return editPage.show(reply, 200, { service });
     },
   );
 
@@ -219,50 +176,33 @@ export async function otpServiceRoutes(
     '/otp-services/:slug/edit',
     { config: { action: 'otp_services.manage' } },
     async (request, reply) => {
-      const signedIn = request.member;
-      const current = await serviceOf(request, reply, signedIn);
-      if (!current) return reply;
-      const form = formOf(request);
-      const updated = await orRefusal(() =>
-        updateOtpService(
-          deps,
-          {
-            workspace: signedIn.visitor.workspaceSlug,
-            slug: current.slug,
-            ...editedSettings(form),
-          },
-          signedIn.actor,
-        ),
-      );
-      if (updated instanceof InputError) {
-        return editPage(reply, signedIn, updated.status, current, {
-          form,
-          errors: formErrors(updated, LABELS, 'name'),
-        });
-      }
-      return redirect(request, reply, `${signedIn.base}/otp-services?done=updated`);
+      const service = await serviceOf(reply, request.params.slug);
+      if (!service) return reply;
+      return editPage.submit(reply, {
+        state: { service },
+        run: (form, { visitor, actor }) =>
+          updateOtpService(
+            deps,
+            { workspace: visitor.workspaceSlug, slug: service.slug, ...editedSettings(form) },
+            actor,
+          ),
+        done: (_, { base }) => redirect(request, reply, `${base}/otp-services?done=updated`),
+      });
     },
   );
 
   app.post<{ Params: { slug: string } }>(
     '/otp-services/:slug/delete',
     { config: { action: 'otp_services.manage' } },
-    async (request, reply) => {
-      const signedIn = request.member;
-      const deleted = await orRefusal(() =>
-        deleteOtpService(
-          deps,
-          {
-            workspace: signedIn.visitor.workspaceSlug,
-            slug: request.params.slug,
-          },
-          signedIn.actor,
-        ),
-      );
-      if (deleted instanceof InputError) {
-        return page(reply, signedIn, deleted.status, { errors: noticeOf(deleted, LABELS) });
-      }
-      return redirect(request, reply, `${signedIn.base}/otp-services?done=deleted`);
-    },
+    async (request, reply) =>
+      listPage.act(reply, {
+        run: ({ visitor, actor }) =>
+          deleteOtpService(
+            deps,
+            { workspace: visitor.workspaceSlug, slug: request.params.slug },
+            actor,
+          ),
+        done: (_, { base }) => redirect(request, reply, `${base}/otp-services?done=deleted`),
+      }),
   );
 }
