@@ -7,6 +7,7 @@
  * BENCH_WORKERS choose the shape.
  */
 import { cpus } from 'node:os';
+import { operatorActor } from '../cli/context.js';
 import { type GuardSetInput, setGuard } from '../commands/fraud-guard/settings.js';
 import { requestJson } from '../providers/json-http.js';
 import { measureTemporalFloor } from './floor/measure.js';
@@ -56,7 +57,9 @@ const GUARD_OFF: GuardSetInput = {
 const RATES_ON_NEVER_REFUSING: GuardSetInput = { keyRate: '100000/s', workspaceRate: '100000/s' };
 
 const guardAt = (stack: BenchStack, settings: GuardSetInput) =>
-  setGuard({ sql: stack.sql }, { workspace: stack.workspace, ...settings }).then(() => undefined);
+  setGuard({ sql: stack.sql }, { workspace: stack.workspace, ...settings }, operatorActor()).then(
+    () => undefined,
+  );
 
 interface Answer {
   status: number;

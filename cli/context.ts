@@ -8,15 +8,19 @@ import type { CommandResult, Options } from './admin/options.js';
 import type { AdminCommand } from './admin/table.js';
 import { startEmbeddedPostgres } from './embedded/postgres.js';
 
-export interface AdminContext {
+/** What an admin command runs against: the settings, the secret and the migrated database. */
+export interface AdminConnection {
   env: Env;
   secret: string;
   sql: Sql;
+}
+
+export interface AdminContext extends AdminConnection {
   /**
-   * Who the command's use-cases audit its change by: `operatorActor()`, set where `herald` runs
-   * it (runAsOperator). A test calling a command directly leaves it unset: unrecorded.
+   * Who the command's use-cases audit its change by: `operatorActor()` where `herald` runs it
+   * (runAsOperator); a test's own actor where a test calls a command directly.
    */
-  actor?: Actor;
+  actor: Actor;
 }
 
 /** Who the use-cases audit an admin command by: the OS user who ran it, on this host. */
@@ -62,7 +66,9 @@ export async function withDatabaseUrl<T>(env: Env, fn: (url: string) => Promise<
 }
 
 /** Runs an admin command against the database of `withDatabaseUrl`, migrated first. */
-export async function withAdminContext<T>(fn: (context: AdminContext) => Promise<T>): Promise<T> {
+export async function withAdminContext<T>(
+  fn: (connection: AdminConnection) => Promise<T>,
+): Promise<T> {
   const env = parseEnv();
   const secret = await resolveSecret(env);
   return withDatabaseUrl(env, async (url) => {
@@ -81,9 +87,9 @@ export async function withAdminContext<T>(fn: (context: AdminContext) => Promise
  * transaction, by the operator.
  */
 export function runAsOperator(
-  context: AdminContext,
+  connection: AdminConnection,
   command: AdminCommand,
   options: Options,
 ): Promise<CommandResult> {
-  return command.run({ ...context, actor: operatorActor() }, options);
+  return command.run({ ...connection, actor: operatorActor() }, options);
 }

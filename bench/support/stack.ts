@@ -9,6 +9,7 @@ import { userCreate } from '../../cli/admin/users.js';
 import { workspaceCreate } from '../../cli/admin/workspaces.js';
 import { Cluster } from '../../cli/cluster/cluster.js';
 import { NUM_HISTORY_SHARDS, TEMPORAL_SERVICES } from '../../cli/cluster/temporal-config.js';
+import { operatorActor } from '../../cli/context.js';
 import { freePort } from '../../cli/embedded/ports.js';
 import { startEmbeddedPostgres } from '../../cli/embedded/postgres.js';
 import { findTemporalCli, startTemporalDevServer } from '../../cli/embedded/temporal.js';
@@ -224,7 +225,7 @@ export async function startBenchStack(options: BenchStackOptions = {}): Promise<
   await waitForOk(`${apiUrl}/health`);
   if (secondApiUrl) await waitForOk(`${secondApiUrl}/health`);
 
-  const admin = { env: parseEnv(env), secret, sql };
+  const admin = { env: parseEnv(env), secret, sql, actor: operatorActor() };
   const slug = 'bench';
   await workspaceCreate(admin, { name: 'Bench', slug });
   await userCreate(admin, {
@@ -240,7 +241,7 @@ export async function startBenchStack(options: BenchStackOptions = {}): Promise<
       abilities: 'messages:send,messages:read,otp:send,otp:verify',
     })
   ).json as { token: string };
-  await setGuard({ sql }, { workspace: slug, ...LIFTED_API_RATES });
+  await setGuard({ sql }, { workspace: slug, ...LIFTED_API_RATES }, admin.actor);
 
   return {
     apiUrl,

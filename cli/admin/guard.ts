@@ -9,7 +9,6 @@ import {
   showGuard,
   unblockRange,
 } from '../../commands/fraud-guard/settings.js';
-import { operatorIdentity } from '../../config/operator.js';
 import type { AdminContext } from '../context.js';
 import { type CommandResult, type Options, run, text } from './options.js';
 import { type AdminCommand, optional, required, text as usageText } from './table.js';
@@ -91,7 +90,8 @@ export async function guardSet(context: AdminContext, options: Options): Promise
 
 /**
  * herald guard unblock --workspace <slug> --range <prefix> → {"workspace", "range", "lifted"}; the
- * block is lifted by the OS user who ran it, as the audit log names them.
+ * block is lifted by the command's actor (the OS user who ran `herald`), as the audit log names
+ * them.
  */
 export async function guardUnblock(
   context: AdminContext,
@@ -101,7 +101,7 @@ export async function guardUnblock(
     unblockRange(
       context,
       { workspace: text(options, 'workspace'), range: text(options, 'range') },
-      context.actor ?? operatorIdentity().user,
+      context.actor,
     ),
   );
   return {

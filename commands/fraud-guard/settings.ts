@@ -236,13 +236,9 @@ function givenSettings(input: GuardSetInput): Record<string, string> {
 /**
  * Changes the settings given; the others keep their value. An OTP service takes only the OTP
  * settings (SERVICE_SETTINGS); `--countries` there sets its OTP countries. The change and its
- * audit line (by `actor`; none without one, as for test fixtures) are one transaction.
+ * audit line (by `actor`) are one transaction.
  */
-export async function setGuard(
-  deps: Deps,
-  input: GuardSetInput,
-  actor?: Actor,
-): Promise<GuardView> {
+export async function setGuard(deps: Deps, input: GuardSetInput, actor: Actor): Promise<GuardView> {
   const { workspace, otpService } = await scopeOf(deps, input);
   const checks = refuseAll();
   const changes = parseChanges(input, otpService !== null, checks);
@@ -271,12 +267,11 @@ export async function setGuard(
     const cap = effectiveGuard(next as GuardOverrides).dailySegments;
     if (!otpService && cap !== null) await startDailyUsage(tx, workspace.id);
     else if (!otpService) await stopDailyUsage(tx, workspace.id);
-    if (actor)
-      await writeAudit(tx, actor, workspace.id, {
-        action: 'guard.updated',
-        target: otpService ? `OTP service ${otpService}` : `workspace ${workspace.slug}`,
-        details: givenSettings(input),
-      });
+    await writeAudit(tx, actor, workspace.id, {
+      action: 'guard.updated',
+      target: otpService ? `OTP service ${otpService}` : `workspace ${workspace.slug}`,
+      details: givenSettings(input),
+    });
   });
   return showGuard(deps, { workspace: workspace.slug, otpService: otpService ?? undefined });
 }
@@ -295,33 +290,26 @@ function nameOf(actor: Actor): string {
 
 /**
  * Lifts the blocks in force on a range (`+6141999`); its sends count afresh from now. `by` is who
- * lifts it, recorded in the audit log in the same transaction; a bare name (test fixtures) is
- * kept on the block only.
+ * lifts it, kept on the block and recorded in the audit log in the same transaction.
  */
 export async function unblockRange(
   deps: Deps,
   input: { workspace?: string; range?: string },
-  by: Actor | string,
+  by: Actor,
 ): Promise<{ workspace: Workspace; range: string; lifted: number }> {
   const workspace = await findWorkspace(deps, input.workspace);
   const range = optionalText(input.range)?.replaceAll(' ', '');
   if (!range || !E164_PREFIX.test(range))
     throw invalid`${{ field: 'range' }} must be a number range like +6141999 (the number without its last 4 digits)`;
   const lifted = await deps.sql.begin(async (tx) => {
-    const lifted = await liftRangeBlocks(
-      tx,
-      workspace.id,
-      range,
-      typeof by === 'string' ? by : nameOf(by),
-    );
+    const lifted = await liftRangeBlocks(tx, workspace.id, range, nameOf(by));
     if (lifted === 0)
       throw notFound`${{ field: 'range' }} "${range}" is not blocked in ${workspace.slug}`;
-    if (typeof by !== 'string')
-      await writeAudit(tx, by, workspace.id, {
-        action: 'guard.range_unblocked',
-        target: `range ${range}`,
-        details: { range },
-      });
+    await writeAudit(tx, by, workspace.id, {
+      action: 'guard.range_unblocked',
+      target: `range ${range}`,
+      details: { range },
+    });
     return lifted;
   });
   return { workspace, range, lifted };

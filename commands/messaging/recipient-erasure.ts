@@ -26,12 +26,12 @@ export interface RecipientErasure {
 
 /**
  * Erases the number, in one workspace or (none given) in all: then the audit line is the
- * deployment's. Nothing is recorded when nothing changed, or without an actor (test fixtures).
+ * deployment's. Nothing is recorded when nothing changed.
  */
 export async function eraseRecipientNumber(
   deps: Deps,
   input: { number?: string; workspace?: string },
-  actor?: Actor,
+  actor: Actor,
 ): Promise<RecipientErasure> {
   const number = requiredText(input.number, { field: 'number' }).replaceAll(' ', '');
   if (!E164.test(number))
@@ -46,7 +46,7 @@ export async function eraseRecipientNumber(
       erasedForm: erasedRecipient(deps.secret, number),
     });
     const erasure = { masked, workspace, rows, changed: sum(Object.values(rows)) };
-    if (erasure.changed > 0 && actor)
+    if (erasure.changed > 0)
       await writeAudit(tx, actor, workspace?.id ?? null, {
         action: 'recipient.erased',
         target: `recipient ${masked}`,

@@ -41,7 +41,7 @@ type Deps = Pick<CommandDeps, 'sql'>;
 
 /*
  * Each change takes its `actor` and writes its audit line in the change's transaction
- * (commands/audit.ts); without an actor (test fixtures) it is not recorded.
+ * (commands/audit.ts).
  */
 
 const MAX_NAME_LENGTH = 200;
@@ -88,7 +88,7 @@ function templateSlug(slug: string | undefined): string {
 export async function createTemplate(
   deps: Deps,
   input: CreateTemplateInput,
-  actor?: Actor,
+  actor: Actor,
 ): Promise<{ id: number; slug: string; purpose: string; workspace: Workspace }> {
   const workspace = await findWorkspace(deps, input.workspace);
   // Every rule is checked, so a form shows all its refusals at once.
@@ -112,12 +112,11 @@ export async function createTemplate(
         purpose,
         enabled: input.enabled !== false,
       });
-      if (actor)
-        await writeAudit(tx, actor, workspace.id, {
-          action: 'template.created',
-          target: `Template ${slug}`,
-          details: { purpose },
-        });
+      await writeAudit(tx, actor, workspace.id, {
+        action: 'template.created',
+        target: `Template ${slug}`,
+        details: { purpose },
+      });
       return id;
     });
     return { id, slug, purpose, workspace };
@@ -156,7 +155,7 @@ export async function showTemplate(
 export async function updateTemplate(
   deps: Deps,
   input: UpdateTemplateInput,
-  actor?: Actor,
+  actor: Actor,
 ): Promise<{ template: TemplateListing; workspace: Workspace }> {
   const workspace = await findWorkspace(deps, input.workspace);
   const slug = templateSlug(input.slug);
@@ -198,7 +197,7 @@ export async function updateTemplate(
       }
     }
     const template = await updateMessageTemplate(tx, workspace.id, slug, settings);
-    if (template && actor)
+    if (template)
       await writeAudit(tx, actor, workspace.id, {
         action: 'template.updated',
         target: `Template ${template.slug}`,
@@ -217,7 +216,7 @@ export async function updateTemplate(
 export async function deleteTemplate(
   deps: Deps,
   input: { workspace?: string; slug?: string },
-  actor?: Actor,
+  actor: Actor,
 ): Promise<{ slug: string; workspace: Workspace }> {
   const workspace = await findWorkspace(deps, input.workspace);
   const slug = templateSlug(input.slug);
@@ -231,12 +230,11 @@ export async function deleteTemplate(
       throw conflict`${capitalised(who)} ${sends} with the template "${slug}"; change ${them} first`;
     }
     if (!(await deleteMessageTemplate(tx, workspace.id, slug))) throw unknown();
-    if (actor)
-      await writeAudit(tx, actor, workspace.id, {
-        action: 'template.deleted',
-        target: `Template ${slug}`,
-        details: {},
-      });
+    await writeAudit(tx, actor, workspace.id, {
+      action: 'template.deleted',
+      target: `Template ${slug}`,
+      details: {},
+    });
   });
   return { slug, workspace };
 }

@@ -13,14 +13,11 @@ export interface AddCreditsInput {
   amount?: number;
 }
 
-/**
- * Adds the credits and writes the audit line in the same transaction; without an actor (test
- * fixtures) it is not recorded.
- */
+/** Adds the credits and writes the audit line in the same transaction. */
 export async function addCredits(
   deps: Pick<CommandDeps, 'sql'>,
   input: AddCreditsInput,
-  actor?: Actor,
+  actor: Actor,
 ): Promise<{ amount: number; balance: number; workspace: Workspace }> {
   const field = fieldsOf<AddCreditsInput>();
   const workspace = await findWorkspace(deps, input.workspace);
@@ -30,12 +27,11 @@ export async function addCredits(
     throw invalid`${field('amount')} must be a positive integer`;
   const balance = await deps.sql.begin(async (tx) => {
     const balance = await addCreditsIn(tx, workspace.id, amount);
-    if (actor)
-      await writeAudit(tx, actor, workspace.id, {
-        action: 'credits.added',
-        target: `workspace ${workspace.slug}`,
-        details: { amount, balance },
-      });
+    await writeAudit(tx, actor, workspace.id, {
+      action: 'credits.added',
+      target: `workspace ${workspace.slug}`,
+      details: { amount, balance },
+    });
     return balance;
   });
   return { amount, balance, workspace };

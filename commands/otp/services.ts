@@ -48,7 +48,7 @@ type Deps = Pick<CommandDeps, 'sql'>;
 
 /*
  * Each change takes its `actor` and writes its audit line in the change's transaction
- * (commands/audit.ts); without an actor (test fixtures) it is not recorded.
+ * (commands/audit.ts).
  */
 
 const MAX_NAME_LENGTH = 200;
@@ -244,13 +244,13 @@ export interface SavedOtpService {
 export async function createOtpService(
   deps: Deps,
   input: OtpServiceSettingsInput & { workspace?: string },
-  actor?: Actor,
+  actor: Actor,
 ): Promise<SavedOtpService> {
   const workspace = await findWorkspace(deps, input.workspace);
   const service = await deps.sql.begin(async (tx) => {
     const settings = await serviceSettings(tx, workspace, input, undefined);
     const service = await insertOtpService(tx, workspace.id, settings);
-    if (actor) await writeAudit(tx, actor, workspace.id, savedLine('otp_service.created', service));
+    await writeAudit(tx, actor, workspace.id, savedLine('otp_service.created', service));
     return service;
   });
   return { service, workspace };
@@ -273,7 +273,7 @@ export async function showOtpService(
 export async function updateOtpService(
   deps: Deps,
   input: OtpServiceSettingsInput & { workspace?: string; slug?: string },
-  actor?: Actor,
+  actor: Actor,
 ): Promise<SavedOtpService> {
   const workspace = await findWorkspace(deps, input.workspace);
   const slug = serviceSlug(input.slug);
@@ -290,7 +290,7 @@ export async function updateOtpService(
     if (!current) throw unknown();
     const settings = await serviceSettings(tx, workspace, input, current);
     const service = await updateOtpServiceRow(tx, workspace.id, slug, settings);
-    if (service && actor)
+    if (service)
       await writeAudit(tx, actor, workspace.id, savedLine('otp_service.updated', service));
     return service;
   });
@@ -302,19 +302,18 @@ export async function updateOtpService(
 export async function deleteOtpService(
   deps: Deps,
   input: { workspace?: string; slug?: string },
-  actor?: Actor,
+  actor: Actor,
 ): Promise<{ slug: string; workspace: Workspace }> {
   const workspace = await findWorkspace(deps, input.workspace);
   const slug = serviceSlug(input.slug);
   await deps.sql.begin(async (tx) => {
     if (!(await deleteOtpServiceRow(tx, workspace.id, slug)))
       throw notFound`${field('slug')} "${slug}" is not an OTP service of ${workspace.slug}`;
-    if (actor)
-      await writeAudit(tx, actor, workspace.id, {
-        action: 'otp_service.deleted',
-        target: `OTP service ${slug}`,
-        details: {},
-      });
+    await writeAudit(tx, actor, workspace.id, {
+      action: 'otp_service.deleted',
+      target: `OTP service ${slug}`,
+      details: {},
+    });
   });
   return { slug, workspace };
 }

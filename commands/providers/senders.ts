@@ -34,7 +34,7 @@ type Deps = Pick<CommandDeps, 'sql'>;
 
 /*
  * Each change takes its `actor` and writes its audit line in the change's transaction
- * (commands/audit.ts); without an actor (test fixtures) it is not recorded.
+ * (commands/audit.ts).
  */
 
 /** A sender in the log: by its text and its provider (one sender may be registered for several). */
@@ -92,7 +92,7 @@ export interface RegisteredSender {
 export async function registerSender(
   deps: Deps,
   input: RegisterSenderInput,
-  actor?: Actor,
+  actor: Actor,
 ): Promise<RegisteredSender> {
   const { workspace, providerSlug, sender } = await senderOf(deps, input);
   const approved = input.approved !== false;
@@ -103,8 +103,7 @@ export async function registerSender(
       sender,
       approved,
     });
-    if (actor)
-      await writeAudit(tx, actor, workspace.id, registeredLine({ sender, providerSlug, approved }));
+    await writeAudit(tx, actor, workspace.id, registeredLine({ sender, providerSlug, approved }));
     return id;
   });
   return { id, sender, providerSlug, approved, workspace };
@@ -118,7 +117,7 @@ export async function registerSender(
 export async function requestSender(
   deps: Deps,
   input: Omit<RegisterSenderInput, 'approved'>,
-  actor?: Actor,
+  actor: Actor,
 ): Promise<RegisteredSender> {
   const { workspace, providerSlug, sender } = await senderOf(deps, input);
   const approved = providerSlug !== OWN_PROVIDER_SLUG;
@@ -129,7 +128,7 @@ export async function requestSender(
       sender,
       approved,
     });
-    if (row && actor)
+    if (row)
       await writeAudit(tx, actor, workspace.id, registeredLine({ sender, providerSlug, approved }));
     return row;
   });
@@ -154,7 +153,7 @@ export async function listSenders(
 export async function deleteSender(
   deps: Deps,
   input: { workspace?: string; id: number },
-  actor?: Actor,
+  actor: Actor,
 ): Promise<{ sender: SenderListing; workspace: Workspace }> {
   const workspace = await findWorkspace(deps, input.workspace);
   const unknown = () => notFound`${workspace.slug} has no sender id ${input.id}`;
@@ -168,12 +167,11 @@ export async function deleteSender(
       throw conflict`${capitalised(who)} ${sends} from "${sender.sender}" through ${sender.providerSlug}; change ${them} first`;
     }
     if (!(await deleteSenderId(tx, workspace.id, sender.id))) throw unknown();
-    if (actor)
-      await writeAudit(tx, actor, workspace.id, {
-        action: 'sender.deleted',
-        target: senderTarget(sender),
-        details: {},
-      });
+    await writeAudit(tx, actor, workspace.id, {
+      action: 'sender.deleted',
+      target: senderTarget(sender),
+      details: {},
+    });
     return sender;
   });
   return { sender, workspace };

@@ -226,7 +226,7 @@ describe('the console in a browser', () => {
 
   it('creates an OTP service, sends a code with its slug over REST, and the code from the phone verifies', async () => {
     // The operator's top-up (`herald credits add`): OTP sends draw on prepaid credits.
-    await addCredits(server.deps, { workspace: slug, amount: 10 });
+    await addCredits(server.deps, { workspace: slug, amount: 10 }, TEST_OPERATOR);
     await page.getByRole('link', { name: 'OTP', exact: true }).click();
     await expect(page.getByText('No OTP services yet').isVisible()).resolves.toBe(true);
     await page.getByLabel('Name', { exact: true }).fill('Sign-in codes');

@@ -110,7 +110,7 @@ describe('every console page at 1366, 1024 and 390 px', () => {
       TEST_OPERATOR,
     );
     unlinked['/console/invitations/:token'] = `/console/invitations/${invitation.token}`;
-    await addCredits(server.deps, { workspace: slug, amount: 10 });
+    await addCredits(server.deps, { workspace: slug, amount: 10 }, TEST_OPERATOR);
     // A provider and a failover route through it, as `herald provider add` and `route add` save them.
     await server.sql`
       insert into providers (workspace_id, slug, name, type, requires_sender_id, settings)

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { setGuard } from '../../commands/fraud-guard/settings.js';
 import { addCredits } from '../../db/credits.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import {
   ensureStopped,
   freePorts,
@@ -91,7 +92,7 @@ describe('the fraud guard over two api processes', { timeout: 180_000 }, () => {
   });
 
   it('lets exactly one key bucket of 10 through of 40 concurrent requests', async () => {
-    await setGuard(stack.admin, { workspace: tenant.slug, keyRate: '10/m' });
+    await setGuard(stack.admin, { workspace: tenant.slug, keyRate: '10/m' }, TEST_OPERATOR);
     const answers = await Promise.all(
       Array.from({ length: 40 }, (_, index) => call(index, '/api/v1/messages/1')),
     );

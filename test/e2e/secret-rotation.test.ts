@@ -143,7 +143,12 @@ describe('rotating HERALD_SECRET under load', { timeout: 420_000 }, () => {
   it('settles every accepted message once, sends none twice, and leaves nothing only the old key reads', async () => {
     // Everything written under A alone: the API key, the provider's credentials, a webhook's
     // signing secret, a TOTP secret.
-    const underA = { env: parseEnv({ LOG_LEVEL: 'silent' }), secret: KEY_A, sql };
+    const underA = {
+      env: parseEnv({ LOG_LEVEL: 'silent' }),
+      secret: KEY_A,
+      sql,
+      actor: TEST_OPERATOR,
+    };
     tenant = await createTenant(underA);
     await addCredits(sql, tenant.workspaceId, 100_000);
     await providerCreate(underA, {

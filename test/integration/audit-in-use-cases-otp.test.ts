@@ -23,6 +23,7 @@ import {
 import { deleteSender, registerSender, requestSender } from '../../commands/providers/senders.js';
 import { createSql, type Sql } from '../../db/client.js';
 import { insertWorkspace } from '../../db/workspaces.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 
 let sql: Sql;
 let deps: { sql: Sql; secret: string };
@@ -233,14 +234,18 @@ describe('a refused change', () => {
     const { id, slug } = await workspace();
     const w = { workspace: slug };
     // What the refusals meet: a template a service sends with, a sender asked for.
-    await createTemplate(deps, { ...w, slug: 'code', body: 'Your code is {code}' });
-    const { service } = await createOtpService(deps, {
-      ...w,
-      name: 'Sign-in',
-      purpose: 'login',
-      template: 'code',
-    });
-    await requestSender(deps, { ...w, provider: 'own', sender: 'Acme' });
+    await createTemplate(deps, { ...w, slug: 'code', body: 'Your code is {code}' }, TEST_OPERATOR);
+    const { service } = await createOtpService(
+      deps,
+      {
+        ...w,
+        name: 'Sign-in',
+        purpose: 'login',
+        template: 'code',
+      },
+      TEST_OPERATOR,
+    );
+    await requestSender(deps, { ...w, provider: 'own', sender: 'Acme' }, TEST_OPERATOR);
     const none = async (change: () => Promise<unknown>, refusal: string) => {
       expect(await linesOf(id, () => expect(change()).rejects.toThrow(refusal))).toEqual([]);
     };

@@ -132,7 +132,7 @@ describe('API key routing', () => {
     expect(listed).toMatch(/Routed messages:send failover route backup/);
     expect(listed).toMatch(/Direct messages:send messages:read provider direct-sim/);
 
-    await addCredits(server.deps, { workspace: slug, amount: 10 });
+    await addCredits(server.deps, { workspace: slug, amount: 10 }, TEST_OPERATOR);
     const recipient = `+61494${String(randomInt(1_000_000)).padStart(6, '0')}`;
     const sent = await server.app.inject({
       method: 'POST',

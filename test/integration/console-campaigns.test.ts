@@ -415,13 +415,21 @@ describe('Create campaign', () => {
   it('refuses a sender pending approval for own, and sends from an approved one', async () => {
     const space = await workspace();
     const { browser } = await space.member('developer');
-    await registerSender(server, { workspace: space.slug, provider: 'own', sender: 'Acme' });
-    await registerSender(server, {
-      workspace: space.slug,
-      provider: 'own',
-      sender: 'Pending',
-      approved: false,
-    });
+    await registerSender(
+      server,
+      { workspace: space.slug, provider: 'own', sender: 'Acme' },
+      TEST_OPERATOR,
+    );
+    await registerSender(
+      server,
+      {
+        workspace: space.slug,
+        provider: 'own',
+        sender: 'Pending',
+        approved: false,
+      },
+      TEST_OPERATOR,
+    );
     await browser.get(`/console/w/${space.slug}/campaigns/new`);
     const [recipient] = numbers(1) as [string];
     const fields = { name: 'Branded', recipients: recipient, message: 'Hello' };

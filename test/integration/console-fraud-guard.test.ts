@@ -150,12 +150,16 @@ describe('the settings', () => {
 
   it("sets an OTP service's own limit, its workspace's settings shown as inherited", async () => {
     const { slug, id } = await workspace();
-    const { service } = await createOtpService(server.deps, {
-      workspace: slug,
-      name: 'Sign-in',
-      purpose: 'login',
-    });
-    await setGuard(server.deps, { workspace: slug, rangeBreaker: '50/1h@5%,2h' });
+    const { service } = await createOtpService(
+      server.deps,
+      {
+        workspace: slug,
+        name: 'Sign-in',
+        purpose: 'login',
+      },
+      TEST_OPERATOR,
+    );
+    await setGuard(server.deps, { workspace: slug, rangeBreaker: '50/1h@5%,2h' }, TEST_OPERATOR);
     const { email, browser } = await signedIn(slug, 'admin');
     const page = await browser.get(`/console/w/${slug}/fraud-guard?otp_service=${service.slug}`);
     expect(page.status).toBe(200);
@@ -207,7 +211,7 @@ describe('blocked ranges', () => {
   /** A workspace whose breaker blocks a range after 3 unverified codes, with one range blocked. */
   async function blockedRange() {
     const tenant = await workspace();
-    await addCredits(server.deps, { workspace: tenant.slug, amount: 100 });
+    await addCredits(server.deps, { workspace: tenant.slug, amount: 100 }, TEST_OPERATOR);
     const { token } = await createApiKey(
       server.deps,
       {
@@ -216,11 +220,15 @@ describe('blocked ranges', () => {
       },
       TEST_OPERATOR,
     );
-    await setGuard(server.deps, {
-      workspace: tenant.slug,
-      otpPerRecipient: 'off',
-      rangeBreaker: '3/1h@50%,1h',
-    });
+    await setGuard(
+      server.deps,
+      {
+        workspace: tenant.slug,
+        otpPerRecipient: 'off',
+        rangeBreaker: '3/1h@50%,1h',
+      },
+      TEST_OPERATOR,
+    );
     // +61475RR, then 4 digits: a prefix no other test file draws from.
     const range = `+61475${randomInt(10, 100)}`;
     const send = (number: number) =>

@@ -119,7 +119,7 @@ describe('OTP services', () => {
     const serviceSlug = createdSlug(created.body);
     expect(serviceSlug).not.toBe('');
 
-    await addCredits(server.deps, { workspace: slug, amount: 10 });
+    await addCredits(server.deps, { workspace: slug, amount: 10 }, TEST_OPERATOR);
     const sent = await sendCode(slug, serviceSlug, mobile());
     expect(sent.statusCode).toBe(202);
 
@@ -143,7 +143,7 @@ describe('OTP services', () => {
       message_template: 'Acme code {code}',
     });
     const serviceSlug = createdSlug(created.body);
-    await addCredits(server.deps, { workspace: slug, amount: 10 });
+    await addCredits(server.deps, { workspace: slug, amount: 10 }, TEST_OPERATOR);
     const before = mobile();
     expect((await sendCode(slug, serviceSlug, before)).statusCode).toBe(202);
     await expect

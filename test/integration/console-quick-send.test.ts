@@ -101,13 +101,21 @@ describe('Quick Send', () => {
 
   it('refuses a sender the operator has not approved for own on its field, and sends from one approved', async () => {
     const { slug, browser } = await signedIn('developer');
-    await registerSender(server.deps, { workspace: slug, provider: 'own', sender: 'Acme' });
-    await registerSender(server.deps, {
-      workspace: slug,
-      provider: 'own',
-      sender: 'Pending',
-      approved: false,
-    });
+    await registerSender(
+      server.deps,
+      { workspace: slug, provider: 'own', sender: 'Acme' },
+      TEST_OPERATOR,
+    );
+    await registerSender(
+      server.deps,
+      {
+        workspace: slug,
+        provider: 'own',
+        sender: 'Pending',
+        approved: false,
+      },
+      TEST_OPERATOR,
+    );
     await browser.get(`/console/w/${slug}/quick-send`);
     const [recipient] = numbers(1) as [string];
     const form = { recipients: recipient, message: 'Your tax refund', routing: 'own' };

@@ -13,6 +13,7 @@ import { parseEnv } from '../../config/env.js';
 import { createSql, type Sql } from '../../db/client.js';
 import { addCredits } from '../../db/credits.js';
 import { buildApp } from '../../server/app.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { inbox } from '../support/send.js';
 import { createTenant, openStack, PUBLIC_URL, type Stack, type Tenant } from '../support/stack.js';
 import {
@@ -183,16 +184,24 @@ describe('per-recipient OTP limits', () => {
 
   it('takes an OTP service’s own limit over its workspace’s', async () => {
     const tenant = await tenantWithCredits();
-    const { service } = await createOtpService(stack.admin, {
-      workspace: tenant.slug,
-      name: 'Sign-in',
-      purpose: 'login',
-    });
-    await setGuard(stack.admin, {
-      workspace: tenant.slug,
-      otpService: service.slug,
-      otpPerRecipient: '1/15m',
-    });
+    const { service } = await createOtpService(
+      stack.admin,
+      {
+        workspace: tenant.slug,
+        name: 'Sign-in',
+        purpose: 'login',
+      },
+      TEST_OPERATOR,
+    );
+    await setGuard(
+      stack.admin,
+      {
+        workspace: tenant.slug,
+        otpService: service.slug,
+        otpPerRecipient: '1/15m',
+      },
+      TEST_OPERATOR,
+    );
     const recipient = freshNumber();
     expect((await sendCode(tenant, recipient, 0, service.slug)).statusCode).toBe(202);
     expect((await sendCode(tenant, recipient, 0, service.slug)).statusCode).toBe(429);
@@ -204,7 +213,7 @@ describe('per-recipient OTP limits', () => {
 describe('geo permissions', () => {
   it('refuses an OTP recipient outside the allowed countries on `recipient`', async () => {
     const tenant = await tenantWithCredits();
-    await setGuard(stack.admin, { workspace: tenant.slug, countries: 'NZ' });
+    await setGuard(stack.admin, { workspace: tenant.slug, countries: 'NZ' }, TEST_OPERATOR);
     const refused = await sendCode(tenant, freshNumber());
     const message = 'The recipient field is in a country this workspace does not send to for OTP.';
     expect([refused.statusCode, refused.json()]).toEqual([
@@ -216,7 +225,11 @@ describe('geo permissions', () => {
   it('refuses SMS recipients in a blocked range on each `recipients.N`', async () => {
     const tenant = await tenantWithCredits();
     const blocked = freshRange();
-    await setGuard(stack.admin, { workspace: tenant.slug, blockPrefix: `default,${blocked}` });
+    await setGuard(
+      stack.admin,
+      { workspace: tenant.slug, blockPrefix: `default,${blocked}` },
+      TEST_OPERATOR,
+    );
     const refused = await post(tenant, '/api/v1/messages', {
       recipients: [freshNumber(), `${blocked}0002`],
       message: 'Hello',
@@ -237,7 +250,11 @@ describe('geo permissions at the largest send', () => {
   it('refuses only the blocked one of 1,000 recipients, on its index', async () => {
     const tenant = await tenantWithCredits();
     const blocked = freshRange();
-    await setGuard(stack.admin, { workspace: tenant.slug, blockPrefix: `default,${blocked}` });
+    await setGuard(
+      stack.admin,
+      { workspace: tenant.slug, blockPrefix: `default,${blocked}` },
+      TEST_OPERATOR,
+    );
     const open = freshRange();
     const recipients = Array.from(
       { length: 999 },
@@ -258,11 +275,15 @@ describe('geo permissions at the largest send', () => {
 describe('the range breaker', () => {
   it('blocks a range once its unverified sends reach the threshold, records the trip once, and lifts on unblock', async () => {
     const tenant = await tenantWithCredits();
-    await setGuard(stack.admin, {
-      workspace: tenant.slug,
-      otpPerRecipient: 'off',
-      rangeBreaker: '3/1h@50%,1h',
-    });
+    await setGuard(
+      stack.admin,
+      {
+        workspace: tenant.slug,
+        otpPerRecipient: 'off',
+        rangeBreaker: '3/1h@50%,1h',
+      },
+      TEST_OPERATOR,
+    );
     const hook = await subscribe(tenant, 'otp.range_blocked');
     const range = freshRange();
     for (let number = 1; number <= 3; number++)
@@ -290,13 +311,17 @@ describe('the range breaker', () => {
 
     const view = await showGuard(stack.admin, { workspace: tenant.slug });
     expect(view.blockedRanges.map((block) => block.range)).toEqual([range]);
-    await unblockRange(stack.admin, { workspace: tenant.slug, range }, 'operator');
+    await unblockRange(stack.admin, { workspace: tenant.slug, range }, TEST_OPERATOR);
     expect((await sendCode(tenant, `${range}0008`)).statusCode).toBe(202);
   });
 
   it('leaves a range whose codes are verified open', async () => {
     const tenant = await tenantWithCredits();
-    await setGuard(stack.admin, { workspace: tenant.slug, rangeBreaker: '3/1h@50%,1h' });
+    await setGuard(
+      stack.admin,
+      { workspace: tenant.slug, rangeBreaker: '3/1h@50%,1h' },
+      TEST_OPERATOR,
+    );
     const range = freshRange();
     for (let number = 1; number <= 3; number++) {
       const recipient = `${range}000${number}`;
@@ -318,7 +343,7 @@ describe('the range breaker', () => {
 describe('the daily cap', () => {
   it('refuses a campaign that would cross it whole, then OTP sends, and announces the threshold once', async () => {
     const tenant = await tenantWithCredits();
-    await setGuard(stack.admin, { workspace: tenant.slug, dailySegments: '5' });
+    await setGuard(stack.admin, { workspace: tenant.slug, dailySegments: '5' }, TEST_OPERATOR);
     const hook = await subscribe(tenant, 'spend.cap_near');
     const campaign = (count: number) =>
       post(tenant, '/api/v1/messages', {
@@ -352,7 +377,7 @@ describe('the daily cap', () => {
 describe('API rate limits', () => {
   it('lets exactly the bucket through across two api instances, with the draft’s fields', async () => {
     const tenant = await tenantWithCredits();
-    await setGuard(stack.admin, { workspace: tenant.slug, keyRate: '5/m' });
+    await setGuard(stack.admin, { workspace: tenant.slug, keyRate: '5/m' }, TEST_OPERATOR);
     const answers = await Promise.all(
       Array.from({ length: 20 }, (_, index) =>
         replicas[index % 2]?.app.inject({
@@ -377,7 +402,11 @@ describe('API rate limits', () => {
 
   it('holds all the workspace’s keys to one workspace bucket', async () => {
     const tenant = await tenantWithCredits();
-    await setGuard(stack.admin, { workspace: tenant.slug, keyRate: 'off', workspaceRate: '4/m' });
+    await setGuard(
+      stack.admin,
+      { workspace: tenant.slug, keyRate: 'off', workspaceRate: '4/m' },
+      TEST_OPERATOR,
+    );
     const other = await tenant.keyWith(['messages:read']);
     const answers = await Promise.all(
       Array.from({ length: 12 }, (_, index) =>

@@ -14,6 +14,7 @@ import { runAsOperator } from '../../cli/context.js';
 import { UsageError } from '../../cli/output.js';
 import { createOtpService } from '../../commands/otp/services.js';
 import { recordRangeBlock } from '../../db/fraud-guard.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { heraldEnv, runHerald, runHeraldJson } from '../support/processes.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
 
@@ -205,11 +206,15 @@ describe('herald guard set', () => {
 
   it('gives an OTP service its own OTP settings over its workspace’s', async () => {
     const tenant = await createTenant(stack.admin);
-    const { service } = await createOtpService(stack.admin, {
-      workspace: tenant.slug,
-      name: 'Sign-in',
-      purpose: 'login',
-    });
+    const { service } = await createOtpService(
+      stack.admin,
+      {
+        workspace: tenant.slug,
+        name: 'Sign-in',
+        purpose: 'login',
+      },
+      TEST_OPERATOR,
+    );
     await set(tenant, { 'sms-countries': 'AU', 'otp-per-recipient': '4/15m' });
     const changed = await set(tenant, {
       'otp-service': service.slug.toUpperCase(),
@@ -240,11 +245,15 @@ describe('herald guard set', () => {
 
   it('refuses a workspace setting for an OTP service, naming the option', async () => {
     const tenant = await createTenant(stack.admin);
-    const { service } = await createOtpService(stack.admin, {
-      workspace: tenant.slug,
-      name: 'Sign-in',
-      purpose: 'login',
-    });
+    const { service } = await createOtpService(
+      stack.admin,
+      {
+        workspace: tenant.slug,
+        name: 'Sign-in',
+        purpose: 'login',
+      },
+      TEST_OPERATOR,
+    );
     for (const [option, value] of [
       ['daily-segments', '100'],
       ['sms-countries', 'AU'],
@@ -313,11 +322,15 @@ describe('herald guard set', () => {
 
   it('names --countries, as given, when an OTP service’s countries are malformed', async () => {
     const tenant = await createTenant(stack.admin);
-    const { service } = await createOtpService(stack.admin, {
-      workspace: tenant.slug,
-      name: 'Sign-in',
-      purpose: 'login',
-    });
+    const { service } = await createOtpService(
+      stack.admin,
+      {
+        workspace: tenant.slug,
+        name: 'Sign-in',
+        purpose: 'login',
+      },
+      TEST_OPERATOR,
+    );
     await expect(set(tenant, { 'otp-service': service.slug, countries: 'XX' })).rejects.toThrow(
       new UsageError(
         '--countries "XX" must be ISO 3166 alpha-2 country codes (AU,NZ) or any, or inherit',
@@ -346,7 +359,7 @@ describe('herald guard unblock', () => {
         `\\nBlocked ranges:\\n  \\${range} until \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z \\(20 sends, 1 verified\\)$`,
       ),
     );
-    const lifted = await guardUnblock(stack.admin, { workspace: tenant.slug, range });
+    const lifted = await audited('guard unblock', { workspace: tenant.slug, range });
     expect(lifted.json).toEqual({ workspace: tenant.slug, range, lifted: 1 });
     expect(lifted.human).toBe(
       `Lifted the block on ${range} in ${tenant.slug}; its OTP sends count afresh from now`,
@@ -388,11 +401,15 @@ describe('herald guard unblock', () => {
 describe('the audit log', () => {
   it('records guard set and unblock with what was asked, and not show', async () => {
     const tenant = await createTenant(stack.admin);
-    const { service } = await createOtpService(stack.admin, {
-      workspace: tenant.slug,
-      name: 'Sign-in',
-      purpose: 'login',
-    });
+    const { service } = await createOtpService(
+      stack.admin,
+      {
+        workspace: tenant.slug,
+        name: 'Sign-in',
+        purpose: 'login',
+      },
+      TEST_OPERATOR,
+    );
     const range = freshRange();
     await blockRange(tenant, range);
     await audited('guard show', { workspace: tenant.slug, json: true });

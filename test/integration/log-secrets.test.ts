@@ -65,7 +65,7 @@ async function received(to: string, pattern: RegExp): Promise<string> {
 it('keeps every password, API key, invitation token, opt-out token and OTP code out of the log', async () => {
   const slug = `logs-${randomBytes(5).toString('hex')}`;
   await createWorkspace({ sql }, { name: `Logs ${slug}`, slug }, TEST_OPERATOR);
-  await addCredits({ sql }, { workspace: slug, amount: 10 });
+  await addCredits({ sql }, { workspace: slug, amount: 10 }, TEST_OPERATOR);
   const ownerPassword = `Owner ${randomBytes(9).toString('base64url')}`;
   const ownerEmail = `owner@${slug}.test`;
   await addUser(

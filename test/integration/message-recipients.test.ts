@@ -18,6 +18,7 @@ import { dropCampaignPersonalData } from '../../db/retention.js';
 import { maskedNumber } from '../../domain/phone.js';
 import { type RunningSimulator, startSimulator } from '../../providers/simulator/server.js';
 import { type RunningWorker, startHeraldWorker } from '../../server/worker.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import {
   type InboxMessage,
   numbers,
@@ -275,8 +276,16 @@ describe('a campaign of every outcome', () => {
   });
 
   it('keeps an erased number erased, in messages and exclusions, even with recipients:read', async () => {
-    await eraseRecipientNumber(stack.admin, { number: undelivered, workspace: tenant.slug });
-    await eraseRecipientNumber(stack.admin, { number: optedOut, workspace: tenant.slug });
+    await eraseRecipientNumber(
+      stack.admin,
+      { number: undelivered, workspace: tenant.slug },
+      TEST_OPERATOR,
+    );
+    await eraseRecipientNumber(
+      stack.admin,
+      { number: optedOut, workspace: tenant.slug },
+      TEST_OPERATOR,
+    );
     const rows = (await listing(fullKey, campaign)).data.recipients;
     expect(rows.map((row) => row.recipient)).toEqual([
       delivered,

@@ -15,6 +15,7 @@ import {
 import { createOtpService } from '../../commands/otp/services.js';
 import { deleteSender, registerSender } from '../../commands/providers/senders.js';
 import { createSql, type Sql } from '../../db/client.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
 
 let stack: Stack;
@@ -101,12 +102,16 @@ async function editDuringServiceCreate(
   });
   await Promise.race([holding, held]);
   const created = outcome(
-    createOtpService(deps, {
-      workspace: tenant.slug,
-      name: 'Sign-in',
-      purpose: 'login',
-      ...settings,
-    }),
+    createOtpService(
+      deps,
+      {
+        workspace: tenant.slug,
+        name: 'Sign-in',
+        purpose: 'login',
+        ...settings,
+      },
+      TEST_OPERATOR,
+    ),
   );
   try {
     await untilWaiting('%insert into otp_services%');
@@ -146,11 +151,15 @@ function servicesOf(tenant: Tenant) {
 
 async function tenantWithTemplate() {
   const tenant = await createTenant(stack.admin);
-  await createTemplate(deps, {
-    workspace: tenant.slug,
-    slug: 'login-code',
-    body: 'Your code is {code}',
-  });
+  await createTemplate(
+    deps,
+    {
+      workspace: tenant.slug,
+      slug: 'login-code',
+      body: 'Your code is {code}',
+    },
+    TEST_OPERATOR,
+  );
   return tenant;
 }
 
@@ -160,7 +169,7 @@ describe('a template edited while an OTP service naming it is created', () => {
     const { created, edited } = await editDuringServiceCreate(
       tenant,
       { template: 'login-code' },
-      () => deleteTemplate(deps, { workspace: tenant.slug, slug: 'login-code' }),
+      () => deleteTemplate(deps, { workspace: tenant.slug, slug: 'login-code' }, TEST_OPERATOR),
       '%message_templates%for update%',
     );
 
@@ -200,7 +209,12 @@ describe('a template edited while an OTP service naming it is created', () => {
       const { created, edited } = await editDuringServiceCreate(
         tenant,
         { template: 'login-code' },
-        () => updateTemplate(deps, { workspace: tenant.slug, slug: 'login-code', ...change }),
+        () =>
+          updateTemplate(
+            deps,
+            { workspace: tenant.slug, slug: 'login-code', ...change },
+            TEST_OPERATOR,
+          ),
         '%message_templates%for update%',
       );
 
@@ -225,15 +239,19 @@ describe('a sender deleted while an OTP service sending from it is created', () 
   it('is not deleted from under the service: the delete is refused once the service exists', async () => {
     const tenant = await createTenant(stack.admin);
     const sender = unique('Acme').slice(0, 11);
-    const { id } = await registerSender(deps, {
-      workspace: tenant.slug,
-      provider: 'own',
-      sender,
-    });
+    const { id } = await registerSender(
+      deps,
+      {
+        workspace: tenant.slug,
+        provider: 'own',
+        sender,
+      },
+      TEST_OPERATOR,
+    );
     const { created, edited } = await editDuringServiceCreate(
       tenant,
       { senderId: sender },
-      () => deleteSender(deps, { workspace: tenant.slug, id }),
+      () => deleteSender(deps, { workspace: tenant.slug, id }, TEST_OPERATOR),
       '%sender_ids%for update%',
     );
 
@@ -255,16 +273,22 @@ describe('a refusal naming the OTP services that use a template', () => {
   it('names the first three of 30 and counts the rest', async () => {
     const tenant = await tenantWithTemplate();
     for (let number = 1; number <= 30; number++) {
-      await createOtpService(deps, {
-        workspace: tenant.slug,
-        name: `Service ${String(number).padStart(2, '0')}`,
-        purpose: 'login',
-        template: 'login-code',
-      });
+      await createOtpService(
+        deps,
+        {
+          workspace: tenant.slug,
+          name: `Service ${String(number).padStart(2, '0')}`,
+          purpose: 'login',
+          template: 'login-code',
+        },
+        TEST_OPERATOR,
+      );
     }
 
     expect(
-      await outcome(deleteTemplate(deps, { workspace: tenant.slug, slug: 'login-code' })),
+      await outcome(
+        deleteTemplate(deps, { workspace: tenant.slug, slug: 'login-code' }, TEST_OPERATOR),
+      ),
     ).toEqual({
       code: 'conflict',
       message:
@@ -272,7 +296,11 @@ describe('a refusal naming the OTP services that use a template', () => {
     });
     expect(
       await outcome(
-        updateTemplate(deps, { workspace: tenant.slug, slug: 'login-code', enabled: false }),
+        updateTemplate(
+          deps,
+          { workspace: tenant.slug, slug: 'login-code', enabled: false },
+          TEST_OPERATOR,
+        ),
       ),
     ).toEqual({
       code: 'conflict',

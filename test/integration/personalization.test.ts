@@ -9,6 +9,7 @@ import { setGuard, showGuard } from '../../commands/fraud-guard/settings.js';
 import { eraseRecipient } from '../../db/recipient-erasure.js';
 import { dropCampaignPersonalData } from '../../db/retention.js';
 import { maskedNumber } from '../../domain/phone.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import {
   type InboxMessage,
   invalid,
@@ -340,7 +341,7 @@ describe('personalised sends', () => {
     });
     expect((await messageTexts(first)).map((row) => row.segments)).toEqual([1, 2]);
     // Set afterwards: the day's use is counted from the message rows.
-    await setGuard(stack.admin, { workspace: tenant.slug, dailySegments: '4' });
+    await setGuard(stack.admin, { workspace: tenant.slug, dailySegments: '4' }, TEST_OPERATOR);
     expect((await showGuard(stack.admin, { workspace: tenant.slug })).dailySegmentsUsed).toBe(3);
 
     const refused = await postMessages(stack, tenant.token, personalised([c], [long]));

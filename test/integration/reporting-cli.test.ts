@@ -14,6 +14,7 @@ import { userCreate } from '../../cli/admin/users.js';
 import { registerSender } from '../../commands/providers/senders.js';
 import { findAccessGrant } from '../../db/oauth-grants.js';
 import { keyedHash } from '../../security/tokens.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { freePorts, heraldEnv, runHerald, runHeraldJson } from '../support/processes.js';
 import { inbox } from '../support/send.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
@@ -120,13 +121,21 @@ describe('herald campaign create', () => {
       });
     }
     await routeCreate(stack.admin, { workspace, slug: 'main', providers: 'sim,own' });
-    await registerSender(stack.admin, { workspace, provider: 'own', sender: 'Acme' });
-    await registerSender(stack.admin, {
-      workspace,
-      provider: 'own',
-      sender: 'Pending',
-      approved: false,
-    });
+    await registerSender(
+      stack.admin,
+      { workspace, provider: 'own', sender: 'Acme' },
+      TEST_OPERATOR,
+    );
+    await registerSender(
+      stack.admin,
+      {
+        workspace,
+        provider: 'own',
+        sender: 'Pending',
+        approved: false,
+      },
+      TEST_OPERATOR,
+    );
   });
 
   it('refuses a sender through own the operator has not approved, and saves nothing', async () => {

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { registerSender } from '../../commands/providers/senders.js';
 import { insertFailoverRoute, insertProvider, setProviderActive } from '../../db/providers.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import {
   inbox,
   invalid,
@@ -61,7 +62,11 @@ beforeAll(async () => {
     ['own', 'Soon', false],
     ['branded', 'Branded', true],
   ] as const)
-    await registerSender(stack.admin, { workspace: tenant.slug, provider, sender, approved });
+    await registerSender(
+      stack.admin,
+      { workspace: tenant.slug, provider, sender, approved },
+      TEST_OPERATOR,
+    );
 });
 
 afterAll(async () => {
@@ -409,11 +414,15 @@ describe('sender ids through own (issue 24, item 2)', () => {
 
   it("refuses a sender another workspace's operator approved", async () => {
     const other = await createTenant(stack.admin);
-    await registerSender(stack.admin, {
-      workspace: other.slug,
-      provider: 'own',
-      sender: 'Elsewhere',
-    });
+    await registerSender(
+      stack.admin,
+      {
+        workspace: other.slug,
+        provider: 'own',
+        sender: 'Elsewhere',
+      },
+      TEST_OPERATOR,
+    );
     const response = await postMessages(stack, tenant.token, { ...valid, sender_id: 'Elsewhere' });
     expect(response.statusCode).toBe(422);
     expect(response.json()).toEqual(invalid('sender_id', NOT_APPROVED_FOR_OWN));
@@ -423,7 +432,11 @@ describe('sender ids through own (issue 24, item 2)', () => {
     const [recipient] = numbers(1) as [string];
     const body = { recipients: [recipient], message: 'Approved now', sender_id: 'Soon' };
     expect((await postMessages(stack, tenant.token, body)).statusCode).toBe(422);
-    await registerSender(stack.admin, { workspace: tenant.slug, provider: 'own', sender: 'Soon' });
+    await registerSender(
+      stack.admin,
+      { workspace: tenant.slug, provider: 'own', sender: 'Soon' },
+      TEST_OPERATOR,
+    );
     const id = await sendQueued(stack, tenant.token, body, { total: 1 });
     expect(await waitForCompletion(stack, tenant.token, id)).toMatchObject({ sent_count: 1 });
     expect((await inbox(ownUrl, recipient)).map(({ from, body }) => ({ from, body }))).toEqual([

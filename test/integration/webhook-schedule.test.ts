@@ -26,6 +26,7 @@ import type { HostResolver } from '../../security/ssrf.js';
 import { installTemporalRuntime } from '../../server/worker.js';
 import { searchAttributes, TASK_QUEUE, webhookWorkflowId } from '../../workflows/definitions.js';
 import type { webhookWorkflow } from '../../workflows/webhook.js';
+import { TEST_OPERATOR } from '../support/actors.js';
 import { createTenant, type Tenant } from '../support/stack.js';
 import { startTimeSkippingEnvironment, type TimeSkipping } from '../support/time-skipping.js';
 import {
@@ -132,7 +133,12 @@ beforeAll(async () => {
   timeSkipping = await startTimeSkippingEnvironment();
   env = timeSkipping.env;
   sql = createSql(inject('databaseUrl'), { max: 4 });
-  admin = { env: parseEnv({ LOG_LEVEL: 'silent' }), secret: inject('secret'), sql };
+  admin = {
+    env: parseEnv({ LOG_LEVEL: 'silent' }),
+    secret: inject('secret'),
+    sql,
+    actor: TEST_OPERATOR,
+  };
   receiver = await startWebhookReceiver();
   const workflowBundle = await bundleWorkflowCode({
     workflowsPath: new URL('../../workflows/index.ts', import.meta.url).pathname,

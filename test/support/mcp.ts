@@ -9,6 +9,7 @@ import { createSql, type Sql } from '../../db/client.js';
 import type { Permission, Role } from '../../domain/access.js';
 import { buildApp } from '../../server/app.js';
 import { connectTemporalClient } from '../../temporal/client.js';
+import { TEST_OPERATOR } from './actors.js';
 import { freePorts } from './processes.js';
 
 export { authorizeInForms } from './oauth-forms.js';
@@ -45,7 +46,7 @@ export async function openMcpServer(
     resource: `${baseUrl}/mcp`,
     app,
     sql,
-    admin: { env, secret, sql },
+    admin: { env, secret, sql, actor: TEST_OPERATOR },
     async close() {
       await app.close();
       await temporal.connection.close();

@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
 import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
-import type { AdminContext } from '../../cli/context.js';
+import type { AdminConnection, AdminContext } from '../../cli/context.js';
 import { createApiKey } from '../../commands/team/api-keys.js';
 import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
@@ -19,6 +19,7 @@ export interface Stack {
   sql: Sql;
   app: FastifyInstance;
   temporal: Client;
+  /** A test's calls of admin commands: audited by TEST_OPERATOR (herald's: runAsOperator). */
   admin: AdminContext;
   close(): Promise<void>;
 }
@@ -40,7 +41,7 @@ export async function openStack(namespace = 'default'): Promise<Stack> {
     sql,
     app,
     temporal,
-    admin: { env, secret, sql },
+    admin: { env, secret, sql, actor: TEST_OPERATOR },
     async close() {
       await app.close();
       await temporal.connection.close();
@@ -59,7 +60,7 @@ export interface Tenant {
 }
 
 /** A fresh workspace with one developer and an all-abilities key: tests never share tenants. */
-export async function createTenant(admin: AdminContext): Promise<Tenant> {
+export async function createTenant(admin: AdminConnection): Promise<Tenant> {
   const slug = `t-${randomBytes(6).toString('hex')}`;
   // Set up by the test, not by the operator whose commands a test may audit.
   const workspace = await createWorkspace(admin, { name: `Tenant ${slug}`, slug }, TEST_OPERATOR);
