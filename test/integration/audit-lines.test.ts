@@ -1,14 +1,17 @@
 /**
  * The lines the use-cases write, as the Audit page shows them: a console member's with their
  * user id, the browser's address and user agent (signing in, switching workspace, a setting,
- * signing out; an invitation accepted by the person who joins, in the workspace they join); a CLI
- * command's, run as an operator runs it (`bin/herald.js … --json`), with the OS user as the actor,
- * source `cli` and `cli@<hostname>`, and none for a command that fails or changes nothing; never a
- * password or a token.
+ * signing out; an invitation accepted by the person who joins, in the workspace they join; a
+ * sender id asked for); a CLI command's, run as an operator runs it (`bin/herald.js … --json`, or
+ * runAsOperator as it does), with the OS user as the actor, source `cli` and `cli@<hostname>`,
+ * and none for a command that fails or changes nothing; never a password or a token.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname, userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ADMIN_COMMANDS } from '../../cli/admin/index.js';
+import type { Options } from '../../cli/admin/options.js';
+import { runAsOperator } from '../../cli/context.js';
 import { createInvitation } from '../../commands/team/invitations.js';
 import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
@@ -148,6 +151,40 @@ describe('audit lines of console members', () => {
       `${email} invitation.accepted member ${email} role: developer · invitation_id: ${id} ${browser.address}`,
     );
   });
+
+  it('records a sender id asked for on the OTP senders page, by the member who asked', async () => {
+    const team = await workspace();
+    const email = `owner@${team.slug}.test`;
+    await addUser(
+      server.deps,
+      { workspace: team.slug, email, password: PASSWORD, role: 'owner' },
+      TEST_OPERATOR,
+    );
+    const browser = new ConsoleBrowser(server.app);
+    expect((await browser.signIn(email, PASSWORD)).status).toBe(303);
+    await browser.get(`/console/w/${team.slug}/otp-senders`);
+    const asked = await browser.post(`/console/w/${team.slug}/otp-senders`, {
+      provider: 'own',
+      sender: 'Acme',
+    });
+    expect(asked.status).toBe(201);
+    const lines = await linesOf(email);
+    expect(lines.filter((line) => line.action !== 'session.signed_in')).toEqual([
+      {
+        workspaceId: team.id,
+        byUser: true,
+        actor: email,
+        source: 'console',
+        action: 'sender.registered',
+        target: 'Sender Acme (own)',
+        // The operator's own provider: the sender waits for their approval.
+        details: { approved: false },
+        address: browser.address,
+        userAgent: USER_AGENT,
+        origin: null,
+      },
+    ]);
+  });
 });
 
 const OPERATOR = userInfo().username;
@@ -276,5 +313,102 @@ describe('audit lines of CLI commands', () => {
     });
     const entries = await entriesOf(created.id as number);
     expect(entries.map((entry) => entry.action)).toEqual(['workspace.created']);
+  });
+});
+
+/** Runs a command as `herald` does (cli/main.ts): through runAsOperator, by the OS user. */
+function asOperator(name: string, options: Options) {
+  const command = ADMIN_COMMANDS.find((candidate) => candidate.name === name);
+  if (!command) throw new Error(`no command ${name}`);
+  return runAsOperator(server.deps, command, options);
+}
+
+describe('audit lines of the OTP, template, sender, credits, guard and erasure commands', () => {
+  it('records every change, each by the operator who ran the command', async () => {
+    const { slug, id } = await workspace();
+    const w = { workspace: slug };
+    const [before] = await server.sql<{ id: number }[]>`
+      select coalesce(max(id), 0)::int as id from audit_log where workspace_id = ${id}`;
+
+    await asOperator('credits add', { ...w, amount: '25' });
+    await asOperator('template create', { ...w, slug: 'code', body: 'Your code is {code}' });
+    await asOperator('template update', { ...w, slug: 'code', name: 'Code' });
+    const sender = await asOperator('sender create', {
+      ...w,
+      provider: 'own',
+      sender: 'Acme',
+      pending: true,
+    });
+    const created = await asOperator('otp-service create', {
+      ...w,
+      name: 'Sign-in',
+      purpose: 'login',
+      template: 'code',
+    });
+    const service = String(created.json.slug);
+    await asOperator('otp-service update', { ...w, slug: service, name: 'Log-in' });
+    await asOperator('guard set', { ...w, 'key-rate': '50/s' });
+    // A range the breaker blocked, as it leaves one.
+    const range = `+6141${String(Math.floor(Math.random() * 1e5)).padStart(5, '0')}`;
+    await server.sql`
+      insert into guard_blocked_ranges (workspace_id, range, blocked_until, sends, verified)
+      values (${id}, ${range}, now() + interval '1 hour', 3, 0)`;
+    await asOperator('guard unblock', { ...w, range });
+    await asOperator('otp-service delete', { ...w, slug: service });
+    await asOperator('template delete', { ...w, slug: 'code' });
+    await asOperator('sender delete', { ...w, id: String(sender.json.id) });
+    await server.sql`insert into opt_outs (workspace_id, recipient) values (${id}, '+61412345678')`;
+    await asOperator('recipient erase', { ...w, number: '+61412345678' });
+
+    const lines = await server.sql`
+      select actor, source, origin, user_id, address, user_agent, action, target, details
+      from audit_log where workspace_id = ${id} and id > ${before?.id ?? 0} order by id`;
+    const byOperator = {
+      actor: OPERATOR,
+      source: 'cli',
+      origin: ORIGIN,
+      userId: null,
+      address: null,
+      userAgent: null,
+    };
+    expect(lines).toEqual(
+      [
+        {
+          action: 'credits.added',
+          target: `workspace ${slug}`,
+          details: { amount: 25, balance: 25 },
+        },
+        {
+          action: 'template.created',
+          target: 'Template code',
+          details: { purpose: 'transactional' },
+        },
+        {
+          action: 'template.updated',
+          target: 'Template code',
+          details: { purpose: 'transactional', enabled: true },
+        },
+        { action: 'sender.registered', target: 'Sender Acme (own)', details: { approved: false } },
+        {
+          action: 'otp_service.created',
+          target: 'OTP service Sign-in',
+          details: { slug: service },
+        },
+        { action: 'otp_service.updated', target: 'OTP service Log-in', details: { slug: service } },
+        { action: 'guard.updated', target: `workspace ${slug}`, details: { key_rate: '50/s' } },
+        { action: 'guard.range_unblocked', target: `range ${range}`, details: { range } },
+        { action: 'otp_service.deleted', target: `OTP service ${service}`, details: {} },
+        { action: 'template.deleted', target: 'Template code', details: {} },
+        { action: 'sender.deleted', target: 'Sender Acme (own)', details: {} },
+        {
+          action: 'recipient.erased',
+          target: 'recipient •••• 5678',
+          details: { opt_outs_hashed: 1 },
+        },
+      ].map((line) => ({ ...byOperator, ...line })),
+    );
+    const [lifted] = await server.sql`
+      select lifted_by from guard_blocked_ranges where workspace_id = ${id} and range = ${range}`;
+    expect(lifted?.liftedBy).toBe(OPERATOR);
   });
 });
