@@ -4,15 +4,13 @@
  * for `own` waits for the operator (commands/providers/senders.ts requestSender).
  */
 
-import type { FastifyInstance, FastifyReply } from 'fastify';
-import { InputError } from '../../commands/input.js';
+import type { FastifyInstance } from 'fastify';
 import { listRoutingChoices } from '../../commands/providers/routing-choices.js';
 import { deleteSender, listSenders, requestSender } from '../../commands/providers/senders.js';
 import { can } from '../access.js';
 import type { ConsoleContext } from '../context.js';
-import { formErrors, noticeOf, orRefusal } from '../form-errors.js';
-import type { SignedIn } from '../guard.js';
-import { type Form, formOf, idParam, redirect, text } from '../http.js';
+import { formPage } from '../form-page.js';
+import { idParam, redirect, text } from '../http.js';
 
 const LABELS: Record<string, string> = { provider: 'Provider', sender: 'Sender id' };
 
@@ -22,92 +20,70 @@ export async function otpSenderRoutes(
 ) {
   const { deps } = context;
 
-  async function page(
-    reply: FastifyReply,
-    signedIn: SignedIn,
-    status: number,
-    extra: { form?: Form; errors?: Record<string, string>; flash?: string } = {},
-  ) {
-    const workspace = signedIn.visitor.workspaceSlug;
-    const [senders, routing] = await Promise.all([
-      listSenders(deps, { workspace }),
-      listRoutingChoices(deps, { workspace }),
-    ]);
-    return reply.page(
-      'otp-senders',
-      {
+  const page = formPage({
+    view: 'otp-senders',
+    labels: LABELS,
+    fallbackField: 'sender',
+    load: async ({ visitor }) => {
+      const workspace = visitor.workspaceSlug;
+      const [senders, routing] = await Promise.all([
+        listSenders(deps, { workspace }),
+        listRoutingChoices(deps, { workspace }),
+      ]);
+      return {
         title: 'Sender ids',
         senders,
         providers: routing.providers,
-        canManage: can(signedIn.visitor, 'otp_services.manage'),
-        form: extra.form ?? { provider: 'own' },
-        errors: extra.errors ?? {},
-        flash: extra.flash,
-      },
-      status,
-    );
-  }
+        canManage: can(visitor, 'otp_services.manage'),
+        form: { provider: 'own' },
+      };
+    },
+  });
 
   app.get<{ Querystring: { done?: string } }>(
     '/otp-senders',
     { config: { action: 'otp_services.view' } },
-    async (request, reply) => {
-      const signedIn = request.member;
-      return page(reply, signedIn, 200, {
+    async (request, reply) =>
+      page.show(reply, 200, {
         flash: request.query.done === 'deleted' ? 'The sender id was deleted.' : undefined,
-      });
-    },
+      }),
   );
 
-  app.post(
-    '/otp-senders',
-    { config: { action: 'otp_services.manage' } },
-    async (request, reply) => {
-      const signedIn = request.member;
-      const form = formOf(request);
-      const registered = await orRefusal(() =>
+  app.post('/otp-senders', { config: { action: 'otp_services.manage' } }, async (_, reply) =>
+    page.submit(reply, {
+      run: (form, { visitor, actor }) =>
         requestSender(
           deps,
           {
-            workspace: signedIn.visitor.workspaceSlug,
+            workspace: visitor.workspaceSlug,
             provider: text(form, 'provider'),
             sender: text(form, 'sender'),
           },
-          signedIn.actor,
+          actor,
         ),
-      );
-      if (registered instanceof InputError) {
-        return page(reply, signedIn, registered.status, {
-          form,
-          errors: formErrors(registered, LABELS, 'sender'),
-        });
-      }
-      return page(reply, signedIn, 201, {
-        flash: registered.approved
-          ? `"${registered.sender}" is registered and approved for ${registered.providerSlug}.`
-          : `"${registered.sender}" is registered for ${registered.providerSlug} and waits for the operator's approval.`,
-      });
-    },
+      done: (registered) =>
+        page.show(reply, 201, {
+          flash: registered.approved
+            ? `"${registered.sender}" is registered and approved for ${registered.providerSlug}.`
+            : `"${registered.sender}" is registered for ${registered.providerSlug} and waits for the operator's approval.`,
+        }),
+    }),
   );
 
   app.post<{ Params: { id: string } }>(
     '/otp-senders/:id/delete',
     { config: { action: 'otp_services.manage' } },
     async (request, reply) => {
-      const signedIn = request.member;
       const id = idParam(request.params.id);
-      if (id === undefined) {
-        return page(reply, signedIn, 404, {
+      if (id === undefined)
+        return page.show(reply, 404, {
           errors: { notice: 'This workspace has no such sender id.' },
         });
-      }
-      const deleted = await orRefusal(() =>
-        deleteSender(deps, { workspace: signedIn.visitor.workspaceSlug, id }, signedIn.actor),
-      );
-      if (deleted instanceof InputError) {
-        return page(reply, signedIn, deleted.status, { errors: noticeOf(deleted, LABELS) });
-      }
-      return redirect(request, reply, `${signedIn.base}/otp-senders?done=deleted`);
+      return page.act(reply, {
+        run: ({ visitor, actor }) =>
+          deleteSender(deps, { workspace: visitor.workspaceSlug, id }, actor),
+        done: (_, { base }) => redirect(request, reply, `${base}/otp-senders?done=deleted`),
+      });
     },
   );
 }

@@ -27,9 +27,10 @@ import type { WebhookEndpoint } from '../../db/webhooks.js';
 import { RECIPIENT_EVENT_TYPES, WEBHOOK_EVENT_TYPES } from '../../domain/webhooks.js';
 import { can } from '../access.js';
 import type { ConsoleContext } from '../context.js';
-import { formErrors, orRefusal } from '../form-errors.js';
+import { orRefusal } from '../form-errors.js';
+import { formPage } from '../form-page.js';
 import type { SignedIn } from '../guard.js';
-import { type Form, formOf, list, redirect, text } from '../http.js';
+import { formOf, list, redirect, text } from '../http.js';
 import { messagePage } from '../pages.js';
 
 const LABELS: Record<string, string> = { url: 'URL', events: 'Events', description: 'Description' };
@@ -51,34 +52,21 @@ export async function webhookRoutes(
 ) {
   const { deps } = context;
 
-  async function page(
-    reply: FastifyReply,
-    signedIn: SignedIn,
-    status: number,
-    extra: { form?: Form; errors?: Record<string, string>; flash?: string; secret?: string } = {},
-  ) {
-    const { endpoints } = await listWorkspaceWebhookEndpoints(deps, {
-      workspace: signedIn.visitor.workspaceSlug,
-    });
-    return reply.page(
-      'webhooks',
-      {
-        title: 'Webhooks',
-        endpoints,
-        eventTypes: WEBHOOK_EVENT_TYPES,
-        canManage: can(signedIn.visitor, 'webhooks.manage'),
-        recipientEvents: signedIn.visitor.permissions.includes('recipients.read')
-          ? []
-          : RECIPIENT_EVENT_TYPES,
-        samples: webhookSamples(),
-        form: extra.form ?? {},
-        errors: extra.errors ?? {},
-        flash: extra.flash,
-        secret: extra.secret,
-      },
-      status,
-    );
-  }
+  const listPage = formPage<{ secret?: string }>({
+    view: 'webhooks',
+    labels: LABELS,
+    fallbackField: 'events',
+    load: async ({ visitor }, { secret }) => ({
+      title: 'Webhooks',
+      endpoints: (await listWorkspaceWebhookEndpoints(deps, { workspace: visitor.workspaceSlug }))
+        .endpoints,
+      eventTypes: WEBHOOK_EVENT_TYPES,
+      canManage: can(visitor, 'webhooks.manage'),
+      recipientEvents: visitor.permissions.includes('recipients.read') ? [] : RECIPIENT_EVENT_TYPES,
+      samples: webhookSamples(),
+      secret,
+    }),
+  });
 
   /** An endpoint's page: its tools and attempts; `secret` right after a rotation, only then. */
   async function endpointPage(
@@ -137,36 +125,24 @@ export async function webhookRoutes(
   app.get<{ Querystring: { done?: string } }>(
     '/developer/webhooks',
     { config: { action: 'webhooks.view' } },
-    async (request, reply) =>
-      page(reply, request.member, 200, { flash: DONE[request.query.done ?? ''] }),
+    async (request, reply) => listPage.show(reply, 200, { flash: DONE[request.query.done ?? ''] }),
   );
 
-  app.post(
-    '/developer/webhooks',
-    { config: { action: 'webhooks.manage' } },
-    async (request, reply) => {
-      const signedIn = request.member;
-      const form = formOf(request);
-      const created = await orRefusal(() =>
+  app.post('/developer/webhooks', { config: { action: 'webhooks.manage' } }, async (_, reply) =>
+    listPage.submit(reply, {
+      run: (form, { visitor, actor }) =>
         createWebhookEndpoint(
           deps,
           {
-            workspace: signedIn.visitor.workspaceSlug,
+            workspace: visitor.workspaceSlug,
             url: text(form, 'url'),
             events: list(form, 'events'),
             description: text(form, 'description'),
           },
-          signedIn.actor,
+          actor,
         ),
-      );
-      if (created instanceof InputError) {
-        return page(reply, signedIn, created.status, {
-          form,
-          errors: formErrors(created, LABELS, 'events'),
-        });
-      }
-      return page(reply, signedIn, 201, { secret: created.secret });
-    },
+      done: (created) => listPage.show(reply, 201, { secret: created.secret }),
+    }),
   );
 
   app.get<{ Params: { id: string }; Querystring: { done?: string } }>(
