@@ -4,7 +4,7 @@
  * with Unblock; the last 30 days of refusals per rule.
  */
 
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { loadGuardReport } from '../../commands/fraud-guard/report.js';
 import {
   type GuardSetInput,
@@ -24,7 +24,8 @@ import {
 } from '../../domain/fraud-guard.js';
 import { can } from '../access.js';
 import type { ConsoleContext } from '../context.js';
-import { formErrors, noticeOf, orRefusal } from '../form-errors.js';
+import { formErrors, orRefusal } from '../form-errors.js';
+import { formPage } from '../form-page.js';
 import type { SignedIn } from '../guard.js';
 import { type Form, formOf, redirect, text } from '../http.js';
 
@@ -165,72 +166,67 @@ export async function fraudGuardRoutes(
 ) {
   const { deps } = context;
 
-  async function page(
-    reply: FastifyReply,
-    signedIn: SignedIn,
-    status: number,
-    extra: {
-      otpService?: string;
-      form?: Form;
-      errors?: Record<string, string>;
-      flash?: string;
-    } = {},
-  ) {
-    const workspace = signedIn.visitor.workspaceSlug;
-    const [shown, services, report] = await Promise.all([
-      orRefusal(() => showGuard(deps, { workspace, otpService: extra.otpService })),
-      listWorkspaceOtpServices(deps, { workspace }),
-      loadGuardReport(deps, signedIn.visitor.workspaceId),
-    ]);
-    // An OTP service not found: the workspace's page, saying so.
-    const notice = shown instanceof InputError ? noticeOf(shown, LABELS) : {};
-    const view = shown instanceof InputError ? await showGuard(deps, { workspace }) : shown;
-    const presented = presentGuard(view);
-    const workspaceOwn = view.otpService ? (await showGuard(deps, { workspace })).own : view.own;
-    const service = services.find((candidate) => candidate.slug === view.otpService);
-    const settings = fieldsOf(view.otpService).map((field) => ({
-      ...field,
-      value: textOf(presented, field),
-      from: view.own.includes(field.setting)
-        ? 'set here'
-        : view.otpService && workspaceOwn.includes(field.setting)
-          ? "workspace's"
-          : 'default',
-      inherited: !view.own.includes(field.setting),
-    }));
-    return reply.page(
-      'fraud-guard',
-      {
+  /** The page shows one scope's settings: the workspace's, or an OTP service's. */
+  const page = formPage<{ view: GuardView }>({
+    view: 'fraud-guard',
+    labels: LABELS,
+    fallbackField: 'otpPerRecipient',
+    load: async ({ visitor }, { view }) => {
+      const workspace = visitor.workspaceSlug;
+      const [services, report, workspaceOwn] = await Promise.all([
+        listWorkspaceOtpServices(deps, { workspace }),
+        loadGuardReport(deps, visitor.workspaceId),
+        view.otpService ? showGuard(deps, { workspace }).then((shown) => shown.own) : view.own,
+      ]);
+      const presented = presentGuard(view);
+      const settings = fieldsOf(view.otpService).map((field) => ({
+        ...field,
+        value: textOf(presented, field),
+        from: view.own.includes(field.setting)
+          ? 'set here'
+          : view.otpService && workspaceOwn.includes(field.setting)
+            ? "workspace's"
+            : 'default',
+        inherited: !view.own.includes(field.setting),
+      }));
+      return {
         title: 'Fraud guard',
         chart: true,
         settings,
         dailySegmentsUsed: view.dailySegmentsUsed,
         services,
-        service,
+        service: services.find((candidate) => candidate.slug === view.otpService),
         blockedRanges: view.blockedRanges,
         report,
         series: JSON.stringify({
           days: report.days,
           lines: report.rules.map((rule) => ({ label: rule.label, values: rule.daily })),
         }),
-        canManage: can(signedIn.visitor, 'fraud_guard.manage'),
-        form: shown instanceof InputError ? formOfView(view) : (extra.form ?? formOfView(view)),
-        errors: { ...extra.errors, ...notice },
-        flash: extra.flash,
-      },
-      shown instanceof InputError ? shown.status : status,
-    );
-  }
+        canManage: can(visitor, 'fraud_guard.manage'),
+        form: formOfView(view),
+      };
+    },
+  });
+
+  const workspaceGuard = ({ visitor }: SignedIn) =>
+    showGuard(deps, { workspace: visitor.workspaceSlug });
 
   app.get<{ Querystring: { done?: string; otp_service?: string } }>(
     '/fraud-guard',
     { config: { action: 'fraud_guard.view' } },
     async (request, reply) => {
       const signedIn = request.member;
-      return page(reply, signedIn, 200, {
-        otpService: request.query.otp_service,
-        flash: FLASH[request.query.done ?? ''],
-      });
+      const flash = FLASH[request.query.done ?? ''];
+      const shown = await orRefusal(() =>
+        showGuard(deps, {
+          workspace: signedIn.visitor.workspaceSlug,
+          otpService: request.query.otp_service,
+        }),
+      );
+      // An OTP service not found: the workspace's page, saying so.
+      if (shown instanceof InputError)
+        return page.notice(reply, shown, { view: await workspaceGuard(signedIn), flash });
+      return page.show(reply, 200, { view: shown, flash });
     },
   );
 
@@ -242,21 +238,18 @@ export async function fraudGuardRoutes(
       otpService: text(form, 'otp_service')?.trim() || undefined,
     };
     const before = await orRefusal(() => showGuard(deps, scope));
-    if (before instanceof InputError) return page(reply, signedIn, before.status);
+    if (before instanceof InputError)
+      return page.show(reply, before.status, { view: await workspaceGuard(signedIn) });
     const changes = changesOf(form, before);
     const back = `${signedIn.base}/fraud-guard`;
     const scopeQuery = before.otpService ? `&otp_service=${before.otpService}` : '';
     if (Object.keys(changes).length === 0)
       return redirect(request, reply, `${back}?done=unchanged${scopeQuery}`);
-    const saved = await orRefusal(() => setGuard(deps, { ...scope, ...changes }, signedIn.actor));
-    if (saved instanceof InputError) {
-      return page(reply, signedIn, saved.status, {
-        otpService: scope.otpService,
-        form,
-        errors: formErrors(saved, LABELS, 'otpPerRecipient'),
-      });
-    }
-    return redirect(request, reply, `${back}?done=saved${scopeQuery}`);
+    return page.submit(reply, {
+      state: { view: before },
+      run: (_, { actor }) => setGuard(deps, { ...scope, ...changes }, actor),
+      done: () => redirect(request, reply, `${back}?done=saved${scopeQuery}`),
+    });
   });
 
   app.post(
@@ -269,7 +262,8 @@ export async function fraudGuardRoutes(
         unblockRange(deps, { workspace: signedIn.visitor.workspaceSlug, range }, signedIn.actor),
       );
       if (lifted instanceof InputError) {
-        return page(reply, signedIn, lifted.status, {
+        return page.show(reply, lifted.status, {
+          view: await workspaceGuard(signedIn),
           errors: formErrors(lifted, LABELS, 'range'),
         });
       }
