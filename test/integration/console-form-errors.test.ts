@@ -99,16 +99,18 @@ describe('console form errors', () => {
     ]);
   });
 
-  it('the invitation form shows every refusal at once', async () => {
+  it('the invitation form shows every refusal at once, each under its field', async () => {
     await browser.get(`/console/w/${slug}/team`);
     const refused = await browser.post(`/console/w/${slug}/team/invitations`, {
       email: 'nobody',
       role: 'emperor',
     });
     expect(refused.status).toBe(422);
-    expect(alerts(refused.body)).toEqual([
-      'Email &quot;nobody&quot; is not an email address; Role must be one of owner, admin, developer, viewer',
+    expect(fieldErrors(refused.body)).toEqual([
+      'Email &quot;nobody&quot; is not an email address',
+      'Role must be one of owner, admin, developer, viewer',
     ]);
+    expect(alerts(refused.body)).toEqual([]);
   });
 
   it('the fraud guard form shows every refusal at once, each under its field', async () => {

@@ -80,6 +80,35 @@ describe('Team', () => {
     expect(again.status).toBe(409);
   });
 
+  it('the invite form shows every refusal at once, each under its own field', async () => {
+    const { slug, add } = await team();
+    const owner = await add('owner');
+    const refused = await owner.browser.post(`/console/w/${slug}/team/invitations`, {
+      email: 'not-an-address',
+      role: 'emperor',
+    });
+    expect(refused.status).toBe(422);
+    // A field's block (one line of the form): its label, its input and its error.
+    const fieldOf = (id: string) =>
+      new RegExp(`<div class="field( invalid)?"><label for="${id}">[\\s\\S]*?</div>\\n`).exec(
+        refused.body,
+      )?.[0] ?? '';
+    const email = fieldOf('invite-email');
+    expect(email).toContain('class="field invalid"');
+    expect(email).toContain('value="not-an-address"');
+    expect(visibleText(email)).toContain('Email "not-an-address" is not an email address');
+    expect(visibleText(email)).not.toContain('Role must be');
+    const role = fieldOf('invite-role');
+    expect(role).toContain('class="field invalid"');
+    expect(visibleText(role)).toContain('Role must be one of owner, admin, developer, viewer');
+    expect(visibleText(role)).not.toContain('not an email address');
+    expect(refused.body).not.toContain('class="alert error"');
+    const [stored] = await server.sql<{ count: number }[]>`
+      select count(*)::int as count from invitations i join workspaces w on w.id = i.workspace_id
+      where w.slug = ${slug}`;
+    expect(stored?.count).toBe(0);
+  });
+
   it('an admin cannot invite or make an owner', async () => {
     const { slug, add } = await team();
     await add('owner');
