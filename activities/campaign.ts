@@ -46,6 +46,23 @@ export interface CampaignActivityDeps {
   otpFirst?: OtpFirst;
 }
 
+export interface ChunkInput {
+  campaignId: number;
+  fromSeq: number;
+  toSeq: number;
+  quietHours?: boolean;
+}
+
+/** One attempt at a chunk: what it is, where it resumes, how it beats and how it takes its lease. */
+export interface ChunkAttempt {
+  run: 'local' | 'activity' | 'first_try';
+  /** The first seq not yet done by an earlier attempt (its heartbeat); unset: the chunk's first. */
+  resumeFrom?: number;
+  beat: (resumeFrom: number) => void;
+  /** The chunk's lease; undefined when this attempt gives way to whoever holds it. */
+  lease: (sql: Sql, key: string) => Promise<SubmissionLease | undefined>;
+}
+
 /** Messages submitted concurrently within a chunk; each batch is one attempt write and one settle. */
 const BATCH_SIZE = 50;
 /** Most claims one coalesced UPDATE carries (claimOne): more than a chunk ever has in flight. */
@@ -269,7 +286,12 @@ async function claimOne(lease: SubmissionLease, campaignId: number, seq: number,
   if (answer === 'withdrawn') throw new ClaimWithdrawn();
 }
 
-export function createCampaignActivities(deps: CampaignActivityDeps) {
+/**
+ * What runs chunks for one worker process: its activities (remote, or local for a small campaign's
+ * first try inside its workflow task) and, in a process that also serves the api, the first try
+ * made beside a campaign's start (activities/first-try.ts).
+ */
+export function createChunkRunner(deps: CampaignActivityDeps) {
   const otpFirst = deps.otpFirst ?? new OtpFirst();
   /**
    * Walks the provider chain for one message. A rejection or persistent failure moves on to the
@@ -401,6 +423,102 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
     return failed(null, error);
   }
 
+  /**
+   * Submits one chunk under its lease (activities/lease.ts); progress is beaten so a retried
+   * attempt resumes where it stopped, and a takeover looks interrupted submissions up. The chunk
+   * that leaves no message of its campaign queued completes the campaign, and says so. Asked
+   * to keep quiet hours (runs that can wait for them), a marketing message outside its
+   * recipient's window is left queued: `heldUntil` says when the chunk's first one may go.
+   */
+  async function runChunk(
+    input: ChunkInput,
+    attempt: ChunkAttempt,
+  ): Promise<{ completed: boolean; heldUntil?: string }> {
+    let resumeFrom = attempt.resumeFrom ?? input.fromSeq;
+    campaignChunks.inc({ run: attempt.run });
+    const beat = attempt.beat;
+    // Beat before the first database call, and while a slow batch runs, so a dead worker is
+    // noticed within the heartbeat timeout.
+    beat(resumeFrom);
+    const beating = setInterval(() => beat(resumeFrom), HEARTBEAT_INTERVAL_MS);
+    let lease: SubmissionLease | undefined;
+    try {
+      // Independent reads go together: each round trip to Postgres is on a message's way out.
+      const [found, leased] = await Promise.allSettled([
+        findCampaignForSubmission(deps.sql, input.campaignId),
+        attempt.lease(deps.sql, chunkLeaseKey(input.campaignId, input.fromSeq)),
+      ]);
+      if (leased.status === 'rejected') throw leased.reason;
+      // Held before the other read's failure is thrown, so that `finally` releases it.
+      lease = leased.value;
+      // Someone else is at this chunk (a first try's lease is never waited for).
+      if (!lease) return { completed: false };
+      if (found.status === 'rejected') throw found.reason;
+      const campaign = found.value;
+      if (!campaign)
+        throw activityFailure('CampaignNotFound', `campaign ${input.campaignId} not found`);
+      const [chain, unsent] = await Promise.all([
+        providerChain(deps, campaign),
+        findPendingMessages(deps.sql, campaign.id, resumeFrom, input.toSeq),
+      ]);
+      const pacer = createPacer(deps.sql, campaign.workspaceId);
+      const pending = input.quietHours ? await outsideQuietHours(deps, campaign, unsent) : unsent;
+      for (let offset = 0; offset < pending.length; offset += BATCH_SIZE) {
+        await otpFirst.beforeCampaignBatch();
+        let batch = pending.slice(offset, offset + BATCH_SIZE);
+        const fresh = batch
+          .filter((message) => !message.attemptProvider && !message.optedOut && !message.erased)
+          .map((message) => message.seq);
+        if (chain[0]?.lookup && fresh.length > 0) {
+          const claimed = await claim(lease, campaign.id, fresh, chain[0].slug);
+          // The rest were canceled with their campaign: nothing of theirs is left to do.
+          batch = batch.filter(
+            (message) => !fresh.includes(message.seq) || claimed.has(message.seq),
+          );
+        }
+        const bodies = await bodiesFor(deps, campaign, batch);
+        const held = lease;
+        // Every submission of the batch ends before the next step: none outlives the attempt.
+        const outcomes = await Promise.allSettled(
+          batch.map((message) =>
+            deliverOne(campaign, chain, pacer, held, message, bodies.get(message.seq) as string),
+          ),
+        );
+        await settleMessages(
+          deps.sql,
+          campaign.id,
+          outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : [])),
+        );
+        const failure = outcomes.find((outcome) => outcome.status === 'rejected');
+        if (failure) throw failure.reason;
+        resumeFrom = (batch.at(-1)?.seq ?? input.fromSeq) + 1;
+        beat(resumeFrom);
+      }
+      const held =
+        input.quietHours &&
+        campaign.purpose === 'marketing' &&
+        (await earliestHold(deps.sql, campaign.id, input.fromSeq, input.toSeq));
+      if (held) return { completed: false, heldUntil: held.toISOString() };
+      return { completed: await completeCampaign(deps.sql, campaign.id) };
+    } catch (error) {
+      if (error instanceof LeaseLost) throw activityFailure('SubmissionLeaseLost', error.message);
+      throw error;
+    } finally {
+      clearInterval(beating);
+      // Nothing of this attempt is in flight any more: a successor need not wait the lease out.
+      await lease?.close();
+    }
+  }
+
+  return runChunk;
+}
+
+export type ChunkRunner = ReturnType<typeof createChunkRunner>;
+
+export function createCampaignActivities(
+  deps: CampaignActivityDeps,
+  runChunk: ChunkRunner = createChunkRunner(deps),
+) {
   return {
     /** A scheduled campaign's time has come: queued now, unless it was canceled meanwhile. */
     async beginScheduledCampaign(input: { campaignId: number }): Promise<CampaignStatus> {
@@ -414,98 +532,18 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
       return { total: await countMessages(deps.sql, input.campaignId) };
     },
 
-    /**
-     * Submits one chunk under its lease (activities/lease.ts); progress is heartbeated so a retried
-     * attempt resumes where it stopped, and a takeover looks interrupted submissions up. The chunk
-     * that leaves no message of its campaign queued completes the campaign, and says so. Asked
-     * to keep quiet hours (runs that can wait for them), a marketing message outside its
-     * recipient's window is left queued: `heldUntil` says when the chunk's first one may go.
-     */
-    async submitChunk(input: {
-      campaignId: number;
-      fromSeq: number;
-      toSeq: number;
-      quietHours?: boolean;
-    }): Promise<{ completed: boolean; heldUntil?: string }> {
-      let resumeFrom = (activityInfo().heartbeatDetails as number | undefined) ?? input.fromSeq;
+    /** runChunk as a Temporal activity: remote (beating its heartbeat) or local (a first try). */
+    async submitChunk(input: ChunkInput): Promise<{ completed: boolean; heldUntil?: string }> {
       // A local activity (a small campaign's first try) cannot beat: its workflow task's timeout
       // notices a lost worker instead.
       const local = activityInfo().isLocal;
-      campaignChunks.inc({ run: local ? 'local' : 'activity' });
-      const beat = local ? () => {} : heartbeat;
-      // Beat before the first database call, and while a slow batch runs, so a dead worker is
-      // noticed within the heartbeat timeout.
-      beat(resumeFrom);
-      const beating = setInterval(() => beat(resumeFrom), HEARTBEAT_INTERVAL_MS);
-      let lease: SubmissionLease | undefined;
-      try {
-        // Independent reads go together: each round trip to Postgres is on a message's way out.
-        const [found, leased] = await Promise.allSettled([
-          findCampaignForSubmission(deps.sql, input.campaignId),
-          SubmissionLease.acquire(
-            deps.sql,
-            chunkLeaseKey(input.campaignId, input.fromSeq),
-            Context.current().cancellationSignal,
-          ),
-        ]);
-        if (leased.status === 'rejected') throw leased.reason;
-        // Held before the other read's failure is thrown, so that `finally` releases it.
-        lease = leased.value;
-        if (found.status === 'rejected') throw found.reason;
-        const campaign = found.value;
-        if (!campaign)
-          throw activityFailure('CampaignNotFound', `campaign ${input.campaignId} not found`);
-        const [chain, unsent] = await Promise.all([
-          providerChain(deps, campaign),
-          findPendingMessages(deps.sql, campaign.id, resumeFrom, input.toSeq),
-        ]);
-        const pacer = createPacer(deps.sql, campaign.workspaceId);
-        const pending = input.quietHours ? await outsideQuietHours(deps, campaign, unsent) : unsent;
-        for (let offset = 0; offset < pending.length; offset += BATCH_SIZE) {
-          await otpFirst.beforeCampaignBatch();
-          let batch = pending.slice(offset, offset + BATCH_SIZE);
-          const fresh = batch
-            .filter((message) => !message.attemptProvider && !message.optedOut && !message.erased)
-            .map((message) => message.seq);
-          if (chain[0]?.lookup && fresh.length > 0) {
-            const claimed = await claim(lease, campaign.id, fresh, chain[0].slug);
-            // The rest were canceled with their campaign: nothing of theirs is left to do.
-            batch = batch.filter(
-              (message) => !fresh.includes(message.seq) || claimed.has(message.seq),
-            );
-          }
-          const bodies = await bodiesFor(deps, campaign, batch);
-          const held = lease;
-          // Every submission of the batch ends before the next step: none outlives the attempt.
-          const outcomes = await Promise.allSettled(
-            batch.map((message) =>
-              deliverOne(campaign, chain, pacer, held, message, bodies.get(message.seq) as string),
-            ),
-          );
-          await settleMessages(
-            deps.sql,
-            campaign.id,
-            outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : [])),
-          );
-          const failure = outcomes.find((outcome) => outcome.status === 'rejected');
-          if (failure) throw failure.reason;
-          resumeFrom = (batch.at(-1)?.seq ?? input.fromSeq) + 1;
-          beat(resumeFrom);
-        }
-        const held =
-          input.quietHours &&
-          campaign.purpose === 'marketing' &&
-          (await earliestHold(deps.sql, campaign.id, input.fromSeq, input.toSeq));
-        if (held) return { completed: false, heldUntil: held.toISOString() };
-        return { completed: await completeCampaign(deps.sql, campaign.id) };
-      } catch (error) {
-        if (error instanceof LeaseLost) throw activityFailure('SubmissionLeaseLost', error.message);
-        throw error;
-      } finally {
-        clearInterval(beating);
-        // Nothing of this attempt is in flight any more: a successor need not wait the lease out.
-        await lease?.close();
-      }
+      const signal = Context.current().cancellationSignal;
+      return runChunk(input, {
+        run: local ? 'local' : 'activity',
+        resumeFrom: activityInfo().heartbeatDetails as number | undefined,
+        beat: local ? () => {} : heartbeat,
+        lease: (sql, key) => SubmissionLease.acquire(sql, key, signal),
+      });
     },
 
     async completeCampaign(input: { campaignId: number }): Promise<void> {

@@ -1,6 +1,6 @@
 import type { Sql } from '../db/client.js';
 import type { SmppSessions } from '../providers/smpp/sessions.js';
-import { createCampaignActivities } from './campaign.js';
+import { type ChunkRunner, createCampaignActivities, createChunkRunner } from './campaign.js';
 import { createHelpReplyActivities } from './help-reply.js';
 import { createMaintenanceActivities } from './maintenance.js';
 import { createOtpActivities } from './otp.js';
@@ -24,11 +24,18 @@ export interface ActivityDeps extends Omit<WebhookActivityDeps, 'sql' | 'secret'
   smppSessions?: SmppSessions;
 }
 
-export function createActivities(deps: ActivityDeps) {
-  // One per worker process: its codes go before its campaign batches.
-  const otpFirst = new OtpFirst();
+/**
+ * Every activity of a worker. `otpFirst` (its codes go before its campaign batches) and `runChunk`
+ * are the worker process's own, shared with the first tries it makes beside the api.
+ */
+export function createActivities(
+  deps: ActivityDeps,
+  shared: { otpFirst?: OtpFirst; runChunk?: ChunkRunner } = {},
+) {
+  const otpFirst = shared.otpFirst ?? new OtpFirst();
+  const runChunk = shared.runChunk ?? createChunkRunner({ ...deps, otpFirst });
   return {
-    ...createCampaignActivities({ ...deps, otpFirst }),
+    ...createCampaignActivities({ ...deps, otpFirst }, runChunk),
     ...createHelpReplyActivities(deps),
     ...createMaintenanceActivities(deps),
     ...createOtpActivities({ ...deps, otpFirst }),

@@ -32,7 +32,11 @@ const RENEW_EVERY_MS = 2_000;
  * has mostly waited it out already.
  */
 export const RECORDING_GRACE_MS = SUBMISSION_LEASE_MS;
-/** How often an attempt waiting for a held lease asks again. */
+/**
+ * How often an attempt waiting for a held lease asks again: soon at first (a small campaign's
+ * first try, made beside its start, holds it for milliseconds), then every second.
+ */
+const FIRST_CLAIM_POLL_MS = 20;
 const CLAIM_POLL_MS = 1_000;
 
 /** The attempt no longer holds its lease: it must not submit. */
@@ -86,23 +90,32 @@ export class SubmissionLease implements SubmissionFence {
    * lease runs out. Throws LeaseLost when a newer attempt has already held it, or on `signal`.
    */
   static async acquire(sql: Sql, key: string, signal?: AbortSignal): Promise<SubmissionLease> {
-    if (signal?.aborted) throw new LeaseLost('the attempt was cancelled');
-    const freeAskedAt = performance.now();
-    const free = await claimFreeLease(sql, key, SUBMISSION_LEASE_MS);
-    if (free !== null)
-      return new SubmissionLease(sql, key, free, freeAskedAt + SUBMISSION_LEASE_MS, signal);
+    const free = await SubmissionLease.acquireIfFree(sql, key, signal);
+    if (free) return free;
     const token = await newLeaseToken(sql);
-    for (;;) {
+    for (let poll = FIRST_CLAIM_POLL_MS; ; poll = Math.min(CLAIM_POLL_MS, poll * 2)) {
       if (signal?.aborted) throw new LeaseLost('the attempt was cancelled');
       const askedAt = performance.now();
       const claim = await claimLease(sql, key, token, SUBMISSION_LEASE_MS);
       if (claim.held)
         return new SubmissionLease(sql, key, token, askedAt + SUBMISSION_LEASE_MS, signal);
       if ('superseded' in claim) throw new LeaseLost('a newer attempt took the work over');
-      await sleep(Math.min(CLAIM_POLL_MS, Math.max(50, claim.waitMs)), undefined, { signal }).catch(
-        () => {},
-      );
+      await sleep(Math.min(poll, claim.waitMs), undefined, { signal }).catch(() => {});
     }
+  }
+
+  /** The lease when nobody holds it now; undefined at once when somebody does. */
+  static async acquireIfFree(
+    sql: Sql,
+    key: string,
+    signal?: AbortSignal,
+  ): Promise<SubmissionLease | undefined> {
+    if (signal?.aborted) throw new LeaseLost('the attempt was cancelled');
+    const askedAt = performance.now();
+    const free = await claimFreeLease(sql, key, SUBMISSION_LEASE_MS);
+    return free === null
+      ? undefined
+      : new SubmissionLease(sql, key, free, askedAt + SUBMISSION_LEASE_MS, signal);
   }
 
   #lose(reason: string) {

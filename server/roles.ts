@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { type Env, ownProviderUrlOf, publicUrlOf, receiptWindowsOf } from '../config/env.js';
 import { DEFAULT_POOL_SIZE, type Sql } from '../db/client.js';
+import type { SavedCampaignForFirstTry } from '../domain/first-try.js';
 import { startSimulator } from '../providers/simulator/server.js';
 import {
   ensureMaintenanceSchedule,
@@ -44,7 +45,12 @@ export async function startWorkerRole(options: {
   temporalAddress: string;
   registerStop: RegisterStop;
   onFailure: (error: Error) => void;
-}): Promise<{ queues: string[]; sdkMetricsUrl: string | undefined; colocatedClient: Client }> {
+}): Promise<{
+  queues: string[];
+  sdkMetricsUrl: string | undefined;
+  colocatedClient: Client;
+  firstTry: (campaign: SavedCampaignForFirstTry) => void;
+}> {
   const { env, temporal } = options;
   // The Runtime serves the SDK's worker metrics on loopback; METRICS_PORT passes them on.
   const sdkMetricsAddress =
@@ -86,6 +92,7 @@ export async function startWorkerRole(options: {
     queues: [TASK_QUEUE, OTP_TASK_QUEUE, WEBHOOK_TASK_QUEUE],
     sdkMetricsUrl: sdkMetricsAddress && `http://${sdkMetricsAddress}/metrics`,
     colocatedClient: worker.colocatedClient,
+    firstTry: worker.firstTry,
   };
 }
 
@@ -127,12 +134,14 @@ export async function startApiRole(options: {
   secret: string;
   sql: Sql;
   temporal: Client;
+  /** The first try of a worker in this process (server/worker.ts); none without one. */
+  firstTry?: (campaign: SavedCampaignForFirstTry) => void;
   registerStop: RegisterStop;
   log: (line: string) => void;
 }): Promise<string> {
-  const { env, secret, sql, temporal } = options;
+  const { env, secret, sql, temporal, firstTry } = options;
   const publicUrl = publicUrlOf(env);
-  const app = buildApp({ env, publicUrl, secret, sql, temporal });
+  const app = buildApp({ env, publicUrl, secret, sql, temporal, firstTry });
   await app.listen({ port: env.PORT, host: env.HOST });
   options.registerStop('api', () => closeApi(app, options.log));
   return publicUrl;

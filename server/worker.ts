@@ -9,8 +9,12 @@ import {
   Runtime,
   Worker,
 } from '@temporalio/worker';
+import { createChunkRunner } from '../activities/campaign.js';
+import { createFirstTries } from '../activities/first-try.js';
 import { type ActivityDeps, createActivities } from '../activities/index.js';
+import { OtpFirst } from '../activities/otp-first.js';
 import { createSmppSessions } from '../activities/smpp-binds.js';
+import type { SavedCampaignForFirstTry } from '../domain/first-try.js';
 import { redactSecrets } from '../security/log-redaction.js';
 import { jsonLogLine } from '../telemetry/log-lines.js';
 import { colocatedClient } from '../temporal/client.js';
@@ -35,10 +39,11 @@ const workflowsPath = fileURLToPath(
 const MAIN_ACTIVITY_SLOTS = 4;
 
 /**
- * Small campaigns' first tries run at once as local activities (workflows/campaign.ts); one that
- * finds every slot taken goes to the main queue's fair slots instead.
+ * Small campaigns' first tries run at once, beside their start (activities/first-try.ts) and as
+ * local activities (workflows/campaign.ts), this many of each; one that finds every slot taken
+ * goes to the main queue's fair slots instead.
  */
-const LOCAL_FIRST_TRIES = 8;
+const FIRST_TRIES = 8;
 
 /**
  * How long activities in flight may run on once shutdown begins (SIGTERM, Ctrl-C) before they are
@@ -86,6 +91,11 @@ export interface RunningWorker {
    * starts are started eagerly, on this worker (temporal/client.ts colocatedClient).
    */
   colocatedClient: Client;
+  /**
+   * For the api of the same process: starts a small campaign's first try the moment it is saved,
+   * through this worker's providers and binds, beside its start (activities/first-try.ts).
+   */
+  firstTry: (campaign: SavedCampaignForFirstTry) => void;
 }
 
 export async function startHeraldWorker(
@@ -122,7 +132,14 @@ export async function startHeraldWorker(
       startHelpReply: (reply) => startHelpReplyWorkflow(replyClient, reply),
       log: (level, message) => logger[level](message),
     });
-  const activities = createActivities({ ...options, smppSessions });
+  // One per worker process: its codes go before its campaign batches, however they are run.
+  const otpFirst = new OtpFirst();
+  const runChunk = createChunkRunner({ ...options, smppSessions, otpFirst });
+  const activities = createActivities({ ...options, smppSessions }, { otpFirst, runChunk });
+  const firstTries = createFirstTries(runChunk, {
+    slots: FIRST_TRIES,
+    log: (message) => logger.warn(message),
+  });
   const worker = await Worker.create({
     connection,
     namespace: options.namespace,
@@ -131,7 +148,7 @@ export async function startHeraldWorker(
     activities,
     ...tracingWorkerOptions(),
     maxConcurrentActivityTaskExecutions: options.mainActivitySlots ?? MAIN_ACTIVITY_SLOTS,
-    maxConcurrentLocalActivityExecutions: LOCAL_FIRST_TRIES,
+    maxConcurrentLocalActivityExecutions: FIRST_TRIES,
     shutdownGraceTime: SHUTDOWN_GRACE_TIME,
   });
   // OTP requests and webhook deliveries: slots of their own, never behind campaign chunks.
@@ -179,13 +196,14 @@ export async function startHeraldWorker(
   )
     .then(() => undefined)
     .finally(async () => {
-      await Promise.all([dispatcher?.stop(), sweeper?.stop()]);
+      await Promise.all([dispatcher?.stop(), sweeper?.stop(), firstTries.drain()]);
       if (!options.smppSessions) await smppSessions.close();
     })
     .finally(() => connection.close());
   return {
     done,
     colocatedClient: colocatedClient(connection, options.namespace),
+    firstTry: (campaign) => firstTries.begin(campaign),
     async shutdown() {
       await Promise.all([dispatcher?.stop(), sweeper?.stop()]);
       stopAll();

@@ -41,7 +41,7 @@ export const campaignStarts = new Counter({
 
 export const campaignChunks = new Counter({
   name: 'herald_campaign_chunks_total',
-  help: "Chunks of campaigns a worker ran, by how: `local` (a small campaign's first try, inside its workflow task) or `activity`",
+  help: "Chunks of campaigns a worker ran, by how: `first_try` (a small campaign's, beside its start in a process that also serves the api), `local` (a small campaign's, inside its workflow task) or `activity`",
   labelNames: ['run'] as const,
   registers,
 });

@@ -7,6 +7,7 @@ import {
   setHandler,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
+import { FIRST_TRY_MAX_MESSAGES } from '../domain/first-try.js';
 import { CAMPAIGN_CANCELED_SIGNAL } from './definitions.js';
 import { retryUnlessPermanent } from './retry-policies.js';
 import { setRunStatus } from './run-status.js';
@@ -44,13 +45,12 @@ const SIZED_CHUNKS_PATCH = 'campaign-sized-chunks';
  */
 const QUIET_HOURS_PATCH = 'campaign-quiet-hours';
 /**
- * Since this patch a campaign of at most LOCAL_CAMPAIGN_MAX messages is first submitted as a local
- * activity inside the run's first workflow task (which, started beside a worker, comes back in the
- * start's own answer): no activity task round trip through Temporal before its message leaves.
+ * Since this patch a campaign of at most FIRST_TRY_MAX_MESSAGES messages is first submitted as a
+ * local activity inside the run's first workflow task (which, started beside a worker, comes back
+ * in the start's own answer): no activity task round trip through Temporal before its message
+ * leaves. Beside such a worker the api has usually sent it already (activities/first-try.ts).
  */
 const LOCAL_FIRST_CHUNK_PATCH = 'campaign-local-first-chunk';
-/** A transactional message or an alert: a handful of recipients. */
-const LOCAL_CAMPAIGN_MAX = 10;
 
 /** A held chunk is run again no sooner than this: its messages' times are never busy-waited. */
 const MIN_QUIET_HOURS_WAIT_MS = 1_000;
@@ -200,7 +200,7 @@ export async function campaignWorkflow({
     const count = total ?? (await planCampaign({ campaignId })).total;
     if (
       count > 0 &&
-      count <= LOCAL_CAMPAIGN_MAX &&
+      count <= FIRST_TRY_MAX_MESSAGES &&
       patched(LOCAL_FIRST_CHUNK_PATCH) &&
       (await completedLocally(campaignId, count))
     ) {

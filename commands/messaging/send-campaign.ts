@@ -145,6 +145,12 @@ export async function sendCampaign(
     if (resourceId === null) {
       ({ started, ...saved } = await saveSend(deps, principal, request, key, attach, deadline));
       deadline.saved(answerFor(saved, false, key));
+      // Its messages may leave before Temporal confirms the start: the run takes on what is left.
+      deps.firstTry?.({
+        campaignId: saved.view.id,
+        messages: saved.dispatch.messages,
+        scheduledAt: saved.dispatch.scheduledAt,
+      });
     } else {
       // A retry with the key: the campaign an earlier attempt saved, as it stands now.
       const found = await findCampaignViewAndDispatchInfo(

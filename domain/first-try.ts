@@ -1,0 +1,17 @@
+/**
+ * A small campaign (a transactional message or an alert: a handful of recipients) is first tried
+ * at once, outside the chunk activities: beside its start in a process that runs the api and a
+ * worker (activities/first-try.ts), and as a local activity inside its run's first workflow task
+ * (workflows/campaign.ts). Whatever a first try leaves, the run's chunks take on under the same
+ * submission lease, so nothing is sent twice.
+ */
+export const FIRST_TRY_MAX_MESSAGES = 10;
+
+/** What a first try beside the start needs of the campaign just saved. */
+export interface SavedCampaignForFirstTry {
+  campaignId: number;
+  /** Messages saved. */
+  messages: number;
+  /** When to send them (`send_at`); null: at once. A scheduled campaign is never tried early. */
+  scheduledAt: Date | null;
+}
