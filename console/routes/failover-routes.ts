@@ -4,7 +4,6 @@
  * Remove and Add buttons post it back rearranged until Save sends it to the use-case.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { InputError } from '../../commands/input.js';
 import {
   createFailoverRoute,
   deleteFailoverRoute,
@@ -15,7 +14,7 @@ import { listWorkspaceProviders } from '../../commands/providers/providers.js';
 import { OWN_PROVIDER_SLUG } from '../../domain/provider-definition.js';
 import { can } from '../access.js';
 import type { ConsoleContext } from '../context.js';
-import { formErrors, orRefusal } from '../form-errors.js';
+import { formPage } from '../form-page.js';
 import type { SignedIn } from '../guard.js';
 import { type Form, formOf, list, redirect, text } from '../http.js';
 
@@ -50,6 +49,25 @@ function rearranged(order: string[], step: Step, added: string | undefined): str
   return next;
 }
 
+/** The editor's fields: the order as posted (the slug only for a new route). */
+interface RouteForm {
+  slug?: string;
+  name?: string;
+  providers: string[];
+}
+
+const routeForm = (form: Form): RouteForm => ({
+  slug: text(form, 'slug'),
+  name: text(form, 'name'),
+  providers: list(form, 'providers'),
+});
+
+const FLASH: Record<string, string> = {
+  created: 'The failover route was created.',
+  saved: 'The failover route was saved.',
+  deleted: 'The failover route was deleted.',
+};
+
 export async function failoverRouteRoutes(
   app: FastifyInstance,
   { context }: { context: ConsoleContext },
@@ -67,93 +85,69 @@ export async function failoverRouteRoutes(
     ];
   }
 
-  async function listPage(
-    reply: FastifyReply,
-    member: SignedIn,
-    status: number,
-    extra: { flash?: string; notice?: string } = {},
-  ) {
-    const [{ routes }, providers] = await Promise.all([
-      listWorkspaceFailoverRoutes(deps, { workspace: member.visitor.workspaceSlug }),
-      choices(member),
-    ]);
-    return reply.page(
-      'failover-routes',
-      {
+  const namesOf = (providers: { slug: string; name: string }[]) =>
+    Object.fromEntries(providers.map((provider) => [provider.slug, provider.name]));
+
+  const listPage = formPage({
+    view: 'failover-routes',
+    labels: LABELS,
+    load: async (member) => {
+      const [{ routes }, providers] = await Promise.all([
+        listWorkspaceFailoverRoutes(deps, { workspace: member.visitor.workspaceSlug }),
+        choices(member),
+      ]);
+      return {
         title: 'Failover routes',
         routes,
-        names: Object.fromEntries(providers.map((provider) => [provider.slug, provider.name])),
+        names: namesOf(providers),
         canManage: can(member.visitor, 'providers.manage'),
-        ...extra,
-      },
-      status,
-    );
-  }
-
-  async function editorPage(
-    reply: FastifyReply,
-    member: SignedIn,
-    status: number,
-    page: {
-      /** The route's slug when editing; absent: a new route. */
-      editing?: string;
-      form: { slug?: string; name?: string; providers: string[] };
-      errors?: Record<string, string>;
+      };
     },
-  ) {
-    const providers = await choices(member);
-    return reply.page(
-      'failover-route-edit',
-      {
-        title: page.editing ? `Failover route ${page.editing}` : 'New failover route',
-        editing: page.editing,
-        form: page.form,
-        errors: page.errors ?? {},
+  });
+
+  /** The editor of a new route, or of the route `editing` names. */
+  const editor = formPage<{ editing?: string }, RouteForm>({
+    view: 'failover-route-edit',
+    labels: LABELS,
+    // An edit has no slug field: what names no field stands under the providers.
+    fallbackField: ({ editing }) => (editing ? 'providers' : 'slug'),
+    load: async (member, { editing }) => {
+      const providers = await choices(member);
+      return {
+        title: editing ? `Failover route ${editing}` : 'New failover route',
+        editing,
         providers,
-        names: Object.fromEntries(providers.map((provider) => [provider.slug, provider.name])),
+        names: namesOf(providers),
         maxProviders: MAX_PROVIDERS,
-      },
-      status,
-    );
-  }
+        form: { providers: [] },
+      };
+    },
+    shownAgain: routeForm,
+  });
 
   app.get<{ Querystring: { done?: string } }>(
     '/failover-routes',
     { config: { action: 'providers.view' } },
-    async (request, reply) => {
-      const done = request.query.done;
-      const flash =
-        done === 'created'
-          ? 'The failover route was created.'
-          : done === 'saved'
-            ? 'The failover route was saved.'
-            : done === 'deleted'
-              ? 'The failover route was deleted.'
-              : undefined;
-      return listPage(reply, request.member, 200, { flash });
-    },
+    async (request, reply) => listPage.show(reply, 200, { flash: FLASH[request.query.done ?? ''] }),
   );
 
-  app.get(
-    '/failover-routes/new',
-    { config: { action: 'providers.manage' } },
-    async (request, reply) => editorPage(reply, request.member, 200, { form: { providers: [] } }),
+  app.get('/failover-routes/new', { config: { action: 'providers.manage' } }, async (_, reply) =>
+    editor.show(reply, 200),
   );
 
   app.get<{ Params: { slug: string } }>(
     '/failover-routes/:slug/edit',
     { config: { action: 'providers.manage' } },
     async (request, reply) => {
-      const member = request.member;
       const { routes } = await listWorkspaceFailoverRoutes(deps, {
-        workspace: member.visitor.workspaceSlug,
+        workspace: request.member.visitor.workspaceSlug,
       });
       const route = routes.find((each) => each.slug === request.params.slug);
       if (!route)
-        return listPage(reply, member, 404, {
-          notice: `This workspace has no failover route "${request.params.slug}".`,
+        return listPage.show(reply, 404, {
+          errors: { notice: `This workspace has no failover route "${request.params.slug}".` },
         });
-      return editorPage(reply, member, 200, {
+      return editor.show(reply, 200, {
         editing: route.slug,
         form: { name: route.name, providers: route.providerSlugs },
       });
@@ -161,71 +155,51 @@ export async function failoverRouteRoutes(
   );
 
   /** One post of the editor: a rearranging step shows the form again; Save saves it. */
-  async function editorPost(
-    member: SignedIn,
-    form: Form,
-    editing: string | undefined,
-    reply: FastifyReply,
-    done: () => FastifyReply,
-  ) {
+  async function editorPost(reply: FastifyReply, editing: string | undefined, done: string) {
+    const form = formOf(reply.request);
     const step = stepOf(form);
-    const order = rearranged(list(form, 'providers'), step, text(form, 'add'));
-    const shown = { slug: text(form, 'slug'), name: text(form, 'name'), providers: order };
-    if (step.kind !== 'save') return editorPage(reply, member, 200, { editing, form: shown });
-    const input = {
-      workspace: member.visitor.workspaceSlug,
-      slug: editing ?? shown.slug,
-      name: shown.name,
-      providers: order,
-    };
-    const saved = await orRefusal(() =>
-      editing
-        ? updateFailoverRoute(deps, member.actor, input)
-        : createFailoverRoute(deps, member.actor, input),
-    );
-    if (saved instanceof InputError)
-      return editorPage(reply, member, saved.status, {
-        editing,
-        form: shown,
-        errors: formErrors(saved, LABELS, editing ? 'providers' : 'slug'),
-      });
-    return done();
+    if (step.kind !== 'save') {
+      const order = rearranged(list(form, 'providers'), step, text(form, 'add'));
+      return editor.show(reply, 200, { editing, form: { ...routeForm(form), providers: order } });
+    }
+    return editor.submit(reply, {
+      state: { editing },
+      run: (form, { visitor, actor }) => {
+        const input = {
+          workspace: visitor.workspaceSlug,
+          slug: editing ?? text(form, 'slug'),
+          name: text(form, 'name'),
+          providers: list(form, 'providers'),
+        };
+        return editing
+          ? updateFailoverRoute(deps, actor, input)
+          : createFailoverRoute(deps, actor, input);
+      },
+      done: (_, { base }) => redirect(reply.request, reply, `${base}/failover-routes?done=${done}`),
+    });
   }
 
-  app.post(
-    '/failover-routes/new',
-    { config: { action: 'providers.manage' } },
-    async (request, reply) =>
-      editorPost(request.member, formOf(request), undefined, reply, () =>
-        redirect(request, reply, `${request.member.base}/failover-routes?done=created`),
-      ),
+  app.post('/failover-routes/new', { config: { action: 'providers.manage' } }, async (_, reply) =>
+    editorPost(reply, undefined, 'created'),
   );
 
   app.post<{ Params: { slug: string } }>(
     '/failover-routes/:slug/edit',
     { config: { action: 'providers.manage' } },
-    async (request, reply) =>
-      editorPost(request.member, formOf(request), request.params.slug, reply, () =>
-        redirect(request, reply, `${request.member.base}/failover-routes?done=saved`),
-      ),
+    async (request, reply) => editorPost(reply, request.params.slug, 'saved'),
   );
 
   app.post<{ Params: { slug: string } }>(
     '/failover-routes/:slug/delete',
     { config: { action: 'providers.manage' } },
-    async (request, reply) => {
-      const member = request.member;
-      const deleted = await orRefusal(() =>
-        deleteFailoverRoute(deps, member.actor, {
-          workspace: member.visitor.workspaceSlug,
-          slug: request.params.slug,
-        }),
-      );
-      if (deleted instanceof InputError)
-        return listPage(reply, member, deleted.status, {
-          notice: deleted.render((field) => LABELS[field] ?? field),
-        });
-      return redirect(request, reply, `${member.base}/failover-routes?done=deleted`);
-    },
+    async (request, reply) =>
+      listPage.act(reply, {
+        run: ({ visitor, actor }) =>
+          deleteFailoverRoute(deps, actor, {
+            workspace: visitor.workspaceSlug,
+            slug: request.params.slug,
+          }),
+        done: (_, { base }) => redirect(request, reply, `${base}/failover-routes?done=deleted`),
+      }),
   );
 }

@@ -18,8 +18,8 @@ import {
 import type { ConnectionTest, ProviderDefinition } from '../../domain/provider-definition.js';
 import { can } from '../access.js';
 import type { ConsoleContext } from '../context.js';
-import { formErrors, orRefusal } from '../form-errors.js';
-import type { SignedIn } from '../guard.js';
+import { orRefusal } from '../form-errors.js';
+import { formPage } from '../form-page.js';
 import { type Form, formOf, redirect, text } from '../http.js';
 
 /** The types a person adds in the console (the simulator is the operator's, for tests). */
@@ -92,6 +92,24 @@ function providerInput(form: Form, type: ProviderDefinition) {
   };
 }
 
+/** The edit form's fields as the provider is stored (credentials never shown). */
+function storedForm(editing: ProviderForEdit): Form {
+  const { provider } = editing;
+  return {
+    name: provider.name,
+    messagesPerSecond: provider.messagesPerSecond?.toString(),
+    countries: editing.countries,
+    requiresSenderId: provider.requiresSenderId ? 'on' : undefined,
+    ...editing.fields,
+  };
+}
+
+const FLASH: Record<string, string> = {
+  created:
+    'The provider was added. Test its connection, then route messages to it with an API key or a failover route.',
+  saved: 'The provider was saved.',
+};
+
 /** The form as shown again: every credential field blanked. */
 function shownForm(form: Form, type: ProviderDefinition): Form {
   const shown = { ...form };
@@ -107,83 +125,57 @@ export async function providerRoutes(
   const consoleTypes = deps.providerTypes.filter((type) => TYPE_NAMES[type.type]);
   const typeOf = (name: string | undefined) => consoleTypes.find((type) => type.type === name);
 
-  async function listPage(
-    reply: FastifyReply,
-    member: SignedIn,
-    status: number,
-    extra: { flash?: string; notice?: string } = {},
-  ) {
-    const { providers } = await listWorkspaceProviders(deps, {
-      workspace: member.visitor.workspaceSlug,
-    });
-    return reply.page(
-      'providers',
-      {
-        title: 'Providers',
-        providers,
-        typeNames: TYPE_NAMES,
-        types: consoleTypes.map((type) => type.type),
-        canManage: can(member.visitor, 'providers.manage'),
-        ...extra,
-      },
-      status,
-    );
-  }
+  const listPage = formPage({
+    view: 'providers',
+    labels: LABELS,
+    load: async ({ visitor }) => ({
+      title: 'Providers',
+      providers: (await listWorkspaceProviders(deps, { workspace: visitor.workspaceSlug }))
+        .providers,
+      typeNames: TYPE_NAMES,
+      types: consoleTypes.map((type) => type.type),
+      canManage: can(visitor, 'providers.manage'),
+    }),
+  });
 
-  interface FormPage {
+  /** The add form of a type, or the edit form of a stored provider (`editing`). */
+  const providerPage = formPage<{
     type: ProviderDefinition;
-    form: Form;
-    errors?: Record<string, string>;
-    /** Editing this provider; absent: adding one. */
     editing?: ProviderForEdit;
-    flash?: string;
     connection?: ConnectionTest;
-  }
-
-  function formPage(reply: FastifyReply, member: SignedIn, status: number, page: FormPage) {
-    const typeName = TYPE_NAMES[page.type.type] ?? page.type.type;
-    return reply.page(
-      'provider-edit',
-      {
-        title: page.editing
-          ? `Provider ${page.editing.provider.name}`
-          : `Add a ${typeName} provider`,
-        type: page.type.type,
+  }>({
+    view: 'provider-edit',
+    labels: LABELS,
+    fallbackField: ({ editing }) => (editing ? 'notice' : 'slug'),
+    load: async ({ visitor }, { type, editing, connection }) => {
+      const typeName = TYPE_NAMES[type.type] ?? type.type;
+      return {
+        title: editing ? `Provider ${editing.provider.name}` : `Add a ${typeName} provider`,
+        type: type.type,
         typeName,
-        fields: formFields(page.type),
-        form: page.form,
-        errors: page.errors ?? {},
-        editing: page.editing,
-        flash: page.flash,
-        connection: page.connection,
-        canManage: can(member.visitor, 'providers.manage'),
-      },
-      status,
-    );
-  }
+        fields: formFields(type),
+        editing,
+        connection,
+        canManage: can(visitor, 'providers.manage'),
+        form: editing ? storedForm(editing) : {},
+      };
+    },
+    shownAgain: (form, { type }) => shownForm(form, type),
+  });
 
-  /** The edit form of a stored provider, as stored; a missing one is the list's notice. */
-  async function editPage(
-    reply: FastifyReply,
-    member: SignedIn,
-    slug: string,
-    extra: Omit<FormPage, 'type' | 'form' | 'editing'> & { form?: Form; status?: number } = {},
-  ) {
+  /** The provider the URL names, with its type; undefined once the list said there is none. */
+  async function editingOf(reply: FastifyReply, slug: string) {
     const editing = await orRefusal(() =>
-      findProviderForEdit(deps, { workspace: member.visitor.workspaceSlug, slug }),
+      findProviderForEdit(deps, { workspace: reply.request.member.visitor.workspaceSlug, slug }),
     );
     const type = editing instanceof InputError ? undefined : typeOf(editing.provider.type);
-    if (editing instanceof InputError || !type)
-      return listPage(reply, member, 404, { notice: `This workspace has no provider "${slug}".` });
-    const { provider } = editing;
-    const form: Form = extra.form ?? {
-      name: provider.name,
-      messagesPerSecond: provider.messagesPerSecond?.toString(),
-      countries: editing.countries,
-      requiresSenderId: provider.requiresSenderId ? 'on' : undefined,
-      ...editing.fields,
-    };
-    return formPage(reply, member, extra.status ?? 200, { ...extra, type, form, editing });
+    if (editing instanceof InputError || !type) {
+      await listPage.show(reply, 404, {
+        errors: { notice: `This workspace has no provider "${slug}".` },
+      });
+      return undefined;
+    }
+    return { type, editing };
   }
 
   app.get<{ Querystring: { enabled?: string; disabled?: string } }>(
@@ -197,7 +189,7 @@ export async function providerRoutes(
           : disabled !== undefined
             ? `${disabled} is disabled: sends no longer choose it.`
             : undefined;
-      return listPage(reply, request.member, 200, { flash });
+      return listPage.show(reply, 200, { flash });
     },
   );
 
@@ -206,45 +198,35 @@ export async function providerRoutes(
     { config: { action: 'providers.manage' } },
     async (request, reply) => {
       const type = typeOf(request.query.type) ?? consoleTypes[0];
-      if (!type) return listPage(reply, request.member, 404);
-      return formPage(reply, request.member, 200, { type, form: {} });
+      if (!type) return listPage.show(reply, 404);
+      return providerPage.show(reply, 200, { type });
     },
   );
 
   app.post('/providers/new', { config: { action: 'providers.manage' } }, async (request, reply) => {
-    const member = request.member;
-    const form = formOf(request);
-    const type = typeOf(text(form, 'type'));
-    if (!type) return listPage(reply, member, 422, { notice: 'Choose Twilio or SMPP.' });
-    const created = await orRefusal(() =>
-      createProvider(deps, member.actor, {
-        workspace: member.visitor.workspaceSlug,
-        slug: text(form, 'slug'),
-        type: type.type,
-        ...providerInput(form, type),
-      }),
-    );
-    if (created instanceof InputError)
-      return formPage(reply, member, created.status, {
-        type,
-        form: shownForm(form, type),
-        errors: formErrors(created, LABELS, 'slug'),
-      });
-    return redirect(request, reply, `${member.base}/providers/${created.slug}/edit?done=created`);
+    const type = typeOf(text(formOf(request), 'type'));
+    if (!type) return listPage.show(reply, 422, { errors: { notice: 'Choose Twilio or SMPP.' } });
+    return providerPage.submit(reply, {
+      state: { type },
+      run: (form, { visitor, actor }) =>
+        createProvider(deps, actor, {
+          workspace: visitor.workspaceSlug,
+          slug: text(form, 'slug'),
+          type: type.type,
+          ...providerInput(form, type),
+        }),
+      done: (created, { base }) =>
+        redirect(request, reply, `${base}/providers/${created.slug}/edit?done=created`),
+    });
   });
 
   app.get<{ Params: { slug: string }; Querystring: { done?: string } }>(
     '/providers/:slug/edit',
     { config: { action: 'providers.view' } },
     async (request, reply) => {
-      const done = request.query.done;
-      const flash =
-        done === 'created'
-          ? 'The provider was added. Test its connection, then route messages to it with an API key or a failover route.'
-          : done === 'saved'
-            ? 'The provider was saved.'
-            : undefined;
-      return editPage(reply, request.member, request.params.slug, { flash });
+      const found = await editingOf(reply, request.params.slug);
+      if (!found) return reply;
+      return providerPage.show(reply, 200, { ...found, flash: FLASH[request.query.done ?? ''] });
     },
   );
 
@@ -252,28 +234,20 @@ export async function providerRoutes(
     '/providers/:slug/edit',
     { config: { action: 'providers.manage' } },
     async (request, reply) => {
-      const member = request.member;
-      const form = formOf(request);
       const slug = request.params.slug;
-      const editing = await orRefusal(() =>
-        findProviderForEdit(deps, { workspace: member.visitor.workspaceSlug, slug }),
-      );
-      const type = editing instanceof InputError ? undefined : typeOf(editing.provider.type);
-      if (!type) return editPage(reply, member, slug);
-      const saved = await orRefusal(() =>
-        updateProvider(deps, member.actor, {
-          workspace: member.visitor.workspaceSlug,
-          slug,
-          ...providerInput(form, type),
-        }),
-      );
-      if (saved instanceof InputError)
-        return editPage(reply, member, slug, {
-          form: shownForm(form, type),
-          errors: formErrors(saved, LABELS, 'notice'),
-          status: saved.status,
-        });
-      return redirect(request, reply, `${member.base}/providers/${slug}/edit?done=saved`);
+      const found = await editingOf(reply, slug);
+      if (!found) return reply;
+      return providerPage.submit(reply, {
+        state: found,
+        run: (form, { visitor, actor }) =>
+          updateProvider(deps, actor, {
+            workspace: visitor.workspaceSlug,
+            slug,
+            ...providerInput(form, found.type),
+          }),
+        done: (_, { base }) =>
+          redirect(request, reply, `${base}/providers/${slug}/edit?done=saved`),
+      });
     },
   );
 
@@ -282,13 +256,14 @@ export async function providerRoutes(
     '/providers/:slug/test',
     { config: { action: 'providers.manage' } },
     async (request, reply) => {
-      const member = request.member;
       const slug = request.params.slug;
+      const found = await editingOf(reply, slug);
+      if (!found) return reply;
       const tested = await orRefusal(() =>
-        testProviderConnection(deps, { workspace: member.visitor.workspaceSlug, slug }),
+        testProviderConnection(deps, { workspace: request.member.visitor.workspaceSlug, slug }),
       );
-      if (tested instanceof InputError) return editPage(reply, member, slug);
-      return editPage(reply, member, slug, { connection: tested.result });
+      const connection = tested instanceof InputError ? undefined : tested.result;
+      return providerPage.show(reply, 200, { ...found, connection });
     },
   );
 
@@ -296,21 +271,21 @@ export async function providerRoutes(
     app.post<{ Params: { slug: string } }>(
       `/providers/:slug/${active ? 'enable' : 'disable'}`,
       { config: { action: 'providers.manage' } },
-      async (request, reply) => {
-        const member = request.member;
-        const input = { workspace: member.visitor.workspaceSlug, slug: request.params.slug };
-        const changed = await orRefusal(() =>
-          active
-            ? enableProvider(deps, member.actor, input)
-            : disableProvider(deps, member.actor, input),
-        );
-        if (changed instanceof InputError)
-          return listPage(reply, member, changed.status, {
-            notice: changed.render((field) => LABELS[field] ?? field),
-          });
-        const done = active ? 'enabled' : 'disabled';
-        return redirect(request, reply, `${member.base}/providers?${done}=${changed.slug}`);
-      },
+      async (request, reply) =>
+        listPage.act(reply, {
+          run: ({ visitor, actor }) => {
+            const input = { workspace: visitor.workspaceSlug, slug: request.params.slug };
+            return active
+              ? enableProvider(deps, actor, input)
+              : disableProvider(deps, actor, input);
+          },
+          done: (changed, { base }) =>
+            redirect(
+              request,
+              reply,
+              `${base}/providers?${active ? 'enabled' : 'disabled'}=${changed.slug}`,
+            ),
+        }),
     );
   }
 }
