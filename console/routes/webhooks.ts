@@ -5,7 +5,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InputError } from '../../commands/input.js';
 import {
   DEFAULT_OVERLAP_HOURS,
@@ -29,11 +29,12 @@ import { can } from '../access.js';
 import type { ConsoleContext } from '../context.js';
 import { orRefusal } from '../form-errors.js';
 import { formPage } from '../form-page.js';
-import type { SignedIn } from '../guard.js';
 import { formOf, list, redirect, text } from '../http.js';
 import { messagePage } from '../pages.js';
 
 const LABELS: Record<string, string> = { url: 'URL', events: 'Events', description: 'Description' };
+/** The endpoint tools' inputs, as their refusals name them. */
+const ENDPOINT_LABELS: Record<string, string> = { overlapHours: 'Overlap', type: 'Event' };
 const DONE: Record<string, string> = {
   enabled: 'The endpoint takes new events again.',
   disabled: 'The endpoint is disabled: it gets no new events.',
@@ -69,58 +70,52 @@ export async function webhookRoutes(
   });
 
   /** An endpoint's page: its tools and attempts; `secret` right after a rotation, only then. */
-  async function endpointPage(
-    reply: FastifyReply,
-    signedIn: SignedIn,
-    endpoint: WebhookEndpoint,
-    extra: { status?: number; flash?: string; notice?: string; secret?: string } = {},
-  ) {
-    const { attempts } = await listWebhookEndpointAttempts(deps, { id: endpoint.id });
-    const delivered = new Set(
-      attempts.filter((attempt) => attempt.succeeded).map((attempt) => attempt.eventId),
-    );
-    const replayable = new Set<string>();
-    const rows = attempts.map((attempt) => {
-      // One Replay button per undelivered event, on its newest attempt; a key per rendered button.
-      const offer =
-        !attempt.succeeded && !delivered.has(attempt.eventId) && !replayable.has(attempt.eventId);
-      if (offer) replayable.add(attempt.eventId);
-      return { ...attempt, replayKey: offer ? randomUUID() : null };
-    });
-    return reply.page(
-      'webhook-attempts',
-      {
+  const endpointPage = formPage<{ endpoint: WebhookEndpoint; secret?: string }>({
+    view: 'webhook-attempts',
+    labels: ENDPOINT_LABELS,
+    load: async ({ visitor }, { endpoint, secret }) => {
+      const { attempts } = await listWebhookEndpointAttempts(deps, { id: endpoint.id });
+      const delivered = new Set(
+        attempts.filter((attempt) => attempt.succeeded).map((attempt) => attempt.eventId),
+      );
+      const replayable = new Set<string>();
+      const rows = attempts.map((attempt) => {
+        // One Replay button per undelivered event, on its newest attempt; a key per rendered button.
+        const offer =
+          !attempt.succeeded && !delivered.has(attempt.eventId) && !replayable.has(attempt.eventId);
+        if (offer) replayable.add(attempt.eventId);
+        return { ...attempt, replayKey: offer ? randomUUID() : null };
+      });
+      return {
         title: 'Webhook attempts',
         endpoint,
         attempts: rows,
-        canManage: can(signedIn.visitor, 'webhooks.manage'),
+        canManage: can(visitor, 'webhooks.manage'),
         overlapUntil: await webhookSecretOverlap(deps, endpoint.id),
         overlapChoices: OVERLAP_CHOICES,
         defaultOverlap: DEFAULT_OVERLAP_HOURS,
-        flash: extra.flash,
-        notice: extra.notice,
-        secret: extra.secret,
-      },
-      extra.status ?? 200,
-    );
-  }
+        secret,
+      };
+    },
+  });
 
-  /** The endpoint, when it is this workspace's. */
-  async function ownEndpoint(signedIn: SignedIn, id: string) {
+  /** The endpoint the URL names, when it is this workspace's; undefined once a 404 page said not. */
+  async function endpointOf(reply: FastifyReply, id: string) {
+    const signedIn = reply.request.member;
     const { endpoints } = await listWorkspaceWebhookEndpoints(deps, {
       workspace: signedIn.visitor.workspaceSlug,
     });
-    return endpoints.find((endpoint) => String(endpoint.id) === id);
-  }
-
-  const notHere = (reply: FastifyReply, signedIn: SignedIn) =>
-    messagePage(reply, 404, {
+    const endpoint = endpoints.find((each) => String(each.id) === id);
+    if (endpoint) return endpoint;
+    await messagePage(reply, 404, {
       title: 'Endpoint not found',
       text: 'This workspace has no webhook endpoint with that number.',
       links: [{ label: 'Webhooks', href: `${signedIn.base}/developer/webhooks` }],
       nav: signedIn.nav,
       csrf: signedIn.csrf,
     });
+    return undefined;
+  }
 
   app.get<{ Querystring: { done?: string } }>(
     '/developer/webhooks',
@@ -149,118 +144,94 @@ export async function webhookRoutes(
     '/developer/webhooks/:id',
     { config: { action: 'webhooks.view' } },
     async (request, reply) => {
-      const signedIn = request.member;
-      const endpoint = await ownEndpoint(signedIn, request.params.id);
-      if (!endpoint) return notHere(reply, signedIn);
-      return endpointPage(reply, signedIn, endpoint, {
+      const endpoint = await endpointOf(reply, request.params.id);
+      if (!endpoint) return reply;
+      return endpointPage.show(reply, 200, {
+        endpoint,
         flash: ENDPOINT_DONE[request.query.done ?? ''],
       });
     },
   );
 
-  for (const action of ['enable', 'disable', 'delete'] as const) {
+  /** A POST on the endpoint the URL names; a 404 page when it is not this workspace's. */
+  const onEndpoint = (
+    path: string,
+    handle: (
+      endpoint: WebhookEndpoint,
+      request: FastifyRequest,
+      reply: FastifyReply,
+    ) => Promise<FastifyReply>,
+  ) =>
     app.post<{ Params: { id: string } }>(
-      `/developer/webhooks/:id/${action}`,
+      `/developer/webhooks/:id/${path}`,
       { config: { action: 'webhooks.manage' } },
       async (request, reply) => {
-        const signedIn = request.member;
-        const endpoint = await ownEndpoint(signedIn, request.params.id);
-        if (!endpoint) return notHere(reply, signedIn);
-        const change = {
-          enable: enableWebhookEndpoint,
-          disable: disableWebhookEndpoint,
-          delete: deleteWebhookEndpoint,
-        }[action];
-        const changed = await orRefusal(async () => {
-          await change(deps, { id: endpoint.id }, signedIn.actor);
-        });
-        if (changed instanceof InputError) {
-          return messagePage(reply, changed.status, {
-            title: 'Not changed',
-            text: changed.message,
-            links: [{ label: 'Webhooks', href: `${signedIn.base}/developer/webhooks` }],
-            nav: signedIn.nav,
-            csrf: signedIn.csrf,
-          });
-        }
-        return redirect(request, reply, `${signedIn.base}/developer/webhooks?done=${action}d`);
+        const endpoint = await endpointOf(reply, request.params.id);
+        return endpoint ? handle(endpoint, request, reply) : reply;
       },
     );
+
+  const CHANGES = {
+    enable: enableWebhookEndpoint,
+    disable: disableWebhookEndpoint,
+    delete: deleteWebhookEndpoint,
+  };
+  for (const [action, change] of Object.entries(CHANGES)) {
+    onEndpoint(action, async (endpoint, request, reply) => {
+      const signedIn = request.member;
+      const changed = await orRefusal(async () => {
+        await change(deps, { id: endpoint.id }, signedIn.actor);
+      });
+      if (changed instanceof InputError) {
+        return messagePage(reply, changed.status, {
+          title: 'Not changed',
+          text: changed.message,
+          links: [{ label: 'Webhooks', href: `${signedIn.base}/developer/webhooks` }],
+          nav: signedIn.nav,
+          csrf: signedIn.csrf,
+        });
+      }
+      return redirect(request, reply, `${signedIn.base}/developer/webhooks?done=${action}d`);
+    });
   }
 
-  app.post<{ Params: { id: string } }>(
-    '/developer/webhooks/:id/rotate-secret',
-    { config: { action: 'webhooks.manage' } },
-    async (request, reply) => {
-      const signedIn = request.member;
-      const endpoint = await ownEndpoint(signedIn, request.params.id);
-      if (!endpoint) return notHere(reply, signedIn);
-      const hours = Number(text(formOf(request), 'overlap_hours') ?? DEFAULT_OVERLAP_HOURS);
-      const rotated = await orRefusal(() =>
-        rotateWebhookSecret(deps, { id: endpoint.id, overlapHours: hours }, signedIn.actor),
-      );
-      if (rotated instanceof InputError)
-        return endpointPage(reply, signedIn, endpoint, {
-          status: rotated.status,
-          notice: rotated.render(() => 'Overlap'),
-        });
+  // The endpoint page's tools: a refusal is the page's notice.
+  onEndpoint('rotate-secret', (endpoint, request, reply) =>
+    endpointPage.act(reply, {
+      state: { endpoint },
+      run: ({ actor }) => {
+        const hours = Number(text(formOf(request), 'overlap_hours') ?? DEFAULT_OVERLAP_HOURS);
+        return rotateWebhookSecret(deps, { id: endpoint.id, overlapHours: hours }, actor);
+      },
       // The new secret is in this answer only: it is not a redirect a reload could repeat.
-      return endpointPage(reply, signedIn, rotated.endpoint, { secret: rotated.secret });
-    },
+      done: (rotated) =>
+        endpointPage.show(reply, 200, { endpoint: rotated.endpoint, secret: rotated.secret }),
+    }),
   );
 
-  app.post<{ Params: { id: string } }>(
-    '/developer/webhooks/:id/test',
-    { config: { action: 'webhooks.manage' } },
-    async (request, reply) => {
-      const signedIn = request.member;
-      const endpoint = await ownEndpoint(signedIn, request.params.id);
-      if (!endpoint) return notHere(reply, signedIn);
-      const sent = await orRefusal(() =>
-        sendTestWebhookEvent(
-          deps,
-          { id: endpoint.id, type: text(formOf(request), 'type') },
-          signedIn.actor,
-        ),
-      );
-      if (sent instanceof InputError)
-        return endpointPage(reply, signedIn, endpoint, {
-          status: sent.status,
-          notice: sent.render(() => 'Event'),
-        });
-      return redirect(
-        request,
-        reply,
-        `${signedIn.base}/developer/webhooks/${endpoint.id}?done=test`,
-      );
-    },
+  onEndpoint('test', (endpoint, request, reply) =>
+    endpointPage.act(reply, {
+      state: { endpoint },
+      run: ({ actor }) =>
+        sendTestWebhookEvent(deps, { id: endpoint.id, type: text(formOf(request), 'type') }, actor),
+      done: (_, { base }) =>
+        redirect(request, reply, `${base}/developer/webhooks/${endpoint.id}?done=test`),
+    }),
   );
 
-  app.post<{ Params: { id: string } }>(
-    '/developer/webhooks/:id/replay',
-    { config: { action: 'webhooks.manage' } },
-    async (request, reply) => {
-      const signedIn = request.member;
-      const endpoint = await ownEndpoint(signedIn, request.params.id);
-      if (!endpoint) return notHere(reply, signedIn);
-      const form = formOf(request);
-      const replayed = await orRefusal(() =>
-        replayWebhookEvent(
+  onEndpoint('replay', (endpoint, request, reply) =>
+    endpointPage.act(reply, {
+      state: { endpoint },
+      run: ({ actor }) => {
+        const form = formOf(request);
+        return replayWebhookEvent(
           deps,
           { id: endpoint.id, eventId: text(form, 'event') ?? '', key: text(form, 'key') ?? '' },
-          signedIn.actor,
-        ),
-      );
-      if (replayed instanceof InputError)
-        return endpointPage(reply, signedIn, endpoint, {
-          status: replayed.status,
-          notice: replayed.message,
-        });
-      return redirect(
-        request,
-        reply,
-        `${signedIn.base}/developer/webhooks/${endpoint.id}?done=replayed`,
-      );
-    },
+          actor,
+        );
+      },
+      done: (_, { base }) =>
+        redirect(request, reply, `${base}/developer/webhooks/${endpoint.id}?done=replayed`),
+    }),
   );
 }
