@@ -35,3 +35,9 @@ export function csrfRefusal(reply: FastifyReply) {
     links: [{ label: 'Open the console', href: '/console' }],
   });
 }
+
+/** When a throttled user may try again, in words: `Try again in 2 minutes.` */
+export function tryAgainIn(seconds: number): string {
+  const minutes = Math.ceil(seconds / 60);
+  return `Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+}

@@ -13,7 +13,6 @@ import {
 } from '../commands/team/totp.js';
 import { can } from './access.js';
 import type { ConsoleDeps } from './deps.js';
-import type { SignedIn } from './guard.js';
 import { sendHtml } from './http.js';
 import { navigationFor } from './navigation.js';
 import { qrCodeSvg } from './qr-code.js';
@@ -34,7 +33,11 @@ const DONE: Record<string, string> = {
     'Your password is changed. Other browsers signed in to your account were signed out.',
 };
 
-export interface ProfileExtras {
+export interface ProfileShown {
+  /** What `?done=` says after an action on the page. */
+  done?: string;
+  /** `?required=1`: the workspace requires a second factor the user has not enrolled. */
+  required?: string;
   enrolment?: TotpEnrolment;
   confirming?: boolean;
   /** A refusal shown at the top of the page. */
@@ -45,14 +48,14 @@ export interface ProfileExtras {
   passwordErrors?: Record<string, string>;
 }
 
+/** The profile of the member signed in for the reply's request (console/doors.ts). */
 export async function profilePage(
   deps: ConsoleDeps,
   reply: FastifyReply,
-  signedIn: SignedIn,
   status: number,
-  query: { done?: string; required?: string },
-  extras: ProfileExtras = {},
+  { done, required, ...extras }: ProfileShown = {},
 ) {
+  const signedIn = reply.request.member;
   const { visitor } = signedIn;
   const canReset = can(visitor, 'team.manage');
   const [enrolled, sessions, members] = await Promise.all([
@@ -83,8 +86,8 @@ export async function profilePage(
       })),
       canReset,
       sessions,
-      flash: DONE[query.done ?? ''],
-      required: query.required === '1',
+      flash: DONE[done ?? ''],
+      required: required === '1',
       passwordErrors: {},
       ...extras,
       // The set-up key as a QR code for the authenticator app's camera.

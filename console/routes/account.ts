@@ -18,7 +18,7 @@ import { SIGNED_IN } from '../doors.js';
 import { orRefusal } from '../form-errors.js';
 import { memberActor } from '../guard.js';
 import { clientAddress, formOf, idParam, redirect, text, userAgent } from '../http.js';
-import { csrfRefusal, messagePage } from '../pages.js';
+import { csrfRefusal, messagePage, tryAgainIn } from '../pages.js';
 import { profilePage } from '../profile.js';
 import {
   clearSessionCookie,
@@ -35,11 +35,6 @@ const BUSY_RETRY_AFTER_SECONDS = 2;
 function safeNext(next: string | undefined): string | undefined {
   return next && /^\/console\/[^/\\]/.test(next) ? next : undefined;
 }
-
-const minutes = (seconds: number) => {
-  const count = Math.ceil(seconds / 60);
-  return `${count} minute${count === 1 ? '' : 's'}`;
-};
 
 export async function accountRoutes(
   app: FastifyInstance,
@@ -105,7 +100,7 @@ export async function accountRoutes(
         reply.header('retry-after', String(result.retryAfterSeconds));
         return again(
           429,
-          `Too many failed sign-in attempts. Try again in ${minutes(result.retryAfterSeconds)}.`,
+          `Too many failed sign-in attempts. ${tryAgainIn(result.retryAfterSeconds)}`,
         );
       case 'busy':
         reply.header('retry-after', String(BUSY_RETRY_AFTER_SECONDS));
@@ -179,31 +174,22 @@ export async function accountRoutes(
     '/profile/sessions/:id/end',
     { config: { action: SIGNED_IN, beforeEnrolment: true } },
     async (request, reply) => {
-      const signedIn = request.member;
-      const { visitor } = signedIn;
+      const { visitor, actor } = request.member;
       const sessionId = idParam(request.params.id) ?? 0;
       // This browser signs out with the sign-out button, which also clears its cookie.
       if (sessionId === visitor.sessionId)
-        return profilePage(
-          deps,
-          reply,
-          signedIn,
-          409,
-          {},
-          {
-            error: 'This is the browser you are using: sign it out with "Sign out".',
-          },
-        );
+        return profilePage(deps, reply, 409, {
+          error: 'This is the browser you are using: sign it out with "Sign out".',
+        });
       const ended = await orRefusal(() =>
         endMyConsoleSession(
           deps,
           { userId: visitor.userId, sessionId, workspaceId: visitor.workspaceId },
-          signedIn.actor,
+          actor,
         ),
       );
-      if (ended instanceof InputError) {
-        return profilePage(deps, reply, signedIn, ended.status, {}, { error: ended.message });
-      }
+      if (ended instanceof InputError)
+        return profilePage(deps, reply, ended.status, { error: ended.message });
       return redirect(request, reply, '/console/profile?done=session_ended');
     },
   );

@@ -17,7 +17,7 @@ import type { ConsoleContext } from '../context.js';
 import { SIGNED_IN } from '../doors.js';
 import { formErrors, orRefusal } from '../form-errors.js';
 import { clientAddress, formOf, idParam, redirect, text, userAgent } from '../http.js';
-import { csrfRefusal, messagePage } from '../pages.js';
+import { csrfRefusal, messagePage, tryAgainIn } from '../pages.js';
 import { profilePage } from '../profile.js';
 import { formToken, hasValidFormToken } from '../session.js';
 
@@ -25,11 +25,6 @@ const LABELS: Record<string, string> = {
   currentPassword: 'Current password',
   password: 'New password',
   passwordConfirmation: 'The repeated password',
-};
-
-const minutes = (seconds: number) => {
-  const count = Math.ceil(seconds / 60);
-  return `${count} minute${count === 1 ? '' : 's'}`;
 };
 
 export async function passwordRoutes(
@@ -42,8 +37,7 @@ export async function passwordRoutes(
     '/profile/password',
     { config: { action: SIGNED_IN, beforeEnrolment: true } },
     async (request, reply) => {
-      const signedIn = request.member;
-      const { visitor, actor } = signedIn;
+      const { visitor, actor } = request.member;
       const form = formOf(request);
       const changed = await orRefusal(() =>
         changeOwnPassword(deps, actor, {
@@ -58,46 +52,25 @@ export async function passwordRoutes(
         }),
       );
       if (changed instanceof InputError)
-        return profilePage(
-          deps,
-          reply,
-          signedIn,
-          changed.status,
-          {},
-          {
-            passwordErrors: formErrors(changed, LABELS, 'password'),
-          },
-        );
+        return profilePage(deps, reply, changed.status, {
+          passwordErrors: formErrors(changed, LABELS, 'password'),
+        });
       if (changed.outcome === 'throttled') {
         reply.header('retry-after', String(changed.retryAfterSeconds));
-        return profilePage(
-          deps,
-          reply,
-          signedIn,
-          429,
-          {},
-          {
-            passwordErrors: {
-              currentPassword: `Too many wrong passwords. Try again in ${minutes(changed.retryAfterSeconds)}.`,
-            },
+        return profilePage(deps, reply, 429, {
+          passwordErrors: {
+            currentPassword: `Too many wrong passwords. ${tryAgainIn(changed.retryAfterSeconds)}`,
           },
-        );
+        });
       }
       if (changed.outcome === 'busy') {
         reply.header('retry-after', '2');
-        return profilePage(
-          deps,
-          reply,
-          signedIn,
-          503,
-          {},
-          {
-            passwordErrors: {
-              currentPassword:
-                'Too many passwords are being checked right now. Try again in a moment.',
-            },
+        return profilePage(deps, reply, 503, {
+          passwordErrors: {
+            currentPassword:
+              'Too many passwords are being checked right now. Try again in a moment.',
           },
-        );
+        });
       }
       return redirect(request, reply, '/console/profile?done=password_changed');
     },

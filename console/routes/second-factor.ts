@@ -15,14 +15,12 @@ import {
 } from '../../commands/team/totp.js';
 import type { ConsoleContext } from '../context.js';
 import { SIGNED_IN } from '../doors.js';
+import { orRefusal } from '../form-errors.js';
 import { memberActor } from '../guard.js';
 import { clientAddress, formOf, redirect, text } from '../http.js';
-import { csrfRefusal } from '../pages.js';
+import { csrfRefusal, tryAgainIn } from '../pages.js';
 import { profilePage } from '../profile.js';
 import { csrfTokenFor, hasValidCsrf, sessionToken } from '../session.js';
-
-const minutes = (seconds: number) =>
-  `${Math.ceil(seconds / 60)} minute${Math.ceil(seconds / 60) === 1 ? '' : 's'}`;
 
 export async function secondFactorRoutes(
   app: FastifyInstance,
@@ -65,7 +63,7 @@ export async function secondFactorRoutes(
         reply,
         429,
         csrfTokenFor(token),
-        `Too many wrong codes. Try again in ${minutes(result.retryAfterSeconds)}.`,
+        `Too many wrong codes. ${tryAgainIn(result.retryAfterSeconds)}`,
       );
     }
     if (result.outcome === 'incorrect')
@@ -82,8 +80,8 @@ export async function secondFactorRoutes(
     '/profile',
     { config: { action: SIGNED_IN, beforeEnrolment: true } },
     async (request, reply) => {
-      const signedIn = request.member;
-      return profilePage(deps, reply, signedIn, 200, request.query);
+      const { done, required } = request.query;
+      return profilePage(deps, reply, 200, { done, required });
     },
   );
 
@@ -91,14 +89,12 @@ export async function secondFactorRoutes(
     '/profile/totp',
     { config: { action: SIGNED_IN, beforeEnrolment: true } },
     async (request, reply) => {
-      const signedIn = request.member;
-      try {
-        const enrolment = await beginTotpEnrolment(deps, signedIn.visitor.userId);
-        return profilePage(deps, reply, signedIn, 200, {}, { enrolment, confirming: true });
-      } catch (error) {
-        if (!(error instanceof InputError)) throw error;
-        return profilePage(deps, reply, signedIn, 409, {}, { error: error.message });
-      }
+      const enrolment = await orRefusal(() =>
+        beginTotpEnrolment(deps, request.member.visitor.userId),
+      );
+      if (enrolment instanceof InputError)
+        return profilePage(deps, reply, 409, { error: enrolment.message });
+      return profilePage(deps, reply, 200, { enrolment, confirming: true });
     },
   );
 
@@ -106,8 +102,7 @@ export async function secondFactorRoutes(
     '/profile/totp/confirm',
     { config: { action: SIGNED_IN, beforeEnrolment: true } },
     async (request, reply) => {
-      const signedIn = request.member;
-      const { visitor } = signedIn;
+      const { visitor, actor } = request.member;
       const result = await confirmTotpEnrolment(
         deps,
         {
@@ -117,25 +112,18 @@ export async function secondFactorRoutes(
           keepSessionId: visitor.sessionId,
           workspaceId: visitor.workspaceId,
         },
-        signedIn.actor,
+        actor,
       );
       if (result.outcome !== 'accepted') {
         if (result.outcome === 'throttled')
           reply.header('retry-after', String(result.retryAfterSeconds));
-        return profilePage(
-          deps,
-          reply,
-          signedIn,
-          result.outcome === 'throttled' ? 429 : 422,
-          {},
-          {
-            confirming: true,
-            error:
-              result.outcome === 'throttled'
-                ? `Too many wrong codes. Try again in ${minutes(result.retryAfterSeconds)}.`
-                : 'That code is not right. Check the time on your phone and enter the current code.',
-          },
-        );
+        return profilePage(deps, reply, result.outcome === 'throttled' ? 429 : 422, {
+          confirming: true,
+          error:
+            result.outcome === 'throttled'
+              ? `Too many wrong codes. ${tryAgainIn(result.retryAfterSeconds)}`
+              : 'That code is not right. Check the time on your phone and enter the current code.',
+        });
       }
       return redirect(request, reply, '/console/profile?done=enrolled');
     },
@@ -145,22 +133,17 @@ export async function secondFactorRoutes(
     '/w/:workspace/security/second-factor',
     { config: { action: 'security.manage', beforeEnrolment: true } },
     async (request, reply) => {
-      const signedIn = request.member;
+      const { visitor, actor } = request.member;
       const required = text(formOf(request), 'required') === 'true';
-      try {
-        await requireSecondFactor(
+      const changed = await orRefusal(() =>
+        requireSecondFactor(
           deps,
-          {
-            workspaceId: signedIn.visitor.workspaceId,
-            ownerUserId: signedIn.visitor.userId,
-            required,
-          },
-          signedIn.actor,
-        );
-      } catch (error) {
-        if (!(error instanceof InputError)) throw error;
-        return profilePage(deps, reply, signedIn, 409, {}, { error: error.message });
-      }
+          { workspaceId: visitor.workspaceId, ownerUserId: visitor.userId, required },
+          actor,
+        ),
+      );
+      if (changed instanceof InputError)
+        return profilePage(deps, reply, 409, { error: changed.message });
       return redirect(
         request,
         reply,
@@ -187,8 +170,7 @@ export async function secondFactorRoutes(
     '/profile/totp/disable',
     { config: { action: SIGNED_IN, beforeEnrolment: true } },
     async (request, reply) => {
-      const signedIn = request.member;
-      const { visitor } = signedIn;
+      const { visitor, actor } = request.member;
       const form = formOf(request);
       const result = await disableTotp(
         deps,
@@ -201,32 +183,18 @@ export async function secondFactorRoutes(
           keepSessionId: visitor.sessionId,
           workspaceId: visitor.workspaceId,
         },
-        signedIn.actor,
+        actor,
       );
       if (result.outcome === 'throttled') {
         reply.header('retry-after', String(result.retryAfterSeconds));
-        return profilePage(
-          deps,
-          reply,
-          signedIn,
-          429,
-          {},
-          {
-            disableError: `Too many failed attempts. Try again in ${minutes(result.retryAfterSeconds)}.`,
-          },
-        );
+        return profilePage(deps, reply, 429, {
+          disableError: `Too many failed attempts. ${tryAgainIn(result.retryAfterSeconds)}`,
+        });
       }
       if (result.outcome !== 'removed') {
         const refusal = DISABLE_REFUSALS[result.outcome];
         if (result.outcome === 'busy') reply.header('retry-after', '2');
-        return profilePage(
-          deps,
-          reply,
-          signedIn,
-          refusal.status,
-          {},
-          { disableError: refusal.text },
-        );
+        return profilePage(deps, reply, refusal.status, { disableError: refusal.text });
       }
       return redirect(request, reply, '/console/profile?done=disabled');
     },
@@ -236,22 +204,20 @@ export async function secondFactorRoutes(
     '/w/:workspace/security/second-factor/reset',
     { config: { action: 'team.manage' } },
     async (request, reply) => {
-      const signedIn = request.member;
-      const { visitor } = signedIn;
-      try {
-        await resetMemberSecondFactor(
+      const { visitor, actor } = request.member;
+      const reset = await orRefusal(() =>
+        resetMemberSecondFactor(
           deps,
           {
             workspaceId: visitor.workspaceId,
             email: text(formOf(request), 'email') ?? '',
             by: { userId: visitor.userId, role: visitor.role ?? 'viewer' },
           },
-          signedIn.actor,
-        );
-      } catch (error) {
-        if (!(error instanceof InputError)) throw error;
-        return profilePage(deps, reply, signedIn, error.status, {}, { error: error.message });
-      }
+          actor,
+        ),
+      );
+      if (reset instanceof InputError)
+        return profilePage(deps, reply, reset.status, { error: reset.message });
       return redirect(request, reply, '/console/profile?done=reset');
     },
   );
