@@ -8,7 +8,7 @@
  * - `page.act(reply, { run, done })` runs one on a record of the page (delete, revoke); a
  *   refusal is the page's notice;
  * - `page.found(reply, lookup)` is the record the URL names, or the page's notice that there is
- *   none.
+ *   none; `page.notice(reply, refusal)` shows any other refusal so.
  *
  * The member is the one console/doors.ts signed in for the reply's request.
  */
@@ -19,7 +19,7 @@ import type { SignedIn } from './guard.js';
 import { type Form, formOf } from './http.js';
 
 /** What a form page shows besides its own data. */
-export interface Shown<Fields = Form> {
+interface Shown<Fields = Form> {
   /** The form's fields: as posted after a refusal; absent, as the page first shows them. */
   form?: Fields;
   /** Refusals by the form field they stand under; `notice` is the page's alert. */
@@ -28,9 +28,9 @@ export interface Shown<Fields = Form> {
 }
 
 /** The view's data: its title, what it lists and offers, and `form`, the fields as first shown. */
-export type PageData<Fields> = { title: string; form?: Fields } & Record<string, unknown>;
+type PageData<Fields> = { title: string; form?: Fields } & Record<string, unknown>;
 
-export interface FormPageSpec<State, Fields> {
+interface FormPageSpec<State, Fields> {
   view: string;
   /** The form's label of each use-case input field, for the messages that name it. */
   labels?: Record<string, string>;
@@ -44,7 +44,10 @@ export interface FormPageSpec<State, Fields> {
   shownAgain?(form: Form, state: State): Fields;
 }
 
-/** The page's own state (the record it edits, the secret it shows once); optional where none is needed. */
+/**
+ * The page's own state (the record it edits, the secret it shows once) and what it shows; may be
+ * left out where the page needs no state.
+ */
 type StateArgument<State, Fields> =
   Partial<State> extends State ? [state?: State & Shown<Fields>] : [state: State & Shown<Fields>];
 type WithState<State> = Partial<State> extends State ? { state?: State } : { state: State };
@@ -52,13 +55,13 @@ type WithState<State> = Partial<State> extends State ? { state?: State } : { sta
 type Answer = FastifyReply | Promise<FastifyReply>;
 
 /** A form's use-case: `run` it on the posted form; `done` answers its result. */
-export type Submission<State, Result> = WithState<State> & {
+type Submission<State, Result> = WithState<State> & {
   run(form: Form, signedIn: SignedIn): Promise<Result>;
   done(result: Result, signedIn: SignedIn): Answer;
 };
 
 /** A use-case on a record of the page, with no form of its own to show again. */
-export type Action<State, Result> = WithState<State> & {
+type Action<State, Result> = WithState<State> & {
   run(signedIn: SignedIn): Promise<Result>;
   done(result: Result, signedIn: SignedIn): Answer;
 };
@@ -83,13 +86,6 @@ export function formPage<State extends object = Record<never, never>, Fields = F
     );
   }
 
-  /** The page again after the use-case refused: each refusal under the form field it names. */
-  const refused = (reply: FastifyReply, refusal: InputError, state: State & Shown<Fields>) =>
-    draw(reply, refusal.status, {
-      ...state,
-      errors: formErrors(refusal, labels, fallbackOf(state)),
-    });
-
   /** The page with the refusal as its notice: it concerns no field of a form (a missing record). */
   const notice = (
     reply: FastifyReply,
@@ -102,9 +98,6 @@ export function formPage<State extends object = Record<never, never>, Fields = F
     show: (reply: FastifyReply, status: number, ...[state]: StateArgument<State, Fields>) =>
       draw(reply, status, stateOf(state)),
 
-    refused: (reply: FastifyReply, refusal: InputError, ...[state]: StateArgument<State, Fields>) =>
-      refused(reply, refusal, stateOf(state)),
-
     notice: (reply: FastifyReply, refusal: InputError, ...[state]: StateArgument<State, Fields>) =>
       notice(reply, refusal, stateOf(state)),
 
@@ -113,9 +106,13 @@ export function formPage<State extends object = Record<never, never>, Fields = F
       const form = formOf(reply.request);
       const result = await orRefusal(() => submission.run(form, signedIn));
       if (!(result instanceof InputError)) return submission.done(result, signedIn);
+      // The page again, the form as posted, each refusal under the field it names.
       const state = stateOf(submission.state);
-      const shown = spec.shownAgain ? spec.shownAgain(form, state) : (form as Fields);
-      return refused(reply, result, { ...state, form: shown });
+      return draw(reply, result.status, {
+        ...state,
+        form: spec.shownAgain ? spec.shownAgain(form, state) : (form as Fields),
+        errors: formErrors(result, labels, fallbackOf(state)),
+      });
     },
 
     async act<Result>(reply: FastifyReply, action: Action<State, Result>) {
