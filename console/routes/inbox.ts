@@ -9,17 +9,12 @@ import { updateWorkspaceSettings } from '../../commands/team/workspaces.js';
 import { can } from '../access.js';
 import type { ConsoleContext } from '../context.js';
 import { formPage } from '../form-page.js';
-import { type Form, redirect, text } from '../http.js';
+import { type Form, idParam, redirect, text } from '../http.js';
 
 const FLASH: Record<string, string> = {
   saved: 'Saved: a HELP reply is answered with this text.',
   off: 'Saved: HELP replies are no longer answered.',
 };
-
-/** `before` of the list: a reply's id, else the newest page. */
-function beforeOf(value: unknown): number | null {
-  return typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : null;
-}
 
 /** The HELP answer as the form gives it: trimmed, blank for none. */
 const helpTextOf = (form: Form) => text(form, 'help_text')?.trim() ?? '';
@@ -27,18 +22,22 @@ const helpTextOf = (form: Form) => text(form, 'help_text')?.trim() ?? '';
 export async function inboxRoutes(app: FastifyInstance, { context }: { context: ConsoleContext }) {
   const { deps } = context;
 
-  const page = formPage<{ before?: number | null }>({
+  // `before`: a reply's id, for the page of older replies; absent, the newest.
+  const page = formPage<{ before?: number }>({
     view: 'inbox',
     labels: { helpText: 'Help text' },
     fallbackField: 'helpText',
-    load: async ({ visitor }, { before = null }) => {
+    load: async ({ visitor }, { before }) => {
       const fullNumbers = can(visitor, 'inbox.numbers');
-      const inbox = await loadInbox(deps, visitor.workspaceId, { before, fullNumbers });
+      const inbox = await loadInbox(deps, visitor.workspaceId, {
+        before: before ?? null,
+        fullNumbers,
+      });
       return {
         title: 'Inbox',
         inbox,
         fullNumbers,
-        first: before === null,
+        first: before === undefined,
         canManage: can(visitor, 'inbox.manage'),
         form: { help_text: inbox.helpText ?? '' },
       };
@@ -51,7 +50,7 @@ export async function inboxRoutes(app: FastifyInstance, { context }: { context: 
     { config: { action: 'inbox.view' } },
     async (request, reply) =>
       page.show(reply, 200, {
-        before: beforeOf(request.query.before),
+        before: idParam(request.query.before ?? ''),
         flash: FLASH[request.query.done ?? ''],
       }),
   );
