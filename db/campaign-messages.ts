@@ -1,5 +1,5 @@
 import type { Sql, TransactionSql } from './client.js';
-import { type SettledSmppMessage, takePendingSmppReceipts } from './smpp-pending-receipts.js';
+import { takePendingCampaignReceipts } from './smpp-pending-receipts.js';
 
 export interface CampaignForSubmission {
   id: number;
@@ -115,53 +115,36 @@ export interface SettledMessage {
  */
 export async function settleMessages(sql: Sql, campaignId: number, settled: SettledMessage[]) {
   if (settled.length === 0) return;
+  const seqs = settled.map((row) => row.seq);
   await sql.begin(async (tx) => {
-    await tx`
-    update campaign_messages m set
-      status = s.status, provider_slug = s.provider, provider_message_id = s.provider_message_id,
-      error = s.error, submitted_at = case when s.status = 'sent' then now() end
-    from unnest(${settled.map((row) => row.seq)}::int[], ${settled.map((row) => row.status)}::text[],
-                ${settled.map((row) => row.provider)}::text[],
-                ${settled.map((row) => row.providerMessageId)}::text[],
-                ${settled.map((row) => row.error)}::text[])
-      as s(seq, status, provider, provider_message_id, error)
-    where m.campaign_id = ${campaignId} and m.seq = s.seq and m.status = 'queued'`;
-    await recordPendingReceipts(
+    // The settlement and the taking of receipts that overtook it are sent together: one round
+    // trip between the report triggers' row locks and the commit.
+    const updated = tx`
+      update campaign_messages m set
+        status = s.status, provider_slug = s.provider, provider_message_id = s.provider_message_id,
+        error = s.error, submitted_at = case when s.status = 'sent' then now() end
+      from unnest(${seqs}::int[], ${settled.map((row) => row.status)}::text[],
+                  ${settled.map((row) => row.provider)}::text[],
+                  ${settled.map((row) => row.providerMessageId)}::text[],
+                  ${settled.map((row) => row.error)}::text[])
+        as s(seq, status, provider, provider_message_id, error)
+      where m.campaign_id = ${campaignId} and m.seq = s.seq and m.status = 'queued'`.execute();
+    const [, receipts] = await Promise.all([
+      updated,
+      takePendingCampaignReceipts(tx, campaignId, seqs),
+    ]);
+    // Receipts an SMPP provider sent before these messages settled, recorded now.
+    await recordDeliveries(
       tx,
-      campaignId,
-      settled.map((row) => row.seq),
+      receipts.map(({ seq, providerSlug, providerMessageId, ...receipt }) => ({
+        campaignId,
+        seq,
+        provider: providerSlug,
+        providerMessageId,
+        ...receipt,
+      })),
     );
   });
-}
-
-/** Receipts an SMPP provider sent before these messages settled, recorded now. */
-async function recordPendingReceipts(tx: TransactionSql, campaignId: number, seqs: number[]) {
-  const messages = await tx<(SettledSmppMessage & { seq: number })[]>`
-    select m.seq, c.workspace_id, m.provider_slug, m.provider_message_id
-    from campaign_messages m
-    join campaigns c on c.id = m.campaign_id
-    join providers p on p.workspace_id = c.workspace_id and p.slug = m.provider_slug
-      and p.type = 'smpp'
-    where m.campaign_id = ${campaignId} and m.seq = any(${seqs}::int[]) and m.status = 'sent'
-      and m.provider_message_id is not null`;
-  const receipts = await takePendingSmppReceipts(tx, messages);
-  await recordDeliveries(
-    tx,
-    messages.flatMap((message, index) => {
-      const receipt = receipts[index];
-      return receipt
-        ? [
-            {
-              campaignId,
-              seq: message.seq,
-              provider: message.providerSlug,
-              providerMessageId: message.providerMessageId,
-              ...receipt,
-            },
-          ]
-        : [];
-    }),
-  );
 }
 
 /**
