@@ -238,8 +238,9 @@ export async function fraudGuardRoutes(
       otpService: text(form, 'otp_service')?.trim() || undefined,
     };
     const before = await orRefusal(() => showGuard(deps, scope));
+    // An OTP service not found (deleted since the page was drawn): the workspace's page, saying so.
     if (before instanceof InputError)
-      return page.show(reply, before.status, { view: await workspaceGuard(signedIn) });
+      return page.notice(reply, before, { view: await workspaceGuard(signedIn) });
     const changes = changesOf(form, before);
     const back = `${signedIn.base}/fraud-guard`;
     const scopeQuery = before.otpService ? `&otp_service=${before.otpService}` : '';

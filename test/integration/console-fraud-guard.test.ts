@@ -181,6 +181,18 @@ describe('the settings', () => {
       target: `OTP service ${service.slug}`,
       details: { otp_per_recipient: '2/15m' },
     });
+    // A service deleted since the page was drawn: the workspace's page, saying so; nothing saved.
+    const gone = crypto.randomUUID();
+    const linesBefore = (await auditOf(id, 'guard.updated')).length;
+    const refused = await browser.post(`/console/w/${slug}/fraud-guard`, {
+      otp_service: gone,
+      otp_per_recipient: '3/15m',
+    });
+    expect(refused.status).toBe(404);
+    expect(visibleText(refused.body)).toContain(
+      `OTP service "${gone}" is not an OTP service of ${slug}`,
+    );
+    expect((await auditOf(id, 'guard.updated')).length).toBe(linesBefore);
   });
 
   it('refuses a member without developer_tools.read the page, and a developer the changes', async () => {
