@@ -52,5 +52,3 @@ export function createFirstTries(
     },
   };
 }
-
-export type FirstTries = ReturnType<typeof createFirstTries>;
