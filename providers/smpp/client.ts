@@ -11,9 +11,7 @@
  *   a free slot, also across a reconnect. A submission's `beforeWrite` runs once it holds a slot,
  *   right before its first write: until then nothing of it has left Herald, and a throw there
  *   frees the slot and writes nothing. Its `afterAccepted` runs on an ESME_ROK answer to its
- *   last part, after its window slot went to the next submission: what is being written, awaits
- *   its answer or is being recorded stays within twice the window (a new submission waits
- *   otherwise), so what may have left and is not recorded yet is at most twice the window.
+ *   last part, before the slot is freed.
  * - ESME_RTHROTTLED and ESME_RMSGQFUL pause the bind's submissions (500 ms, 1, 2, 4, 8 s) and the
  *   PDU is sent again on the same bind; after the fifth back-off it fails, asking the caller to
  *   wait the last back-off (`retryAfterMs`) before it tries again.
@@ -118,10 +116,11 @@ interface Connection {
   state: ConnectionState;
   /** Written submit_sm by sequence number. */
   inFlight: Map<number, Job>;
-  /** Window slots held by submissions not written yet (their `beforeWrite` running). */
+  /**
+   * Window slots held by submissions not written (their `beforeWrite` running) or answered (their
+   * `afterAccepted` running).
+   */
   holding: number;
-  /** Accepted submissions whose `afterAccepted` is running; with the two above, at most 2 windows. */
-  recording: number;
   /** deliver_sm being handled, still owed a response. */
   deliveries: number;
   /** Unbinding because Herald asked (it then sends unbind itself), not the SMSC. */
@@ -360,7 +359,6 @@ export class SmppClient {
       state: 'connecting',
       inFlight: new Map(),
       holding: 0,
-      recording: 0,
       deliveries: 0,
       ownUnbind: false,
       finishing: false,
@@ -499,9 +497,7 @@ export class SmppClient {
     while (
       connection?.state === 'bound' &&
       this.#queue.length > 0 &&
-      connection.inFlight.size + connection.holding < this.#options.window &&
-      connection.inFlight.size + connection.holding + connection.recording <
-        2 * this.#options.window
+      connection.inFlight.size + connection.holding < this.#options.window
     ) {
       const wait = this.#pausedUntil - Date.now();
       if (wait > 0) {
@@ -610,8 +606,8 @@ export class SmppClient {
   }
 
   /**
-   * Runs an accepted submission's `afterAccepted` once its window slot went to the next one: what
-   * its caller records there lags the window by a window at most. A failure there is the caller's.
+   * Runs an accepted submission's `afterAccepted` in the slot it still holds, then frees the slot:
+   * what its caller records there never lags the window. A failure there is the caller's.
    */
   async #recordAccepted(
     connection: Connection,
@@ -619,11 +615,9 @@ export class SmppClient {
     afterAccepted: (messageId: string) => Promise<void>,
     messageId: string,
   ) {
-    connection.recording++;
-    // The window slot the answer freed goes to the next submission while this one is recorded.
-    this.#pump();
+    connection.holding++;
     await afterAccepted(messageId).catch(() => {});
-    connection.recording--;
+    connection.holding--;
     job.settle({ kind: 'response', status: ESME_ROK, messageId });
     this.#maybeFinishUnbind(connection);
     this.#pump();
@@ -646,8 +640,8 @@ export class SmppClient {
       connection.session.send(connection.unbindResponse);
       connection.unbindResponse = undefined;
     }
-    const owed = connection.inFlight.size + connection.holding + connection.recording;
-    if (connection.state !== 'unbinding' || owed > 0) return;
+    if (connection.state !== 'unbinding' || connection.inFlight.size + connection.holding > 0)
+      return;
     this.#finishUnbind(connection);
   }
 
