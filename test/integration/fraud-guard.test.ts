@@ -8,14 +8,20 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { webhookCreate } from '../../cli/admin/webhooks.js';
 import { setGuard, showGuard, unblockRange } from '../../commands/fraud-guard/settings.js';
-import { createOtpService } from '../../commands/otp/services.js';
 import { parseEnv } from '../../config/env.js';
 import { createSql, type Sql } from '../../db/client.js';
 import { addCredits } from '../../db/credits.js';
 import { buildApp } from '../../server/app.js';
 import { TEST_OPERATOR } from '../support/actors.js';
 import { inbox } from '../support/send.js';
-import { createTenant, openStack, PUBLIC_URL, type Stack, type Tenant } from '../support/stack.js';
+import {
+  createTenant,
+  openStack,
+  PUBLIC_URL,
+  type Stack,
+  signInOtpService,
+  type Tenant,
+} from '../support/stack.js';
 import {
   type ReceivedWebhook,
   startWebhookReceiver,
@@ -184,15 +190,7 @@ describe('per-recipient OTP limits', () => {
 
   it('takes an OTP service’s own limit over its workspace’s', async () => {
     const tenant = await tenantWithCredits();
-    const { service } = await createOtpService(
-      stack.admin,
-      {
-        workspace: tenant.slug,
-        name: 'Sign-in',
-        purpose: 'login',
-      },
-      TEST_OPERATOR,
-    );
+    const service = await signInOtpService(stack.admin, tenant.slug);
     await setGuard(
       stack.admin,
       {

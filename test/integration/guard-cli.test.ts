@@ -12,11 +12,15 @@ import { keyCreate, keyRate, keyRevoke } from '../../cli/admin/keys.js';
 import type { Options } from '../../cli/admin/options.js';
 import { runAsOperator } from '../../cli/context.js';
 import { UsageError } from '../../cli/output.js';
-import { createOtpService } from '../../commands/otp/services.js';
 import { recordRangeBlock } from '../../db/fraud-guard.js';
-import { TEST_OPERATOR } from '../support/actors.js';
 import { heraldEnv, runHerald, runHeraldJson } from '../support/processes.js';
-import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
+import {
+  createTenant,
+  openStack,
+  type Stack,
+  signInOtpService,
+  type Tenant,
+} from '../support/stack.js';
 
 let stack: Stack;
 
@@ -206,15 +210,7 @@ describe('herald guard set', () => {
 
   it('gives an OTP service its own OTP settings over its workspace’s', async () => {
     const tenant = await createTenant(stack.admin);
-    const { service } = await createOtpService(
-      stack.admin,
-      {
-        workspace: tenant.slug,
-        name: 'Sign-in',
-        purpose: 'login',
-      },
-      TEST_OPERATOR,
-    );
+    const service = await signInOtpService(stack.admin, tenant.slug);
     await set(tenant, { 'sms-countries': 'AU', 'otp-per-recipient': '4/15m' });
     const changed = await set(tenant, {
       'otp-service': service.slug.toUpperCase(),
@@ -245,15 +241,7 @@ describe('herald guard set', () => {
 
   it('refuses a workspace setting for an OTP service, naming the option', async () => {
     const tenant = await createTenant(stack.admin);
-    const { service } = await createOtpService(
-      stack.admin,
-      {
-        workspace: tenant.slug,
-        name: 'Sign-in',
-        purpose: 'login',
-      },
-      TEST_OPERATOR,
-    );
+    const service = await signInOtpService(stack.admin, tenant.slug);
     for (const [option, value] of [
       ['daily-segments', '100'],
       ['sms-countries', 'AU'],
@@ -322,15 +310,7 @@ describe('herald guard set', () => {
 
   it('names --countries, as given, when an OTP service’s countries are malformed', async () => {
     const tenant = await createTenant(stack.admin);
-    const { service } = await createOtpService(
-      stack.admin,
-      {
-        workspace: tenant.slug,
-        name: 'Sign-in',
-        purpose: 'login',
-      },
-      TEST_OPERATOR,
-    );
+    const service = await signInOtpService(stack.admin, tenant.slug);
     await expect(set(tenant, { 'otp-service': service.slug, countries: 'XX' })).rejects.toThrow(
       new UsageError(
         '--countries "XX" must be ISO 3166 alpha-2 country codes (AU,NZ) or any, or inherit',
@@ -401,15 +381,7 @@ describe('herald guard unblock', () => {
 describe('the audit log', () => {
   it('records guard set and unblock with what was asked, and not show', async () => {
     const tenant = await createTenant(stack.admin);
-    const { service } = await createOtpService(
-      stack.admin,
-      {
-        workspace: tenant.slug,
-        name: 'Sign-in',
-        purpose: 'login',
-      },
-      TEST_OPERATOR,
-    );
+    const service = await signInOtpService(stack.admin, tenant.slug);
     const range = freshRange();
     await blockRange(tenant, range);
     await audited('guard show', { workspace: tenant.slug, json: true });

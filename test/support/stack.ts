@@ -4,6 +4,7 @@ import { msToTs } from '@temporalio/common/lib/time.js';
 import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
 import type { AdminConnection, AdminContext } from '../../cli/context.js';
+import { createOtpService } from '../../commands/otp/services.js';
 import { createApiKey } from '../../commands/team/api-keys.js';
 import { addUser } from '../../commands/team/users.js';
 import { createWorkspace } from '../../commands/team/workspaces.js';
@@ -80,6 +81,16 @@ export async function createTenant(admin: AdminConnection): Promise<Tenant> {
   };
   const { token } = await keyWith(['messages:send', 'messages:read', 'otp:send', 'otp:verify']);
   return { workspaceId: workspace.id, slug, userId, token, keyWith };
+}
+
+/** A login OTP service "Sign-in" in `workspace`, set up by the test. */
+export async function signInOtpService(admin: AdminContext, workspace: string) {
+  const { service } = await createOtpService(
+    admin,
+    { workspace, name: 'Sign-in', purpose: 'login' },
+    TEST_OPERATOR,
+  );
+  return service;
 }
 
 /**
