@@ -100,7 +100,10 @@ export class SubmissionLease implements SubmissionFence {
       if (claim.held)
         return new SubmissionLease(sql, key, token, askedAt + SUBMISSION_LEASE_MS, signal);
       if ('superseded' in claim) throw new LeaseLost('a newer attempt took the work over');
-      await sleep(Math.min(poll, claim.waitMs), undefined, { signal }).catch(() => {});
+      // Never less than the first poll: a lease that has just run out (waitMs 0) is not spun on.
+      await sleep(Math.min(poll, Math.max(FIRST_CLAIM_POLL_MS, claim.waitMs)), undefined, {
+        signal,
+      }).catch(() => {});
     }
   }
 
