@@ -15,21 +15,23 @@ import {
 import type { Sql } from '../db/client.js';
 import { coalescedWrites } from '../db/coalesced-writes.js';
 import { ensureOptOutLinks, optOut } from '../db/opt-outs.js';
-import { findFailoverRoute } from '../db/providers.js';
+import { findCampaignProviders, type ProviderRecord } from '../db/providers.js';
 import { earliestHold, findQuietHours, holdMessages } from '../db/quiet-hours.js';
 import type { CampaignStatus } from '../domain/campaign-status.js';
 import { activityFailure } from '../domain/errors.js';
 import { campaignMessageReference } from '../domain/message-reference.js';
 import { OPT_OUT_PLACEHOLDER, renderOptOutLink } from '../domain/opt-out.js';
 import { serves } from '../domain/phone.js';
+import { OWN_PROVIDER_SLUG } from '../domain/provider-definition.js';
 import { heldUntil } from '../domain/quiet-hours.js';
+import { resolveProviders } from '../providers/registry.js';
 import type { SmppSessions } from '../providers/smpp/sessions.js';
 import type { LookupOutcome, SmsProvider } from '../providers/types.js';
 import { newOptOutToken } from '../security/tokens.js';
 import { campaignChunks } from '../telemetry/metrics.js';
 import { LeaseLost, MAX_SUBMISSION_MS, RECORDING_GRACE_MS, SubmissionLease } from './lease.js';
 import { OtpFirst } from './otp-first.js';
-import { resolveProviders, submitWithRetries } from './submission.js';
+import { submitWithRetries } from './submission.js';
 import { createPacer, type Pacer } from './throughput.js';
 
 export interface CampaignActivityDeps {
@@ -59,8 +61,11 @@ export interface ChunkAttempt {
   /** The first seq not yet done by an earlier attempt (its heartbeat); unset: the chunk's first. */
   resumeFrom?: number;
   beat: (resumeFrom: number) => void;
-  /** The chunk's lease; undefined when this attempt gives way to whoever holds it. */
-  lease: (sql: Sql, key: string) => Promise<SubmissionLease | undefined>;
+  /**
+   * The chunk's lease: one held already (a first try's, taken as its campaign was saved), or how
+   * to take it; undefined when this attempt gives way to whoever holds it.
+   */
+  lease: SubmissionLease | ((sql: Sql, key: string) => Promise<SubmissionLease | undefined>);
 }
 
 /** Messages submitted concurrently within a chunk; each batch is one attempt write and one settle. */
@@ -73,21 +78,20 @@ const LOOKUP_AGAIN_MS = 3_000;
 const HEARTBEAT_INTERVAL_MS = 2_000;
 
 /** One lease per chunk: the unit one activity attempt works. */
-const chunkLeaseKey = (campaignId: number, fromSeq: number) => `campaign/${campaignId}/${fromSeq}`;
+export const chunkLeaseKey = (campaignId: number, fromSeq: number) =>
+  `campaign/${campaignId}/${fromSeq}`;
 
-async function providerChain(deps: CampaignActivityDeps, campaign: CampaignForSubmission) {
-  let slugs: string[];
-  if (campaign.routingType === 'failover') {
-    const route = await findFailoverRoute(
-      deps.sql,
-      campaign.workspaceId,
-      campaign.failoverRouteSlug ?? '',
-    );
-    slugs = route?.enabled ? route.providerSlugs : [];
-  } else {
-    slugs = [campaign.providerSlug ?? 'own'];
-  }
-  return resolveProviders(deps.sql, deps, campaign.workspaceId, slugs);
+/** The providers a campaign's messages go through, in order, from their records. */
+function providerChain(
+  deps: CampaignActivityDeps,
+  campaign: CampaignForSubmission,
+  records: ProviderRecord[],
+) {
+  const slugs =
+    campaign.routingType === 'failover'
+      ? (campaign.routeProviders ?? [])
+      : [campaign.providerSlug ?? OWN_PROVIDER_SLUG];
+  return resolveProviders(records, deps, campaign.workspaceId, slugs);
 }
 
 /**
@@ -156,6 +160,12 @@ async function lookUpOnceRecorded(
     if (found.found || waited >= RECORDING_GRACE_MS) return found;
     await sleep(Math.min(LOOKUP_AGAIN_MS, RECORDING_GRACE_MS - waited));
   }
+}
+
+/** A settled read's value, or its failure thrown. */
+function fulfilled<T>(result: PromiseSettledResult<T>): T {
+  if (result.status === 'rejected') throw result.reason;
+  return result.value;
 }
 
 /** The message's campaign was canceled before it was claimed: it is not submitted. */
@@ -441,26 +451,30 @@ export function createChunkRunner(deps: CampaignActivityDeps) {
     // noticed within the heartbeat timeout.
     beat(resumeFrom);
     const beating = setInterval(() => beat(resumeFrom), HEARTBEAT_INTERVAL_MS);
-    let lease: SubmissionLease | undefined;
+    const given = attempt.lease;
+    let lease = given instanceof SubmissionLease ? given : undefined;
     try {
       // Independent reads go together: each round trip to Postgres is on a message's way out.
-      const [found, leased] = await Promise.allSettled([
+      // The chunk's messages are read only under its lease: with it at hand, in the same round.
+      const pendingFrom = (from: number) =>
+        findPendingMessages(deps.sql, input.campaignId, from, input.toSeq);
+      const [found, records, leased, early] = await Promise.allSettled([
         findCampaignForSubmission(deps.sql, input.campaignId),
-        attempt.lease(deps.sql, chunkLeaseKey(input.campaignId, input.fromSeq)),
+        findCampaignProviders(deps.sql, input.campaignId),
+        given instanceof SubmissionLease
+          ? given
+          : given(deps.sql, chunkLeaseKey(input.campaignId, input.fromSeq)),
+        lease ? pendingFrom(resumeFrom) : undefined,
       ]);
-      if (leased.status === 'rejected') throw leased.reason;
-      // Held before the other read's failure is thrown, so that `finally` releases it.
-      lease = leased.value;
+      // Held before the other reads' failures are thrown, so that `finally` releases it.
+      lease = fulfilled(leased);
       // Someone else is at this chunk (a first try's lease is never waited for).
       if (!lease) return { completed: false };
-      if (found.status === 'rejected') throw found.reason;
-      const campaign = found.value;
+      const campaign = fulfilled(found);
       if (!campaign)
         throw activityFailure('CampaignNotFound', `campaign ${input.campaignId} not found`);
-      const [chain, unsent] = await Promise.all([
-        providerChain(deps, campaign),
-        findPendingMessages(deps.sql, campaign.id, resumeFrom, input.toSeq),
-      ]);
+      const chain = providerChain(deps, campaign, fulfilled(records));
+      const unsent = fulfilled(early) ?? (await pendingFrom(resumeFrom));
       const pacer = createPacer(deps.sql, campaign.workspaceId);
       const pending = input.quietHours ? await outsideQuietHours(deps, campaign, unsent) : unsent;
       for (let offset = 0; offset < pending.length; offset += BATCH_SIZE) {

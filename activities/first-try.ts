@@ -1,19 +1,26 @@
-import { FIRST_TRY_MAX_MESSAGES, type SavedCampaignForFirstTry } from '../domain/first-try.js';
-import type { ChunkRunner } from './campaign.js';
+import type { Sql, TransactionSql } from '../db/client.js';
+import { FIRST_TRY_MAX_MESSAGES } from '../domain/first-try.js';
+import { type ChunkRunner, chunkLeaseKey } from './campaign.js';
 import { SubmissionLease } from './lease.js';
 
 /** As long as the run's own local first try may take (workflows/campaign.ts). */
 const FIRST_TRY_TIMEOUT_MS = 30_000;
+/**
+ * Longest a campaign's start waits for its first try: on a small machine the two compete for the
+ * same cores, and the message on the wire is what the caller is waiting for.
+ */
+const HEAD_START_MS = 50;
 
 /**
  * First tries made beside a campaign's start, in a process that runs the api and a worker: the
  * moment the campaign is saved, its messages go to the provider through this worker's chunk
  * runner, without waiting for Temporal to start its run and hand the work out. Its run starts as
  * usual and takes on whatever the try leaves (a failure, a crash, messages held for quiet hours):
- * the try holds the chunk's submission lease, which the run's attempts wait for and never share,
- * and it never waits for a lease somebody else holds.
+ * the try holds the chunk's submission lease, taken in the save's own transaction, which the
+ * run's attempts wait for and never share.
  */
 export function createFirstTries(
+  sql: Sql,
   runChunk: ChunkRunner,
   options: {
     /** First tries at once at most; a busier process leaves the rest to the runs. */
@@ -21,30 +28,65 @@ export function createFirstTries(
     log: (message: string) => void;
   },
 ) {
+  let reserved = 0;
   const running = new Set<Promise<void>>();
   return {
-    /** Starts the first try of a campaign just saved, when it is small and due now; returns at once. */
-    begin(campaign: SavedCampaignForFirstTry): void {
-      if (campaign.messages > FIRST_TRY_MAX_MESSAGES || campaign.scheduledAt !== null) return;
-      if (running.size >= options.slots) return;
+    /**
+     * A first try for a send about to be saved, when it is small, due now and a slot is free;
+     * else undefined (its run sends it). Exactly one of `begin` and `cancel` ends it.
+     */
+    reserve(send: { messages: number; scheduledAt: Date | null }) {
+      if (send.messages > FIRST_TRY_MAX_MESSAGES || send.scheduledAt !== null) return undefined;
+      if (reserved >= options.slots) return undefined;
+      reserved += 1;
       const signal = AbortSignal.timeout(FIRST_TRY_TIMEOUT_MS);
-      const attempt: Promise<void> = runChunk(
-        { campaignId: campaign.campaignId, fromSeq: 1, toSeq: campaign.messages, quietHours: true },
-        {
-          run: 'first_try',
-          beat: () => {},
-          lease: (sql, key) => SubmissionLease.acquireIfFree(sql, key, signal),
+      let lease: SubmissionLease | undefined;
+      let campaignId = 0;
+      let ended = false;
+      const end = () => {
+        if (!ended) reserved -= 1;
+        ended = true;
+      };
+      return {
+        /** In the save's transaction: the campaign's first chunk is held for this try. */
+        async hold(tx: TransactionSql, id: number): Promise<void> {
+          campaignId = id;
+          lease = await SubmissionLease.takeWithin(tx, sql, chunkLeaseKey(id, 1), signal);
         },
-      )
-        .then(() => {})
-        .catch((error: unknown) => {
-          const reason = error instanceof Error ? error.message : String(error);
-          options.log(
-            `campaign ${campaign.campaignId}: its first try stopped (${reason}); its run takes it on`,
-          );
-        })
-        .finally(() => running.delete(attempt));
-      running.add(attempt);
+        /**
+         * Once saved: submits its `messages`. Settles when the try has ended, or after its head
+         * start: what the campaign's start waits for.
+         */
+        begin(messages: number): Promise<void> {
+          if (!lease || messages === 0) {
+            void lease?.close();
+            end();
+            return Promise.resolve();
+          }
+          const attempt: Promise<void> = runChunk(
+            { campaignId, fromSeq: 1, toSeq: messages, quietHours: true },
+            { run: 'first_try', beat: () => {}, lease },
+          )
+            .then(() => {})
+            .catch((error: unknown) => {
+              const reason = error instanceof Error ? error.message : String(error);
+              options.log(
+                `campaign ${campaignId}: its first try stopped (${reason}); its run takes it on`,
+              );
+            })
+            .finally(() => {
+              running.delete(attempt);
+              end();
+            });
+          running.add(attempt);
+          return Promise.race([attempt, new Promise<void>((r) => setTimeout(r, HEAD_START_MS))]);
+        },
+        /** Not saved: the slot is free again, and the lease (never committed) let go. */
+        cancel(): void {
+          void lease?.close();
+          end();
+        },
+      };
     },
     /** Settles once no first try is in flight: before the worker closes its SMPP binds. */
     async drain(): Promise<void> {

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Sql } from '../db/client.js';
+import type { Sql, TransactionSql } from '../db/client.js';
 import {
   claimFreeLease,
   claimLease,
@@ -119,6 +119,24 @@ export class SubmissionLease implements SubmissionFence {
     return free === null
       ? undefined
       : new SubmissionLease(sql, key, free, askedAt + SUBMISSION_LEASE_MS, signal);
+  }
+
+  /**
+   * Takes the lease of work created in `tx` (its key new, so nobody can hold it yet); held once
+   * `tx` commits. Renewed through `sql` from then on: a renewal before the commit finds no row
+   * and loses the lease, so an attempt never submits on a lease that was not committed.
+   */
+  static async takeWithin(
+    tx: TransactionSql,
+    sql: Sql,
+    key: string,
+    signal?: AbortSignal,
+  ): Promise<SubmissionLease | undefined> {
+    const askedAt = performance.now();
+    const token = await claimFreeLease(tx, key, SUBMISSION_LEASE_MS);
+    return token === null
+      ? undefined
+      : new SubmissionLease(sql, key, token, askedAt + SUBMISSION_LEASE_MS, signal);
   }
 
   #lose(reason: string) {

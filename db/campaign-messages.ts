@@ -12,6 +12,8 @@ export interface CampaignForSubmission {
   purpose: 'transactional' | 'marketing';
   /** Messages not submitted by then are failed; null for campaigns saved before validity periods. */
   validUntil: Date | null;
+  /** A failover campaign's providers, in order, while its route is enabled; else null. */
+  routeProviders: string[] | null;
 }
 
 export interface PendingMessage {
@@ -28,11 +30,15 @@ export interface PendingMessage {
   body: string | null;
 }
 
+/** A campaign as its submissions need it, with its failover route's providers (same round trip). */
 export async function findCampaignForSubmission(sql: Sql, campaignId: number) {
   const [campaign] = await sql<CampaignForSubmission[]>`
-    select id, workspace_id, body, sender_id, routing_type, provider_slug, failover_route_slug,
-           purpose, valid_until
-    from campaigns where id = ${campaignId}`;
+    select c.id, c.workspace_id, c.body, c.sender_id, c.routing_type, c.provider_slug,
+           c.failover_route_slug, c.purpose, c.valid_until, r.provider_slugs as route_providers
+    from campaigns c
+    left join failover_routes r on c.routing_type = 'failover' and r.enabled
+      and r.workspace_id = c.workspace_id and r.slug = c.failover_route_slug
+    where c.id = ${campaignId}`;
   return campaign;
 }
 

@@ -39,6 +39,25 @@ export async function findProviders(
     from providers where workspace_id = ${workspaceId} and slug = any(${slugs})`;
 }
 
+/**
+ * The stored providers a campaign may be submitted through: its own, or its failover route's;
+ * read beside the campaign (findCampaignForSubmission), not after it.
+ */
+export async function findCampaignProviders(
+  sql: Sql,
+  campaignId: number,
+): Promise<ProviderRecord[]> {
+  return sql<ProviderRecord[]>`
+    select p.id, p.workspace_id, p.slug, p.name, p.type, p.active, p.requires_sender_id,
+      p.messages_per_second, p.settings, p.credentials
+    from campaigns c
+    left join failover_routes r on c.routing_type = 'failover'
+      and r.workspace_id = c.workspace_id and r.slug = c.failover_route_slug
+    join providers p on p.workspace_id = c.workspace_id and p.slug = any(
+      case when c.routing_type = 'failover' then r.provider_slugs else array[c.provider_slug] end)
+    where c.id = ${campaignId}`;
+}
+
 export async function findFailoverRoute(
   sql: Sql,
   workspaceId: number,

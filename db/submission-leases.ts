@@ -1,4 +1,4 @@
-import type { Sql } from './client.js';
+import type { Sql, TransactionSql } from './client.js';
 
 /** A fencing token: larger than the token of every attempt started before it. */
 export async function newLeaseToken(sql: Sql): Promise<number> {
@@ -11,7 +11,7 @@ export async function newLeaseToken(sql: Sql): Promise<number> {
  * token in one round trip, or null when someone holds it (then claimLease waits its turn).
  */
 export async function claimFreeLease(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   key: string,
   leaseMs: number,
 ): Promise<number | null> {

@@ -6,12 +6,3 @@
  * submission lease, so nothing is sent twice.
  */
 export const FIRST_TRY_MAX_MESSAGES = 10;
-
-/** What a first try beside the start needs of the campaign just saved. */
-export interface SavedCampaignForFirstTry {
-  campaignId: number;
-  /** Messages saved. */
-  messages: number;
-  /** When to send them (`send_at`); null: at once. A scheduled campaign is never tried early. */
-  scheduledAt: Date | null;
-}

@@ -1,9 +1,9 @@
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
+import type { FirstTries } from '../commands/deps.js';
 import { type Env, ownProviderUrlOf, publicUrlOf, receiptWindowsOf } from '../config/env.js';
 import { DEFAULT_POOL_SIZE, type Sql } from '../db/client.js';
-import type { SavedCampaignForFirstTry } from '../domain/first-try.js';
 import { startSimulator } from '../providers/simulator/server.js';
 import {
   ensureMaintenanceSchedule,
@@ -49,7 +49,7 @@ export async function startWorkerRole(options: {
   queues: string[];
   sdkMetricsUrl: string | undefined;
   colocatedClient: Client;
-  firstTry: (campaign: SavedCampaignForFirstTry) => void;
+  firstTries: FirstTries;
 }> {
   const { env, temporal } = options;
   // The Runtime serves the SDK's worker metrics on loopback; METRICS_PORT passes them on.
@@ -92,7 +92,7 @@ export async function startWorkerRole(options: {
     queues: [TASK_QUEUE, OTP_TASK_QUEUE, WEBHOOK_TASK_QUEUE],
     sdkMetricsUrl: sdkMetricsAddress && `http://${sdkMetricsAddress}/metrics`,
     colocatedClient: worker.colocatedClient,
-    firstTry: worker.firstTry,
+    firstTries: worker.firstTries,
   };
 }
 
@@ -135,13 +135,13 @@ export async function startApiRole(options: {
   sql: Sql;
   temporal: Client;
   /** The first try of a worker in this process (server/worker.ts); none without one. */
-  firstTry?: (campaign: SavedCampaignForFirstTry) => void;
+  firstTries?: FirstTries;
   registerStop: RegisterStop;
   log: (line: string) => void;
 }): Promise<string> {
-  const { env, secret, sql, temporal, firstTry } = options;
+  const { env, secret, sql, temporal, firstTries } = options;
   const publicUrl = publicUrlOf(env);
-  const app = buildApp({ env, publicUrl, secret, sql, temporal, firstTry });
+  const app = buildApp({ env, publicUrl, secret, sql, temporal, firstTries });
   await app.listen({ port: env.PORT, host: env.HOST });
   options.registerStop('api', () => closeApi(app, options.log));
   return publicUrl;

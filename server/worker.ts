@@ -14,7 +14,7 @@ import { createFirstTries } from '../activities/first-try.js';
 import { type ActivityDeps, createActivities } from '../activities/index.js';
 import { OtpFirst } from '../activities/otp-first.js';
 import { createSmppSessions } from '../activities/smpp-binds.js';
-import type { SavedCampaignForFirstTry } from '../domain/first-try.js';
+import type { FirstTries } from '../commands/deps.js';
 import { redactSecrets } from '../security/log-redaction.js';
 import { jsonLogLine } from '../telemetry/log-lines.js';
 import { colocatedClient } from '../temporal/client.js';
@@ -95,7 +95,7 @@ export interface RunningWorker {
    * For the api of the same process: starts a small campaign's first try the moment it is saved,
    * through this worker's providers and binds, beside its start (activities/first-try.ts).
    */
-  firstTry: (campaign: SavedCampaignForFirstTry) => void;
+  firstTries: FirstTries;
 }
 
 export async function startHeraldWorker(
@@ -136,7 +136,7 @@ export async function startHeraldWorker(
   const otpFirst = new OtpFirst();
   const runChunk = createChunkRunner({ ...options, smppSessions, otpFirst });
   const activities = createActivities({ ...options, smppSessions }, { otpFirst, runChunk });
-  const firstTries = createFirstTries(runChunk, {
+  const firstTries = createFirstTries(options.sql, runChunk, {
     slots: FIRST_TRIES,
     log: (message) => logger.warn(message),
   });
@@ -203,7 +203,7 @@ export async function startHeraldWorker(
   return {
     done,
     colocatedClient: colocatedClient(connection, options.namespace),
-    firstTry: (campaign) => firstTries.begin(campaign),
+    firstTries,
     async shutdown() {
       await Promise.all([dispatcher?.stop(), sweeper?.stop()]);
       stopAll();

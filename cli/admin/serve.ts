@@ -1,8 +1,8 @@
+import type { FirstTries } from '../../commands/deps.js';
 import { type Env, parseEnv, tracingOf } from '../../config/env.js';
 import { resolveSecret } from '../../config/secret.js';
 import { createSql, isDatabaseUnavailable, recoverFromClosedSocketWrite } from '../../db/client.js';
 import { migrate } from '../../db/migrate.js';
-import type { SavedCampaignForFirstTry } from '../../domain/first-try.js';
 import { redactSecrets } from '../../security/log-redaction.js';
 import {
   startApiRole,
@@ -180,7 +180,7 @@ async function startParts(
   let sdkMetricsUrl: string | undefined;
   // With a worker beside it, the api starts runs through the worker's connection, eagerly.
   let apiTemporal = temporal;
-  let firstTry: ((campaign: SavedCampaignForFirstTry) => void) | undefined;
+  let firstTries: FirstTries | undefined;
   if (roles.includes('worker')) {
     const worker = await startWorkerRole({
       env,
@@ -196,7 +196,7 @@ async function startParts(
     });
     sdkMetricsUrl = worker.sdkMetricsUrl;
     apiTemporal = worker.colocatedClient;
-    firstTry = worker.firstTry;
+    firstTries = worker.firstTries;
     const quoted = worker.queues.map((queue) => `"${queue}"`);
     lines.push(`Worker       polling task queues ${quoted.join(', ')}`);
   }
@@ -208,7 +208,7 @@ async function startParts(
       secret,
       sql,
       temporal: apiTemporal,
-      firstTry,
+      firstTries,
       registerStop,
       log,
     });

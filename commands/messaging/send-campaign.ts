@@ -3,7 +3,7 @@ import { findCampaignViewAndDispatchInfo, type SavedCampaign } from '../../db/ca
 import { isDatabaseUnavailable } from '../../db/client.js';
 import { HeraldError } from '../../domain/errors.js';
 import type { SendRequest } from '../../domain/send-request.js';
-import type { CommandDeps } from '../deps.js';
+import type { CommandDeps, FirstTry } from '../deps.js';
 import { sendAdmission } from '../requests/admission.js';
 import {
   type AnswerDeadline,
@@ -92,7 +92,7 @@ async function saveSend(
   key: string | null,
   attach: IdempotentWork['attach'],
   deadline: AnswerDeadline,
-): Promise<SavedCampaign & { started: () => void }> {
+): Promise<SavedCampaign & { started: () => void; firstTry: FirstTry | undefined }> {
   const origin = {
     workspaceId: principal.workspaceId,
     apiKey: principal,
@@ -103,10 +103,15 @@ async function saveSend(
   let committing: number | undefined;
   let saved: SavedCampaign;
   let started = () => {};
+  const firstTry = deps.firstTries?.reserve({
+    messages: request.recipients.length,
+    scheduledAt: request.sendAt ?? null,
+  });
   try {
     saved = await saveCampaign(deps, origin, request, {
       alongside: async (tx, campaign) => {
-        await attach(String(campaign.id), tx);
+        // Pipelined: one round trip for both.
+        await Promise.all([attach(String(campaign.id), tx), firstTry?.hold(tx, campaign.id)]);
         // Too late to confirm its start once committed: roll back and refuse (docs/api.md "Admission").
         started = sendAdmission.committing(deadline.answerBy);
         const uncertain = uncertainSave(campaign.id);
@@ -115,12 +120,13 @@ async function saveSend(
       },
     });
   } catch (error) {
+    firstTry?.cancel();
     // The connection went while committing: Postgres may have committed or not.
     if (committing !== undefined && isDatabaseUnavailable(error)) throw uncertainSave(committing);
     deadline.notSaved();
     throw error;
   }
-  return { ...saved, started };
+  return { ...saved, started, firstTry };
 }
 
 /**
@@ -143,14 +149,19 @@ export async function sendCampaign(
     let saved: SavedCampaign;
     let started = () => {};
     if (resourceId === null) {
-      ({ started, ...saved } = await saveSend(deps, principal, request, key, attach, deadline));
+      let firstTry: FirstTry | undefined;
+      ({ started, firstTry, ...saved } = await saveSend(
+        deps,
+        principal,
+        request,
+        key,
+        attach,
+        deadline,
+      ));
       deadline.saved(answerFor(saved, false, key));
-      // Its messages may leave before Temporal confirms the start: the run takes on what is left.
-      deps.firstTry?.({
-        campaignId: saved.view.id,
-        messages: saved.dispatch.messages,
-        scheduledAt: saved.dispatch.scheduledAt,
-      });
+      // Its messages leave before the start, which waits for them (briefly): the run takes on
+      // whatever the try leaves.
+      await firstTry?.begin(saved.dispatch.messages);
     } else {
       // A retry with the key: the campaign an earlier attempt saved, as it stands now.
       const found = await findCampaignViewAndDispatchInfo(

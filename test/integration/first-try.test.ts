@@ -1,8 +1,9 @@
 /**
- * A small campaign's first try beside its start (activities/first-try.ts): its messages leave
- * the moment it is saved, through the worker's own chunk runner, with no run of Temporal yet; it
- * never waits for a lease somebody else holds, and the run's attempt, raced against it, sends
- * nothing a second time. Counted where the user would: the simulator's inbox.
+ * A small campaign's first try beside its start (activities/first-try.ts): reserved before the
+ * save, its chunk's lease taken in the save's transaction, its messages leave the moment it is
+ * saved, through the worker's own chunk runner, with no run of Temporal yet; it never waits for a
+ * lease somebody else holds, and the run's attempt, raced against it, sends nothing a second time.
+ * Counted where the user would: the simulator's inbox.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,22 +41,29 @@ afterAll(async () => {
 });
 
 const firstTries = (slots: number) =>
-  createFirstTries(runChunk, { slots, log: (line) => logged.push(line) });
+  createFirstTries(stack.sql, runChunk, { slots, log: (line) => logged.push(line) });
 
-function campaignOf(recipients: string[]) {
-  return saveDirectCampaign(stack, tenant.workspaceId, {
-    body: 'First try',
-    providerSlug: 'first',
-    recipients,
-    validityHours: 1,
-  });
+type Tries = ReturnType<typeof firstTries>;
+
+/**
+ * Saves a campaign as a REST send does with a first try: reserved before the save, held in its
+ * transaction, begun once it committed. Returns the campaign and whether a try was made.
+ */
+async function saveAndTry(tries: Tries, recipients: string[], scheduledAt: Date | null = null) {
+  const reserved = tries.reserve({ messages: recipients.length, scheduledAt });
+  const campaignId = await campaignOf(recipients, async (tx, { id }) => reserved?.hold(tx, id));
+  await reserved?.begin(recipients.length);
+  return { campaignId, tried: reserved !== undefined };
 }
 
-const saved = (campaignId: number, messages: number, scheduledAt: Date | null = null) => ({
-  campaignId,
-  messages,
-  scheduledAt,
-});
+function campaignOf(recipients: string[], alongside?: Parameters<typeof saveDirectCampaign>[3]) {
+  return saveDirectCampaign(
+    stack,
+    tenant.workspaceId,
+    { body: 'First try', providerSlug: 'first', recipients, validityHours: 1 },
+    alongside,
+  );
+}
 
 async function timesReceived(recipients: string[]) {
   return Promise.all(recipients.map(async (to) => (await inbox(simulator.url, to)).length));
@@ -67,83 +75,115 @@ async function statusOf(campaignId: number) {
   return row?.status;
 }
 
+const submitChunk = (campaignId: number, toSeq: number) =>
+  new MockActivityEnvironment().run(activities.submitChunk, {
+    campaignId,
+    fromSeq: 1,
+    toSeq,
+    quietHours: true,
+  }) as Promise<{ completed: boolean }>;
+
 describe('first tries beside the start', () => {
   it('sends a small campaign the moment it is saved, with no run, and completes it', async () => {
     const recipients = numbers(3);
-    const campaignId = await campaignOf(recipients);
     const tries = firstTries(8);
-    tries.begin(saved(campaignId, 3));
+    const { campaignId, tried } = await saveAndTry(tries, recipients);
     await tries.drain();
+    expect(tried).toBe(true);
     expect(await timesReceived(recipients)).toEqual([1, 1, 1]);
     expect(await statusOf(campaignId)).toBe('completed');
   });
 
   it('leaves a campaign of more than 10 messages, a scheduled one and one beyond its slots to their runs', async () => {
-    const eleven = numbers(11);
-    const large = await campaignOf(eleven);
-    const laterRecipients = numbers(1);
-    const later = await campaignOf(laterRecipients);
     const tries = firstTries(2);
-    tries.begin(saved(large, 11));
-    tries.begin(saved(later, 1, new Date(Date.now() + 3_600_000)));
-    const inSlots = [numbers(1), numbers(1)];
+    const eleven = numbers(11);
+    const laterRecipients = numbers(1);
+    const large = await saveAndTry(tries, eleven);
+    const later = await saveAndTry(tries, laterRecipients, new Date(Date.now() + 3_600_000));
+    // Two reserved at once take both slots: a third finds none until one of them ends.
+    const inSlots = [
+      tries.reserve({ messages: 1, scheduledAt: null }),
+      tries.reserve({ messages: 1, scheduledAt: null }),
+    ];
     const beyondRecipients = numbers(1);
-    const [a, b, beyond] = await Promise.all(
-      [...inSlots, beyondRecipients].map((recipients) => campaignOf(recipients)),
-    );
-    for (const campaignId of [a, b, beyond]) tries.begin(saved(campaignId as number, 1));
+    const beyond = await saveAndTry(tries, beyondRecipients);
+    for (const reserved of inSlots) reserved?.cancel();
+    const afterRecipients = numbers(1);
+    const after = await saveAndTry(tries, afterRecipients);
     await tries.drain();
     expect({
+      tried: [large.tried, later.tried, inSlots.every(Boolean), beyond.tried, after.tried],
       large: await timesReceived(eleven),
       later: await timesReceived(laterRecipients),
-      inSlots: await timesReceived(inSlots.flat()),
       beyond: await timesReceived(beyondRecipients),
-    }).toEqual({ large: Array(11).fill(0), later: [0], inSlots: [1, 1], beyond: [0] });
-    expect(await statusOf(beyond as number)).toBe('paused');
+      after: await timesReceived(afterRecipients),
+    }).toEqual({
+      tried: [false, false, true, false, true],
+      large: Array(11).fill(0),
+      later: [0],
+      beyond: [0],
+      after: [1],
+    });
+    expect(await statusOf(beyond.campaignId)).toBe('paused');
   });
 
   it('gives way to an attempt that holds the lease; that attempt then sends each message once', async () => {
     const recipients = numbers(2);
-    const campaignId = await campaignOf(recipients);
-    const held = await SubmissionLease.acquire(stack.sql, `campaign/${campaignId}/1`);
-    const tries = firstTries(8);
-    tries.begin(saved(campaignId, 2));
+    const tries = firstTries(1);
+    const reserved = tries.reserve({ messages: 2, scheduledAt: null });
+    let held: SubmissionLease | undefined;
+    const campaignId = await campaignOf(recipients, async (_tx, { id }) => {
+      // Someone else's lease, committed before this save's own attempt at it.
+      held = await SubmissionLease.acquire(stack.sql, `campaign/${id}/1`);
+    });
+    await stack.sql.begin((tx) => reserved?.hold(tx, campaignId) as Promise<void>);
+    await reserved?.begin(2);
     await tries.drain();
     expect(await timesReceived(recipients)).toEqual([0, 0]);
-    await held.close();
-    await new MockActivityEnvironment().run(activities.submitChunk, {
-      campaignId,
-      fromSeq: 1,
-      toSeq: 2,
-      quietHours: true,
-    });
+    // The slot was given back.
+    expect(tries.reserve({ messages: 1, scheduledAt: null })).toBeDefined();
+    await held?.close();
+    await submitChunk(campaignId, 2);
     expect(await timesReceived(recipients)).toEqual([1, 1]);
   });
 
-  it('raced 30 ways against the run’s own first attempt: every message once, every campaign completed', async () => {
-    const campaigns = await Promise.all(
-      Array.from({ length: 30 }, async () => {
-        const recipients = numbers(2);
-        return { recipients, campaignId: await campaignOf(recipients) };
+  it('a save that rolls back leaves no lease behind: the run’s attempt takes the chunk at once', async () => {
+    const recipients = numbers(1);
+    const tries = firstTries(1);
+    const reserved = tries.reserve({ messages: 1, scheduledAt: null });
+    let campaignId = 0;
+    await expect(
+      campaignOf(recipients, async (tx, { id }) => {
+        campaignId = id;
+        await reserved?.hold(tx, id);
+        throw new Error('refused after the hold');
       }),
-    );
+    ).rejects.toThrow('refused after the hold');
+    reserved?.cancel();
+    expect(tries.reserve({ messages: 1, scheduledAt: null })).toBeDefined();
+    const lease = await SubmissionLease.acquireIfFree(stack.sql, `campaign/${campaignId}/1`);
+    expect(lease).toBeDefined();
+    await lease?.close();
+  });
+
+  it('raced 30 ways against the run’s own first attempt: every message once, every campaign completed', async () => {
     const tries = firstTries(30);
     const results = await Promise.all(
-      campaigns.map(({ campaignId }) => {
-        tries.begin(saved(campaignId, 2));
-        return new MockActivityEnvironment().run(activities.submitChunk, {
-          campaignId,
-          fromSeq: 1,
-          toSeq: 2,
-          quietHours: true,
-        }) as Promise<{ completed: boolean }>;
+      Array.from({ length: 30 }, async () => {
+        const recipients = numbers(2);
+        const reserved = tries.reserve({ messages: 2, scheduledAt: null });
+        const campaignId = await campaignOf(recipients, async (tx, { id }) =>
+          reserved?.hold(tx, id),
+        );
+        const [result] = await Promise.all([submitChunk(campaignId, 2), reserved?.begin(2)]);
+        return { recipients, campaignId, result };
       }),
     );
     await tries.drain();
-    expect(results.every((result) => result.completed)).toBe(true);
-    const received = await timesReceived(campaigns.flatMap(({ recipients }) => recipients));
+    expect(results.every(({ result }) => result.completed)).toBe(true);
+    const received = await timesReceived(results.flatMap(({ recipients }) => recipients));
     expect(received.filter((times) => times !== 1)).toEqual([]);
-    const statuses = await Promise.all(campaigns.map(({ campaignId }) => statusOf(campaignId)));
+    const statuses = await Promise.all(results.map(({ campaignId }) => statusOf(campaignId)));
     expect(new Set(statuses)).toEqual(new Set(['completed']));
     expect(logged).toEqual([]);
   });

@@ -216,17 +216,23 @@ export async function saveDirectCampaign(
   stack: Stack,
   workspaceId: number,
   campaign: DirectCampaign,
+  /** Runs in the save's transaction, as a REST send's ties do. */
+  alongside?: Parameters<typeof insertCampaign>[2],
 ): Promise<number> {
-  const { id } = await insertCampaign(stack.sql, {
-    workspaceId,
-    apiKeyId: null,
-    reference: null,
-    purpose: 'transactional',
-    senderId: null,
-    routingType: 'direct',
-    failoverRouteSlug: null,
-    ...campaign,
-  });
+  const { id } = await insertCampaign(
+    stack.sql,
+    {
+      workspaceId,
+      apiKeyId: null,
+      reference: null,
+      purpose: 'transactional',
+      senderId: null,
+      routingType: 'direct',
+      failoverRouteSlug: null,
+      ...campaign,
+    },
+    alongside,
+  );
   return id;
 }
 
