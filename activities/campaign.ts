@@ -12,7 +12,7 @@ import {
   type SettledMessage,
   settleMessages,
 } from '../db/campaign-messages.js';
-import type { Sql } from '../db/client.js';
+import type { Sql, TransactionSql } from '../db/client.js';
 import { coalescedWrites } from '../db/coalesced-writes.js';
 import { ensureOptOutLinks, optOut } from '../db/opt-outs.js';
 import { findCampaignProviders, type ProviderRecord } from '../db/providers.js';
@@ -55,6 +55,28 @@ export interface ChunkInput {
   quietHours?: boolean;
 }
 
+/** What a chunk's attempt starts from: its campaign, the campaign's providers, its messages. */
+export interface ChunkStart {
+  campaign: CampaignForSubmission | undefined;
+  records: ProviderRecord[];
+  /** Unsettled, from the attempt's first seq on: read under the chunk's lease. */
+  pending: PendingMessage[];
+}
+
+/** A chunk's start in one round trip, for an attempt that holds its lease already. */
+export async function readChunk(
+  sql: Sql | TransactionSql,
+  input: ChunkInput,
+  fromSeq = input.fromSeq,
+): Promise<ChunkStart> {
+  const [campaign, records, pending] = await Promise.all([
+    findCampaignForSubmission(sql, input.campaignId),
+    findCampaignProviders(sql, input.campaignId),
+    findPendingMessages(sql, input.campaignId, fromSeq, input.toSeq),
+  ]);
+  return { campaign, records, pending };
+}
+
 /** One attempt at a chunk: what it is, where it resumes, how it beats and how it takes its lease. */
 export interface ChunkAttempt {
   run: 'local' | 'activity' | 'first_try';
@@ -66,6 +88,8 @@ export interface ChunkAttempt {
    * to take it; undefined when this attempt gives way to whoever holds it.
    */
   lease: SubmissionLease | ((sql: Sql, key: string) => Promise<SubmissionLease | undefined>);
+  /** With a lease held already: the chunk's start, read when it was taken (readChunk). */
+  start?: ChunkStart;
 }
 
 /** Messages submitted concurrently within a chunk; each batch is one attempt write and one settle. */
@@ -452,29 +476,35 @@ export function createChunkRunner(deps: CampaignActivityDeps) {
     beat(resumeFrom);
     const beating = setInterval(() => beat(resumeFrom), HEARTBEAT_INTERVAL_MS);
     const given = attempt.lease;
-    let lease = given instanceof SubmissionLease ? given : undefined;
+    let lease: SubmissionLease | undefined;
     try {
-      // Independent reads go together: each round trip to Postgres is on a message's way out.
-      // The chunk's messages are read only under its lease: with it at hand, in the same round.
-      const pendingFrom = (from: number) =>
-        findPendingMessages(deps.sql, input.campaignId, from, input.toSeq);
-      const [found, records, leased, early] = await Promise.allSettled([
-        findCampaignForSubmission(deps.sql, input.campaignId),
-        findCampaignProviders(deps.sql, input.campaignId),
-        given instanceof SubmissionLease
-          ? given
-          : given(deps.sql, chunkLeaseKey(input.campaignId, input.fromSeq)),
-        lease ? pendingFrom(resumeFrom) : undefined,
-      ]);
-      // Held before the other reads' failures are thrown, so that `finally` releases it.
-      lease = fulfilled(leased);
-      // Someone else is at this chunk (a first try's lease is never waited for).
-      if (!lease) return { completed: false };
-      const campaign = fulfilled(found);
+      let start: ChunkStart;
+      if (given instanceof SubmissionLease) {
+        lease = given;
+        start = attempt.start ?? (await readChunk(deps.sql, input, resumeFrom));
+      } else {
+        // Independent reads go together: each round trip to Postgres is on a message's way out.
+        // The chunk's messages are read only once its lease is held.
+        const [found, records, leased] = await Promise.allSettled([
+          findCampaignForSubmission(deps.sql, input.campaignId),
+          findCampaignProviders(deps.sql, input.campaignId),
+          given(deps.sql, chunkLeaseKey(input.campaignId, input.fromSeq)),
+        ]);
+        // Held before the other reads' failures are thrown, so that `finally` releases it.
+        lease = fulfilled(leased);
+        // Someone else is at this chunk (a first try's lease is never waited for).
+        if (!lease) return { completed: false };
+        start = {
+          campaign: fulfilled(found),
+          records: fulfilled(records),
+          pending: await findPendingMessages(deps.sql, input.campaignId, resumeFrom, input.toSeq),
+        };
+      }
+      const campaign = start.campaign;
       if (!campaign)
         throw activityFailure('CampaignNotFound', `campaign ${input.campaignId} not found`);
-      const chain = providerChain(deps, campaign, fulfilled(records));
-      const unsent = fulfilled(early) ?? (await pendingFrom(resumeFrom));
+      const chain = providerChain(deps, campaign, start.records);
+      const unsent = start.pending;
       const pacer = createPacer(deps.sql, campaign.workspaceId);
       const pending = input.quietHours ? await outsideQuietHours(deps, campaign, unsent) : unsent;
       for (let offset = 0; offset < pending.length; offset += BATCH_SIZE) {

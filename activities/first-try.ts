@@ -1,6 +1,6 @@
 import type { Sql, TransactionSql } from '../db/client.js';
 import { FIRST_TRY_MAX_MESSAGES } from '../domain/first-try.js';
-import { type ChunkRunner, chunkLeaseKey } from './campaign.js';
+import { type ChunkRunner, type ChunkStart, chunkLeaseKey, readChunk } from './campaign.js';
 import { SubmissionLease } from './lease.js';
 
 /** As long as the run's own local first try may take (workflows/campaign.ts). */
@@ -41,6 +41,7 @@ export function createFirstTries(
       reserved += 1;
       const signal = AbortSignal.timeout(FIRST_TRY_TIMEOUT_MS);
       let lease: SubmissionLease | undefined;
+      let start: ChunkStart | undefined;
       let campaignId = 0;
       let ended = false;
       const end = () => {
@@ -48,10 +49,17 @@ export function createFirstTries(
         ended = true;
       };
       return {
-        /** In the save's transaction: the campaign's first chunk is held for this try. */
+        /**
+         * In the save's transaction: the campaign's first chunk is held for this try, and what
+         * the try starts from is read there too, in the same round trip.
+         */
         async hold(tx: TransactionSql, id: number): Promise<void> {
           campaignId = id;
-          lease = await SubmissionLease.takeWithin(tx, sql, chunkLeaseKey(id, 1), signal);
+          const chunk = { campaignId: id, fromSeq: 1, toSeq: send.messages };
+          [lease, start] = await Promise.all([
+            SubmissionLease.takeWithin(tx, sql, chunkLeaseKey(id, 1), signal),
+            readChunk(tx, chunk),
+          ]);
         },
         /**
          * Once saved: submits its `messages`. Settles when the try has ended, or after its head
@@ -65,7 +73,7 @@ export function createFirstTries(
           }
           const attempt: Promise<void> = runChunk(
             { campaignId, fromSeq: 1, toSeq: messages, quietHours: true },
-            { run: 'first_try', beat: () => {}, lease },
+            { run: 'first_try', beat: () => {}, lease, start },
           )
             .then(() => {})
             .catch((error: unknown) => {

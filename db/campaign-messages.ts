@@ -31,7 +31,7 @@ export interface PendingMessage {
 }
 
 /** A campaign as its submissions need it, with its failover route's providers (same round trip). */
-export async function findCampaignForSubmission(sql: Sql, campaignId: number) {
+export async function findCampaignForSubmission(sql: Sql | TransactionSql, campaignId: number) {
   const [campaign] = await sql<CampaignForSubmission[]>`
     select c.id, c.workspace_id, c.body, c.sender_id, c.routing_type, c.provider_slug,
            c.failover_route_slug, c.purpose, c.valid_until, r.provider_slugs as route_providers
@@ -50,7 +50,7 @@ export async function countMessages(sql: Sql, campaignId: number): Promise<numbe
 
 /** Unsettled messages of a chunk, in order. */
 export async function findPendingMessages(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   campaignId: number,
   fromSeq: number,
   toSeq: number,

@@ -219,49 +219,55 @@ export async function insertCampaign(
     const excluded = input.recipients
       .filter((recipient) => optedOut.has(recipient))
       .map((recipient) => (erasedNumbers.has(recipient) ? maskedNumber(recipient) : recipient));
-    const [campaign] = await tx<{ id: number; createdAt: Date; batchId: string }[]>`
-      insert into campaigns (workspace_id, api_key_id, source, name, reference, purpose, body,
-                             sender_id, routing_type, provider_slug, failover_route_slug, status,
-                             requested_recipients, excluded_recipients, scheduled_at, valid_until,
-                             segments)
-      values (${input.workspaceId}, ${input.apiKeyId}, ${input.source ?? 'api'},
-              ${input.name ?? null}, ${input.reference}, ${input.purpose},
-              ${input.body}, ${input.senderId}, ${input.routingType}, ${input.providerSlug},
-              ${input.failoverRouteSlug}, 'paused', ${input.recipients.length}, ${optedOut.size},
-              ${input.sendAt ?? null},
-              coalesce(${input.sendAt ?? null}::timestamptz, now())
-                + make_interval(hours => ${input.validityHours ?? 24}),
-              ${input.segments ?? null})
-      returning id, created_at, batch_id`;
+    const cap = input.dailyCap;
+    // The cap is held beside the insert, in the same round trip.
+    const [[campaign], withinCap] = await Promise.all([
+      tx<{ id: number; createdAt: Date; batchId: string }[]>`
+        insert into campaigns (workspace_id, api_key_id, source, name, reference, purpose, body,
+                               sender_id, routing_type, provider_slug, failover_route_slug, status,
+                               requested_recipients, excluded_recipients, scheduled_at, valid_until,
+                               segments)
+        values (${input.workspaceId}, ${input.apiKeyId}, ${input.source ?? 'api'},
+                ${input.name ?? null}, ${input.reference}, ${input.purpose},
+                ${input.body}, ${input.senderId}, ${input.routingType}, ${input.providerSlug},
+                ${input.failoverRouteSlug}, 'paused', ${input.recipients.length}, ${optedOut.size},
+                ${input.sendAt ?? null},
+                coalesce(${input.sendAt ?? null}::timestamptz, now())
+                  + make_interval(hours => ${input.validityHours ?? 24}),
+                ${input.segments ?? null})
+        returning id, created_at, batch_id`,
+      !cap || recipients.length === 0
+        ? true
+        : reserveDailySegments(tx, {
+            workspaceId: input.workspaceId,
+            segments: totalSegments(input, recipients),
+            cap: cap.segments,
+            nearPercent: cap.nearPercent,
+          }),
+    ]);
+    if (cap && !withinCap) throw new DailyCapReachedError(cap.segments);
     const { id, createdAt, batchId } = campaign as { id: number; createdAt: Date; batchId: string };
     const workflowId = input.workflowIdOf?.(id) ?? null;
-    // The workflow id names the campaign's id, so it is set with the messages, one round trip.
-    await tx`
-      ${
-        workflowId
-          ? tx`with named as (
-                 update campaigns set workflow_id = ${workflowId} where id = ${id})`
-          : tx``
-      }
-      ${messageRows(tx, id, input, recipients)}`;
-    if (excluded.length > 0)
-      await tx`
-        insert into campaign_exclusions (campaign_id, seq, recipient, reason)
-        select ${id}, ${recipients.length} + ordinality, recipient, 'opted_out'
-        from unnest(${excluded}::text[]) with ordinality as r(recipient, ordinality)`;
-    const cap = input.dailyCap;
-    if (
-      cap &&
-      recipients.length > 0 &&
-      !(await reserveDailySegments(tx, {
-        workspaceId: input.workspaceId,
-        segments: totalSegments(input, recipients),
-        cap: cap.segments,
-        nearPercent: cap.nearPercent,
-      }))
-    )
-      throw new DailyCapReachedError(cap.segments);
-    await alongside?.(tx, { id });
+    // The messages go first and `alongside` right behind them, in one round trip: Postgres runs
+    // a connection's statements in the order sent, so `alongside` sees the messages.
+    const written = [
+      // The workflow id names the campaign's id, so it is set with the messages.
+      tx`
+        ${
+          workflowId
+            ? tx`with named as (
+                   update campaigns set workflow_id = ${workflowId} where id = ${id})`
+            : tx``
+        }
+        ${messageRows(tx, id, input, recipients)}`.execute(),
+      excluded.length > 0
+        ? tx`
+            insert into campaign_exclusions (campaign_id, seq, recipient, reason)
+            select ${id}, ${recipients.length} + ordinality, recipient, 'opted_out'
+            from unnest(${excluded}::text[]) with ordinality as r(recipient, ordinality)`.execute()
+        : undefined,
+    ];
+    await Promise.all([...written, alongside?.(tx, { id })]);
     return {
       id,
       view: {

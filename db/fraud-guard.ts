@@ -1,6 +1,6 @@
 /** The fraud guard's rows: settings, recent sends, blocked ranges, daily use, refusals, buckets. */
 import type { GuardOverrides, GuardRule } from '../domain/fraud-guard.js';
-import type { Sql, TransactionSql } from './client.js';
+import { relaxedCommit, type Sql, type TransactionSql } from './client.js';
 
 type AnySql = Sql | TransactionSql;
 
@@ -287,16 +287,17 @@ export interface BucketTake {
 /**
  * Takes one token from each bucket, or none when any is empty, in one statement: the rows are
  * locked in key order (no deadlock between replicas) and refilled by Postgres's clock (replicas'
- * clocks do not matter). A bucket's first request creates it full, then takes again.
+ * clocks do not matter). A bucket's first request creates it full, then takes again. A relaxed
+ * commit: takes lost in a crash of Postgres are granted once more.
  */
 export async function takeRateTokens(
-  sql: AnySql,
+  sql: Sql,
   buckets: readonly { key: string; capacity: number; perSecond: number }[],
 ): Promise<BucketTake[]> {
   const keys = buckets.map((bucket) => bucket.key);
   const capacities = buckets.map((bucket) => bucket.capacity);
   const take = () => sql<BucketTake[]>`
-    with wanted as (
+    with ${relaxedCommit(sql)}, wanted as (
       select * from unnest(${keys}::text[], ${capacities}::float8[],
         ${buckets.map((bucket) => bucket.perSecond)}::float8[]) as w(key, capacity, rate)
     ), locked as (
@@ -313,7 +314,7 @@ export async function takeRateTokens(
     update rate_buckets b
     set tokens = l.refilled - case when v.ok then 1 else 0 end,
       refreshed_at = greatest(b.refreshed_at, statement_timestamp())
-    from locked l, verdict v
+    from locked l, verdict v, relaxed
     where b.key = l.key
     returning b.key, v.ok as allowed, b.tokens, l.capacity, l.rate`;
   const takes = await take();

@@ -44,7 +44,7 @@ export async function findProviders(
  * read beside the campaign (findCampaignForSubmission), not after it.
  */
 export async function findCampaignProviders(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   campaignId: number,
 ): Promise<ProviderRecord[]> {
   return sql<ProviderRecord[]>`

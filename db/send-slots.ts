@@ -1,4 +1,4 @@
-import type { Sql } from './client.js';
+import { relaxedCommit, type Sql } from './client.js';
 
 /*
  * provider_send_slots: the next free submission slot of each provider, shared by every worker.
@@ -7,7 +7,8 @@ import type { Sql } from './client.js';
 
 /**
  * Reserves `count` consecutive slots of `1 / perSecond` s; returns how many milliseconds from
- * now the first one starts (negative or zero: now).
+ * now the first one starts (negative or zero: now). A relaxed commit: a reservation lost in a
+ * crash of Postgres lets at most one more moment's slots go early.
  */
 export async function reserveSlots(
   sql: Sql,
@@ -17,8 +18,9 @@ export async function reserveSlots(
 ): Promise<number> {
   const span = count / perSecond;
   const [row] = await sql<{ delayMs: number }[]>`
+    with ${relaxedCommit(sql)}
     insert into provider_send_slots as s (provider_key, next_slot_at)
-    values (${key}, clock_timestamp() + make_interval(secs => ${span}))
+    select ${key}, clock_timestamp() + make_interval(secs => ${span}) from relaxed
     on conflict (provider_key) do update
       set next_slot_at = greatest(s.next_slot_at, clock_timestamp()) + make_interval(secs => ${span})
     returning extract(epoch from (next_slot_at - make_interval(secs => ${span}) - clock_timestamp())) * 1000
