@@ -90,6 +90,8 @@ export interface ChunkAttempt {
   lease: SubmissionLease | ((sql: Sql, key: string) => Promise<SubmissionLease | undefined>);
   /** With a lease held already: the chunk's start, read when it was taken (readChunk). */
   start?: ChunkStart;
+  /** A pacer with slots reserved ahead for this attempt; unset: a new one. */
+  pacer?: Pacer;
 }
 
 /** Messages submitted concurrently within a chunk; each batch is one attempt write and one settle. */
@@ -106,7 +108,7 @@ export const chunkLeaseKey = (campaignId: number, fromSeq: number) =>
   `campaign/${campaignId}/${fromSeq}`;
 
 /** The providers a campaign's messages go through, in order, from their records. */
-function providerChain(
+export function providerChain(
   deps: CampaignActivityDeps,
   campaign: CampaignForSubmission,
   records: ProviderRecord[],
@@ -505,7 +507,7 @@ export function createChunkRunner(deps: CampaignActivityDeps) {
         throw activityFailure('CampaignNotFound', `campaign ${input.campaignId} not found`);
       const chain = providerChain(deps, campaign, start.records);
       const unsent = start.pending;
-      const pacer = createPacer(deps.sql, campaign.workspaceId);
+      const pacer = attempt.pacer ?? createPacer(deps.sql, campaign.workspaceId);
       const pending = input.quietHours ? await outsideQuietHours(deps, campaign, unsent) : unsent;
       for (let offset = 0; offset < pending.length; offset += BATCH_SIZE) {
         await otpFirst.beforeCampaignBatch();

@@ -1,7 +1,15 @@
-import type { Sql, TransactionSql } from '../db/client.js';
+import type { TransactionSql } from '../db/client.js';
 import { FIRST_TRY_MAX_MESSAGES } from '../domain/first-try.js';
-import { type ChunkRunner, type ChunkStart, chunkLeaseKey, readChunk } from './campaign.js';
+import {
+  type CampaignActivityDeps,
+  type ChunkRunner,
+  type ChunkStart,
+  chunkLeaseKey,
+  providerChain,
+  readChunk,
+} from './campaign.js';
 import { SubmissionLease } from './lease.js';
+import { createPacer, type Pacer } from './throughput.js';
 
 /** As long as the run's own local first try may take (workflows/campaign.ts). */
 const FIRST_TRY_TIMEOUT_MS = 30_000;
@@ -20,7 +28,7 @@ const HEAD_START_MS = 50;
  * run's attempts wait for and never share.
  */
 export function createFirstTries(
-  sql: Sql,
+  deps: CampaignActivityDeps,
   runChunk: ChunkRunner,
   options: {
     /** First tries at once at most; a busier process leaves the rest to the runs. */
@@ -42,6 +50,7 @@ export function createFirstTries(
       const signal = AbortSignal.timeout(FIRST_TRY_TIMEOUT_MS);
       let lease: SubmissionLease | undefined;
       let start: ChunkStart | undefined;
+      let pacer: Pacer | undefined;
       let campaignId = 0;
       let ended = false;
       const end = () => {
@@ -51,15 +60,20 @@ export function createFirstTries(
       return {
         /**
          * In the save's transaction: the campaign's first chunk is held for this try, and what
-         * the try starts from is read there too, in the same round trip.
+         * the try starts from is read there too, in the same round trip; its first provider's
+         * slots are then reserved while the save commits.
          */
         async hold(tx: TransactionSql, id: number): Promise<void> {
           campaignId = id;
           const chunk = { campaignId: id, fromSeq: 1, toSeq: send.messages };
           [lease, start] = await Promise.all([
-            SubmissionLease.takeWithin(tx, sql, chunkLeaseKey(id, 1), signal),
+            SubmissionLease.takeWithin(tx, deps.sql, chunkLeaseKey(id, 1), signal),
             readChunk(tx, chunk),
           ]);
+          if (!lease || !start.campaign) return;
+          const [first] = providerChain(deps, start.campaign, start.records);
+          pacer = createPacer(deps.sql, start.campaign.workspaceId);
+          if (first) pacer.reserveAhead(first, start.pending.length);
         },
         /**
          * Once saved: submits its `messages`. Settles when the try has ended, or after its head
@@ -73,7 +87,7 @@ export function createFirstTries(
           }
           const attempt: Promise<void> = runChunk(
             { campaignId, fromSeq: 1, toSeq: messages, quietHours: true },
-            { run: 'first_try', beat: () => {}, lease, start },
+            { run: 'first_try', beat: () => {}, lease, start, pacer },
           )
             .then(() => {})
             .catch((error: unknown) => {

@@ -136,7 +136,7 @@ export async function startHeraldWorker(
   const otpFirst = new OtpFirst();
   const runChunk = createChunkRunner({ ...options, smppSessions, otpFirst });
   const activities = createActivities({ ...options, smppSessions }, { otpFirst, runChunk });
-  const firstTries = createFirstTries(options.sql, runChunk, {
+  const firstTries = createFirstTries({ ...options, smppSessions }, runChunk, {
     slots: FIRST_TRIES,
     log: (message) => logger.warn(message),
   });

@@ -336,6 +336,26 @@ describe('provider throughput', () => {
     // Ten slots at 10/s: the last starts 900 ms after the first.
     expect(Math.max(...times) - Math.min(...times)).toBeGreaterThanOrEqual(850);
   });
+
+  it('keeps slots reserved ahead (a first try’s) for their waits, and reserves the next after them', async () => {
+    const slug = `ahead-${Date.now()}`;
+    const provider = { slug, messagesPerSecond: 10 } as never;
+    const pacer = createPacer(stack.sql, tenant.workspaceId);
+    const started = performance.now();
+    const since = () => performance.now() - started;
+    pacer.reserveAhead(provider, 3);
+    await pacer.wait(provider);
+    const first = since();
+    // Another worker reserves once the three are: its slot comes after them.
+    const other = await reserveSlots(stack.sql, `${tenant.workspaceId}/${slug}`, 10, 1);
+    const rest = await Promise.all(
+      Array.from({ length: 3 }, () => pacer.wait(provider).then(since)),
+    );
+    // Three reserved slots 100 ms apart; the fourth after the other worker's, at 400 ms or later.
+    expect([first, ...rest.slice(0, 2)].map((time) => Math.round(time / 100))).toEqual([0, 1, 2]);
+    expect(other).toBeGreaterThanOrEqual(250);
+    expect(rest[2]).toBeGreaterThanOrEqual(390);
+  });
 });
 
 describe('the destinations a provider declares', () => {

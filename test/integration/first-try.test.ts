@@ -7,7 +7,11 @@
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCampaignActivities, createChunkRunner } from '../../activities/campaign.js';
+import {
+  type CampaignActivityDeps,
+  createCampaignActivities,
+  createChunkRunner,
+} from '../../activities/campaign.js';
 import { createFirstTries } from '../../activities/first-try.js';
 import { SubmissionLease } from '../../activities/lease.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
@@ -19,13 +23,14 @@ let tenant: Tenant;
 let simulator: RunningSimulator;
 let runChunk: ReturnType<typeof createChunkRunner>;
 let activities: ReturnType<typeof createCampaignActivities>;
+let deps: CampaignActivityDeps;
 const logged: string[] = [];
 
 beforeAll(async () => {
   stack = await openStack();
   tenant = await createTenant(stack.admin);
   simulator = await simulatorProvider(stack, tenant.workspaceId, 'first');
-  const deps = {
+  deps = {
     sql: stack.sql,
     ownProviderUrl: simulator.url,
     publicUrl: 'http://herald.test',
@@ -41,7 +46,7 @@ afterAll(async () => {
 });
 
 const firstTries = (slots: number) =>
-  createFirstTries(stack.sql, runChunk, { slots, log: (line) => logged.push(line) });
+  createFirstTries(deps, runChunk, { slots, log: (line) => logged.push(line) });
 
 type Tries = ReturnType<typeof firstTries>;
 
