@@ -187,14 +187,19 @@ function messageRows(tx: TransactionSql, id: number, input: NewCampaign, recipie
  * Saves the campaign (paused until its dispatch is confirmed) and one row per recipient;
  * marketing sends leave out the workspace's opted-out numbers. `alongside` runs in the same
  * transaction once the campaign has its id, as its last step (the REST send ties it to its
- * Idempotency-Key there): if it throws, nothing is saved.
+ * Idempotency-Key there): if it throws, nothing is saved. `making` may still be settling (its
+ * routing being read): the transaction begins meanwhile, and a refusal rolls it back.
  */
 export async function insertCampaign(
   sql: Sql,
-  input: NewCampaign,
+  making: NewCampaign | Promise<NewCampaign>,
   alongside?: (tx: TransactionSql, campaign: { id: number }) => Promise<void>,
 ): Promise<SavedCampaign> {
+  const made = Promise.resolve(making);
+  // Awaited in the transaction, which throws its refusal; not unhandled before then.
+  made.catch(() => {});
   return sql.begin(async (tx) => {
+    const input = await made;
     const erased = input.erasedOptOuts ?? new Map<string, string>();
     const erasedNumbers = new Set<string>();
     const optedOut =

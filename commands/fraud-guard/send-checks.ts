@@ -182,14 +182,14 @@ export function dailyCapReached(cap: number, now = new Date()): HeraldError {
 /** Saves a campaign (db/campaigns.ts), its daily-cap refusal answered as the 429 above. */
 export async function insertCampaignWithinCap(
   sql: Sql,
-  input: NewCampaign,
+  input: NewCampaign | Promise<NewCampaign>,
   alongside?: Parameters<typeof insertCampaign>[2],
 ): Promise<SavedCampaign> {
   try {
     return await insertCampaign(sql, input, alongside);
   } catch (error) {
     if (!(error instanceof DailyCapReachedError)) throw error;
-    countRefusal(sql, input.workspaceId, 'daily_cap');
+    countRefusal(sql, (await input).workspaceId, 'daily_cap');
     throw dailyCapReached(error.cap);
   }
 }

@@ -72,11 +72,12 @@ export async function saveCampaign(
 ): Promise<SavedCampaign> {
   const { workspaceId, apiKey, idempotencyKey } = origin;
   checkSchedule(request);
-  const routing = await resolveRouting(deps.sql, { workspaceId, ...(apiKey ?? NO_KEY) }, request);
+  // Read while the save's transaction begins: a refusal rolls it back.
+  const routing = resolveRouting(deps.sql, { workspaceId, ...(apiKey ?? NO_KEY) }, request);
   const { audit, alongside } = options;
   return insertCampaignWithinCap(
     deps.sql,
-    {
+    routing.then((routing) => ({
       workspaceId,
       apiKeyId: apiKey?.keyId ?? null,
       source: origin.source,
@@ -92,7 +93,7 @@ export async function saveCampaign(
       validityHours: deps.env.MESSAGE_VALIDITY_HOURS,
       ...campaignTexts(request, deps.publicUrl),
       workflowIdOf: (id) => campaignWorkflowId(workspaceId, idempotencyKey, id),
-    },
+    })),
     async (tx, campaign) => {
       if (audit) await writeAudit(tx, audit.actor, workspaceId, audit.line(campaign.id));
       await alongside?.(tx, campaign);
