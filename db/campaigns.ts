@@ -183,23 +183,31 @@ function messageRows(tx: TransactionSql, id: number, input: NewCampaign, recipie
       with ordinality as r(recipient, body, segments, ordinality)`;
 }
 
+/** A new campaign's id, drawn from its identity's sequence before the campaign is written. */
+async function nextCampaignId(sql: Sql): Promise<number> {
+  const [row] = await sql<{ id: number }[]>`
+    select nextval(pg_get_serial_sequence('campaigns', 'id')) as id`;
+  return Number(row?.id);
+}
+
 /**
  * Saves the campaign (paused until its dispatch is confirmed) and one row per recipient;
  * marketing sends leave out the workspace's opted-out numbers. `alongside` runs in the same
  * transaction once the campaign has its id, as its last step (the REST send ties it to its
- * Idempotency-Key there): if it throws, nothing is saved. `making` may still be settling (its
- * routing being read): the transaction begins meanwhile, and a refusal rolls it back.
+ * Idempotency-Key there): if it throws, nothing is saved. `committing` is told once only the
+ * commit is left; it too may still refuse. `making` may still be settling (its routing being
+ * read): the campaign's id is drawn meanwhile.
  */
 export async function insertCampaign(
   sql: Sql,
   making: NewCampaign | Promise<NewCampaign>,
   alongside?: (tx: TransactionSql, campaign: { id: number }) => Promise<void>,
+  committing?: (campaign: { id: number }) => void,
 ): Promise<SavedCampaign> {
-  const made = Promise.resolve(making);
-  // Awaited in the transaction, which throws its refusal; not unhandled before then.
-  made.catch(() => {});
+  // Its id is drawn beside the routing's reads (never inside the transaction: a transaction
+  // waiting for another connection could starve the pool), so the save writes in one round trip.
+  const [input, id] = await Promise.all([making, nextCampaignId(sql)]);
   return sql.begin(async (tx) => {
-    const input = await made;
     const erased = input.erasedOptOuts ?? new Map<string, string>();
     const erasedNumbers = new Set<string>();
     const optedOut =
@@ -225,22 +233,25 @@ export async function insertCampaign(
       .filter((recipient) => optedOut.has(recipient))
       .map((recipient) => (erasedNumbers.has(recipient) ? maskedNumber(recipient) : recipient));
     const cap = input.dailyCap;
-    // The cap is held beside the insert, in the same round trip.
-    const [[campaign], withinCap] = await Promise.all([
-      tx<{ id: number; createdAt: Date; batchId: string }[]>`
-        insert into campaigns (workspace_id, api_key_id, source, name, reference, purpose, body,
-                               sender_id, routing_type, provider_slug, failover_route_slug, status,
-                               requested_recipients, excluded_recipients, scheduled_at, valid_until,
-                               segments)
-        values (${input.workspaceId}, ${input.apiKeyId}, ${input.source ?? 'api'},
-                ${input.name ?? null}, ${input.reference}, ${input.purpose},
-                ${input.body}, ${input.senderId}, ${input.routingType}, ${input.providerSlug},
-                ${input.failoverRouteSlug}, 'paused', ${input.recipients.length}, ${optedOut.size},
-                ${input.sendAt ?? null},
-                coalesce(${input.sendAt ?? null}::timestamptz, now())
-                  + make_interval(hours => ${input.validityHours ?? 24}),
-                ${input.segments ?? null})
-        returning id, created_at, batch_id`,
+    const workflowId = input.workflowIdOf?.(id) ?? null;
+    // Everything in one round trip: Postgres runs a connection's statements in the order sent,
+    // so the messages follow their campaign, and `alongside` (sent last) sees them all.
+    const inserted = tx<{ createdAt: Date; batchId: string }[]>`
+      insert into campaigns (id, workspace_id, api_key_id, source, name, reference, purpose, body,
+                             sender_id, routing_type, provider_slug, failover_route_slug, status,
+                             requested_recipients, excluded_recipients, scheduled_at, valid_until,
+                             segments, workflow_id)
+      overriding system value
+      values (${id}, ${input.workspaceId}, ${input.apiKeyId}, ${input.source ?? 'api'},
+              ${input.name ?? null}, ${input.reference}, ${input.purpose},
+              ${input.body}, ${input.senderId}, ${input.routingType}, ${input.providerSlug},
+              ${input.failoverRouteSlug}, 'paused', ${input.recipients.length}, ${optedOut.size},
+              ${input.sendAt ?? null},
+              coalesce(${input.sendAt ?? null}::timestamptz, now())
+                + make_interval(hours => ${input.validityHours ?? 24}),
+              ${input.segments ?? null}, ${workflowId})
+      returning created_at, batch_id`.execute();
+    const withinCap =
       !cap || recipients.length === 0
         ? true
         : reserveDailySegments(tx, {
@@ -248,23 +259,9 @@ export async function insertCampaign(
             segments: totalSegments(input, recipients),
             cap: cap.segments,
             nearPercent: cap.nearPercent,
-          }),
-    ]);
-    if (cap && !withinCap) throw new DailyCapReachedError(cap.segments);
-    const { id, createdAt, batchId } = campaign as { id: number; createdAt: Date; batchId: string };
-    const workflowId = input.workflowIdOf?.(id) ?? null;
-    // The messages go first and `alongside` right behind them, in one round trip: Postgres runs
-    // a connection's statements in the order sent, so `alongside` sees the messages.
+          });
     const written = [
-      // The workflow id names the campaign's id, so it is set with the messages.
-      tx`
-        ${
-          workflowId
-            ? tx`with named as (
-                   update campaigns set workflow_id = ${workflowId} where id = ${id})`
-            : tx``
-        }
-        ${messageRows(tx, id, input, recipients)}`.execute(),
+      messageRows(tx, id, input, recipients).execute(),
       excluded.length > 0
         ? tx`
             insert into campaign_exclusions (campaign_id, seq, recipient, reason)
@@ -272,7 +269,16 @@ export async function insertCampaign(
             from unnest(${excluded}::text[]) with ordinality as r(recipient, ordinality)`.execute()
         : undefined,
     ];
-    await Promise.all([...written, alongside?.(tx, { id })]);
+    const [[campaign], held] = await Promise.all([
+      inserted,
+      withinCap,
+      ...written,
+      alongside?.(tx, { id }),
+    ]);
+    // Refused after `alongside` was sent: the transaction rolls back all of it.
+    if (cap && !held) throw new DailyCapReachedError(cap.segments);
+    committing?.({ id });
+    const { createdAt, batchId } = campaign as { createdAt: Date; batchId: string };
     return {
       id,
       view: {

@@ -184,9 +184,10 @@ export async function insertCampaignWithinCap(
   sql: Sql,
   input: NewCampaign | Promise<NewCampaign>,
   alongside?: Parameters<typeof insertCampaign>[2],
+  committing?: Parameters<typeof insertCampaign>[3],
 ): Promise<SavedCampaign> {
   try {
-    return await insertCampaign(sql, input, alongside);
+    return await insertCampaign(sql, input, alongside, committing);
   } catch (error) {
     if (!(error instanceof DailyCapReachedError)) throw error;
     countRefusal(sql, (await input).workspaceId, 'daily_cap');

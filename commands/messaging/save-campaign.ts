@@ -68,13 +68,15 @@ export async function saveCampaign(
   options: {
     audit?: BatchAudit;
     alongside?: (tx: TransactionSql, campaign: { id: number }) => Promise<void>;
+    /** Told once only the commit is left (db/campaigns.ts insertCampaign); may still refuse. */
+    committing?: (campaign: { id: number }) => void;
   } = {},
 ): Promise<SavedCampaign> {
   const { workspaceId, apiKey, idempotencyKey } = origin;
   checkSchedule(request);
-  // Read while the save's transaction begins: a refusal rolls it back.
+  // Read while the campaign's id is drawn (insertCampaign).
   const routing = resolveRouting(deps.sql, { workspaceId, ...(apiKey ?? NO_KEY) }, request);
-  const { audit, alongside } = options;
+  const { audit, alongside, committing } = options;
   return insertCampaignWithinCap(
     deps.sql,
     routing.then((routing) => ({
@@ -98,6 +100,7 @@ export async function saveCampaign(
       if (audit) await writeAudit(tx, audit.actor, workspaceId, audit.line(campaign.id));
       await alongside?.(tx, campaign);
     },
+    committing,
   );
 }
 

@@ -109,9 +109,11 @@ async function saveSend(
   });
   try {
     saved = await saveCampaign(deps, origin, request, {
+      // In the save's round trip.
       alongside: async (tx, campaign) => {
-        // Pipelined: one round trip for both.
         await Promise.all([attach(String(campaign.id), tx), firstTry?.hold(tx, campaign.id)]);
+      },
+      committing: (campaign) => {
         // Too late to confirm its start once committed: roll back and refuse (docs/api.md "Admission").
         started = sendAdmission.committing(deadline.answerBy);
         const uncertain = uncertainSave(campaign.id);
