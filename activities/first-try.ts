@@ -9,6 +9,7 @@ import {
   readChunk,
 } from './campaign.js';
 import { SubmissionLease } from './lease.js';
+import type { OtpSubmitter } from './otp.js';
 import { createPacer, type Pacer } from './throughput.js';
 
 /** As long as the run's own local first try may take (workflows/campaign.ts). */
@@ -30,6 +31,7 @@ const HEAD_START_MS = 50;
 export function createFirstTries(
   deps: CampaignActivityDeps,
   runChunk: ChunkRunner,
+  submitter: OtpSubmitter,
   options: {
     /** First tries at once at most; a busier process leaves the rest to the runs. */
     slots: number;
@@ -109,6 +111,25 @@ export function createFirstTries(
           end();
         },
       };
+    },
+    /**
+     * An OTP request just saved: its code is submitted now, before its run starts, which finds
+     * it claimed and reports its outcome. Settles when the try has ended; what it could not do
+     * (Postgres away, say) its run does.
+     */
+    async code(request: { requestId: string; codeLength: number }): Promise<void> {
+      const attempt = submitter
+        .submit(request, AbortSignal.timeout(FIRST_TRY_TIMEOUT_MS))
+        .then(() => {})
+        .catch((error: unknown) => {
+          const reason = error instanceof Error ? error.message : String(error);
+          options.log(
+            `OTP request ${request.requestId}: its first try stopped (${reason}); its run takes it on`,
+          );
+        })
+        .finally(() => running.delete(attempt));
+      running.add(attempt);
+      await attempt;
     },
     /** Settles once no first try is in flight: before the worker closes its SMPP binds. */
     async drain(): Promise<void> {

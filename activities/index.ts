@@ -3,7 +3,7 @@ import type { SmppSessions } from '../providers/smpp/sessions.js';
 import { type ChunkRunner, createCampaignActivities, createChunkRunner } from './campaign.js';
 import { createHelpReplyActivities } from './help-reply.js';
 import { createMaintenanceActivities } from './maintenance.js';
-import { createOtpActivities } from './otp.js';
+import { createOtpActivities, type OtpSubmitter } from './otp.js';
 import { OtpFirst } from './otp-first.js';
 import { createReceiptReconciliationActivities } from './receipt-reconciliation.js';
 import { createWebhookActivities, type WebhookActivityDeps } from './webhooks.js';
@@ -25,12 +25,12 @@ export interface ActivityDeps extends Omit<WebhookActivityDeps, 'sql' | 'secret'
 }
 
 /**
- * Every activity of a worker. `otpFirst` (its codes go before its campaign batches) and `runChunk`
- * are the worker process's own, shared with the first tries it makes beside the api.
+ * Every activity of a worker. `otpFirst` (its codes go before its campaign batches), `runChunk`
+ * and `submitter` are the worker process's own, shared with the first tries it makes beside the api.
  */
 export function createActivities(
   deps: ActivityDeps,
-  shared: { otpFirst?: OtpFirst; runChunk?: ChunkRunner } = {},
+  shared: { otpFirst?: OtpFirst; runChunk?: ChunkRunner; submitter?: OtpSubmitter } = {},
 ) {
   const otpFirst = shared.otpFirst ?? new OtpFirst();
   const runChunk = shared.runChunk ?? createChunkRunner({ ...deps, otpFirst });
@@ -38,7 +38,7 @@ export function createActivities(
     ...createCampaignActivities({ ...deps, otpFirst }, runChunk),
     ...createHelpReplyActivities(deps),
     ...createMaintenanceActivities(deps),
-    ...createOtpActivities({ ...deps, otpFirst }),
+    ...createOtpActivities({ ...deps, otpFirst }, shared.submitter),
     ...createReceiptReconciliationActivities(deps),
     ...createWebhookActivities(deps),
   };

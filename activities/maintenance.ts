@@ -5,7 +5,7 @@ import { deleteExpiredIdempotencyKeys } from '../db/idempotency.js';
 import { deleteAbandonedClients, deleteOldRegistrationAttempts } from '../db/oauth-clients.js';
 import { deleteExpiredGrants } from '../db/oauth-grants.js';
 import { closeOrphanCampaigns } from '../db/orphan-campaigns.js';
-import { failUnsentExpiredOtpRequests } from '../db/otp-requests.js';
+import { failUnsentExpiredOtpRequests, finishRunlessOtpRequests } from '../db/otp-requests.js';
 import {
   deleteOldVerificationFailures,
   dropCampaignPersonalData,
@@ -54,8 +54,12 @@ export function createMaintenanceActivities(deps: {
       return deleteStaleLeases(deps.sql, input.batchSize);
     },
 
+    /** Expired requests never submitted, and those submitted beside a run that never came. */
     async failUnsentOtpRequests(input: { batchSize: number }): Promise<number> {
-      return failUnsentExpiredOtpRequests(deps.sql, input.batchSize);
+      return (
+        (await failUnsentExpiredOtpRequests(deps.sql, input.batchSize)) +
+        (await finishRunlessOtpRequests(deps.sql, input.batchSize))
+      );
     },
 
     async deleteAbandonedOAuthClients(input: { batchSize: number }): Promise<number> {

@@ -45,7 +45,12 @@ export function generateCode(length: number): string {
   return String(randomInt(0, 10 ** length)).padStart(length, '0');
 }
 
-export function createOtpActivities(deps: OtpActivityDeps) {
+/**
+ * Submits OTP requests' codes, ahead of the worker's campaign batches: from a request's run (its
+ * local activity) or, in a process that also serves the api, beside its start (a first try,
+ * activities/first-try.ts). Whichever claims a request first is the only one that ever submits it.
+ */
+export function createOtpSubmitter(deps: OtpActivityDeps) {
   const otpFirst = deps.otpFirst ?? new OtpFirst();
   async function providerFor(request: OtpForSubmission): Promise<SmsProvider | undefined> {
     const [provider] = await resolveProviders(deps.sql, deps, request.workspaceId, [
@@ -55,7 +60,7 @@ export function createOtpActivities(deps: OtpActivityDeps) {
   }
 
   /** An earlier attempt's outcome is unknown: only the provider can say whether it went out. */
-  async function reconcile(request: OtpForSubmission): Promise<OtpSubmission> {
+  async function reconcileRequest(request: OtpForSubmission): Promise<OtpSubmission> {
     if (request.status !== 'pending') return { status: request.status };
     const provider = await providerFor(request);
     const found = await provider?.lookup?.(otpMessageReference(request.id)).catch(() => undefined);
@@ -75,10 +80,10 @@ export function createOtpActivities(deps: OtpActivityDeps) {
    * Generates the code, stores only its keyed hash, and submits it. The plaintext lives only
    * in this function's memory: it is not returned, logged or saved.
    */
-  async function submitCode(input: {
-    requestId: string;
-    codeLength: number;
-  }): Promise<OtpSubmission> {
+  async function submitCode(
+    input: { requestId: string; codeLength: number },
+    signal?: AbortSignal,
+  ): Promise<OtpSubmission> {
     const { requestId } = input;
     const code = generateCode(input.codeLength);
     // The claim is the lease: once only, never renewed, nobody else ever submits this request.
@@ -92,14 +97,14 @@ export function createOtpActivities(deps: OtpActivityDeps) {
     if (!request) {
       // Retried, or expired before it could go: never send a second code for one request.
       const existing = await findOtpForSubmission(deps.sql, requestId);
-      return existing ? reconcile(existing) : { status: 'failed' };
+      return existing ? reconcileRequest(existing) : { status: 'failed' };
     }
     const provider = await providerFor(request);
     if (!provider) {
       await markOtpFailed(deps.sql, requestId, `provider ${request.providerSlug} is not active`);
       return { status: 'failed' };
     }
-    const fence = fixedFence(claimedAt + SUBMISSION_LEASE_MS, Context.current().cancellationSignal);
+    const fence = fixedFence(claimedAt + SUBMISSION_LEASE_MS, signal);
     const outcome = await submitWithRetries(
       provider,
       {
@@ -133,19 +138,40 @@ export function createOtpActivities(deps: OtpActivityDeps) {
         await markOtpFailed(deps.sql, requestId, `${provider.slug}: ${outcome.reason}`);
         return { status: 'failed' };
       case 'unknown':
-        return reconcile(request);
+        return reconcileRequest(request);
     }
   }
 
   return {
     /** One code's submission (submitCode), ahead of this worker's campaign batches. */
-    submitOtp(input: { requestId: string; codeLength: number }): Promise<OtpSubmission> {
-      return otpFirst.submittingCode(() => submitCode(input));
+    submit(
+      input: { requestId: string; codeLength: number },
+      signal?: AbortSignal,
+    ): Promise<OtpSubmission> {
+      return otpFirst.submittingCode(() => submitCode(input, signal));
     },
 
-    async reconcileOtp({ requestId }: { requestId: string }): Promise<OtpSubmission> {
+    /** What became of a submission whose outcome was unknown. */
+    async reconcile(requestId: string): Promise<OtpSubmission> {
       const request = await findOtpForSubmission(deps.sql, requestId);
-      return request ? reconcile(request) : { status: 'failed' };
+      return request ? reconcileRequest(request) : { status: 'failed' };
+    },
+  };
+}
+
+export type OtpSubmitter = ReturnType<typeof createOtpSubmitter>;
+
+export function createOtpActivities(
+  deps: OtpActivityDeps,
+  submitter: OtpSubmitter = createOtpSubmitter(deps),
+) {
+  return {
+    submitOtp(input: { requestId: string; codeLength: number }): Promise<OtpSubmission> {
+      return submitter.submit(input, Context.current().cancellationSignal);
+    },
+
+    reconcileOtp({ requestId }: { requestId: string }): Promise<OtpSubmission> {
+      return submitter.reconcile(requestId);
     },
 
     async finishOtp({ requestId }: { requestId: string }): Promise<OtpOutcome> {

@@ -283,3 +283,24 @@ export async function failUnsentExpiredOtpRequests(sql: Sql, limit: number): Pro
   for (const { id } of unsent) await markOtpFailed(sql, id, 'expired before it was submitted');
   return unsent.length;
 }
+
+/**
+ * Settles up to `limit` requests whose code was submitted but that no run finished: a first try
+ * beside the start (activities/first-try.ts) submits while Temporal may be away, and then no run
+ * is started unless the request is retried with its key. A quarter of an hour past its expiry
+ * (any run has finished its request by then), a request still pending is failed and refunded, as
+ * its run's reconciliation would at expiry, and each is given its outcome.
+ */
+export async function finishRunlessOtpRequests(sql: Sql, limit: number): Promise<number> {
+  const runless = await sql<{ id: string; status: string }[]>`
+    select id, status from otp_requests
+    where outcome is null and attempt_started_at is not null
+      and expires_at < now() - interval '15 minutes'
+    limit ${limit}`;
+  for (const { id, status } of runless) {
+    if (status === 'pending')
+      await markOtpFailed(sql, id, 'its submission was never confirmed, and no run reconciled it');
+    await finishOtpRequest(sql, id);
+  }
+  return runless.length;
+}

@@ -12,6 +12,7 @@ import {
 import { createChunkRunner } from '../activities/campaign.js';
 import { createFirstTries } from '../activities/first-try.js';
 import { type ActivityDeps, createActivities } from '../activities/index.js';
+import { createOtpSubmitter } from '../activities/otp.js';
 import { OtpFirst } from '../activities/otp-first.js';
 import { createSmppSessions } from '../activities/smpp-binds.js';
 import type { FirstTries } from '../commands/deps.js';
@@ -135,8 +136,12 @@ export async function startHeraldWorker(
   // One per worker process: its codes go before its campaign batches, however they are run.
   const otpFirst = new OtpFirst();
   const runChunk = createChunkRunner({ ...options, smppSessions, otpFirst });
-  const activities = createActivities({ ...options, smppSessions }, { otpFirst, runChunk });
-  const firstTries = createFirstTries({ ...options, smppSessions }, runChunk, {
+  const submitter = createOtpSubmitter({ ...options, smppSessions, otpFirst });
+  const activities = createActivities(
+    { ...options, smppSessions },
+    { otpFirst, runChunk, submitter },
+  );
+  const firstTries = createFirstTries({ ...options, smppSessions }, runChunk, submitter, {
     slots: FIRST_TRIES,
     log: (message) => logger.warn(message),
   });

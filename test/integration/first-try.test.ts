@@ -5,6 +5,7 @@
  * lease somebody else holds, and the run's attempt, raced against it, sends nothing a second time.
  * Counted where the user would: the simulator's inbox.
  */
+import { Client, Connection } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -14,9 +15,14 @@ import {
 } from '../../activities/campaign.js';
 import { createFirstTries } from '../../activities/first-try.js';
 import { SubmissionLease } from '../../activities/lease.js';
+import { createMaintenanceActivities } from '../../activities/maintenance.js';
+import { createOtpSubmitter } from '../../activities/otp.js';
+import { parseEnv } from '../../config/env.js';
+import { addCredits } from '../../db/credits.js';
 import type { RunningSimulator } from '../../providers/simulator/server.js';
+import { buildApp } from '../../server/app.js';
 import { inbox, numbers, saveDirectCampaign, simulatorProvider } from '../support/send.js';
-import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
+import { createTenant, openStack, PUBLIC_URL, type Stack, type Tenant } from '../support/stack.js';
 
 let stack: Stack;
 let tenant: Tenant;
@@ -30,6 +36,7 @@ beforeAll(async () => {
   stack = await openStack();
   tenant = await createTenant(stack.admin);
   simulator = await simulatorProvider(stack, tenant.workspaceId, 'first');
+  await addCredits(stack.sql, tenant.workspaceId, 100);
   deps = {
     sql: stack.sql,
     ownProviderUrl: simulator.url,
@@ -46,7 +53,10 @@ afterAll(async () => {
 });
 
 const firstTries = (slots: number) =>
-  createFirstTries(deps, runChunk, { slots, log: (line) => logged.push(line) });
+  createFirstTries(deps, runChunk, createOtpSubmitter(deps), {
+    slots,
+    log: (line) => logged.push(line),
+  });
 
 type Tries = ReturnType<typeof firstTries>;
 
@@ -87,6 +97,75 @@ const submitChunk = (campaignId: number, toSeq: number) =>
     toSeq,
     quietHours: true,
   }) as Promise<{ completed: boolean }>;
+
+/** The api with first tries beside it, as `herald start` wires it; `temporal` may be away. */
+function appWithFirstTries(temporal: Client) {
+  return buildApp(
+    {
+      env: parseEnv({ LOG_LEVEL: 'silent', PUBLIC_URL }),
+      publicUrl: PUBLIC_URL,
+      secret: stack.admin.secret,
+      sql: stack.sql,
+      temporal,
+      firstTries: firstTries(8),
+    },
+    { logger: false },
+  );
+}
+
+async function sendCode(app: ReturnType<typeof appWithFirstTries>, recipient: string) {
+  const answer = await app.inject({
+    method: 'POST',
+    url: '/api/v1/otp/send',
+    headers: { authorization: `Bearer ${tenant.token}` },
+    payload: { recipient, purpose: 'first-try', provider_slug: 'first' },
+  });
+  return answer.json().data as { request_id: string; status: string };
+}
+
+describe('an OTP code beside its run', () => {
+  it('leaves before its run starts; the run reports it accepted, and it verifies: sent once', async () => {
+    const app = appWithFirstTries(stack.temporal);
+    const [recipient] = numbers(1) as [string];
+    const sent = await sendCode(app, recipient);
+    const messages = await inbox(simulator.url, recipient);
+    const code = /(\d{6,8})/.exec(messages[0]?.body ?? '')?.[1];
+    const verified = await app.inject({
+      method: 'POST',
+      url: '/api/v1/otp/verify',
+      headers: { authorization: `Bearer ${tenant.token}` },
+      payload: { recipient, code, request_id: sent.request_id },
+    });
+    expect({
+      status: sent.status,
+      received: messages.length,
+      verified: verified.statusCode,
+    }).toEqual({ status: 'accepted', received: 1, verified: 200 });
+    await app.close();
+  });
+
+  it('leaves with Temporal away: on the phone, answered accepted, and given its outcome by maintenance once expired', async () => {
+    const app = appWithFirstTries(
+      new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) }),
+    );
+    const [recipient] = numbers(1) as [string];
+    const sent = await sendCode(app, recipient);
+    await app.close();
+    // No run was started: past its expiry, the maintenance sweep finishes it as its run would.
+    await stack.sql`
+      update otp_requests set expires_at = now() - interval '16 minutes'
+      where id = ${sent.request_id}`;
+    const { failUnsentOtpRequests } = createMaintenanceActivities({ sql: stack.sql });
+    await failUnsentOtpRequests({ batchSize: 1000 });
+    const [row] = await stack.sql<{ status: string; outcome: string }[]>`
+      select status, outcome from otp_requests where id = ${sent.request_id}`;
+    expect({
+      answered: sent.status,
+      received: (await inbox(simulator.url, recipient)).length,
+      ...row,
+    }).toEqual({ answered: 'accepted', received: 1, status: 'accepted', outcome: 'expired' });
+  });
+});
 
 describe('first tries beside the start', () => {
   it('sends a small campaign the moment it is saved, with no run, and completes it', async () => {
