@@ -20,6 +20,15 @@ const FIRST_TRY_TIMEOUT_MS = 30_000;
  */
 const HEAD_START_MS = 50;
 
+/** Settles when `work` does or after `ms`, whichever comes first, leaving no timer behind. */
+function settledOrAfter(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const after = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([work, after]).finally(() => clearTimeout(timer));
+}
+
 /**
  * First tries made beside a campaign's start, in a process that runs the api and a worker: the
  * moment the campaign is saved, its messages go to the provider through this worker's chunk
@@ -103,7 +112,7 @@ export function createFirstTries(
               end();
             });
           running.add(attempt);
-          return Promise.race([attempt, new Promise<void>((r) => setTimeout(r, HEAD_START_MS))]);
+          return settledOrAfter(attempt, HEAD_START_MS);
         },
         /** Not saved: the slot is free again, and the lease (never committed) let go. */
         cancel(): void {
@@ -114,10 +123,10 @@ export function createFirstTries(
     },
     /**
      * An OTP request just saved: its code is submitted now, before its run starts, which finds
-     * it claimed and reports its outcome. Settles when the try has ended; what it could not do
-     * (Postgres away, say) its run does.
+     * it claimed and reports its outcome. Settles when the try has ended, or after `waitMs`
+     * (the answer's deadline); what it could not do (Postgres away, say) its run does.
      */
-    async code(request: { requestId: string; codeLength: number }): Promise<void> {
+    code(request: { requestId: string; codeLength: number }, waitMs: number): Promise<void> {
       const attempt = submitter
         .submit(request, AbortSignal.timeout(FIRST_TRY_TIMEOUT_MS))
         .then(() => {})
@@ -129,7 +138,7 @@ export function createFirstTries(
         })
         .finally(() => running.delete(attempt));
       running.add(attempt);
-      await attempt;
+      return settledOrAfter(attempt, waitMs);
     },
     /** Settles once no first try is in flight: before the worker closes its SMPP binds. */
     async drain(): Promise<void> {

@@ -23,8 +23,8 @@ export interface CommandDeps {
 export interface FirstTries {
   /** A try for a send about to be saved, when one may be made (small, due now, a slot free). */
   reserve(send: { messages: number; scheduledAt: Date | null }): FirstTry | undefined;
-  /** Submits the code of an OTP request just saved, before its run starts; settles when done. */
-  code(request: { requestId: string; codeLength: number }): Promise<void>;
+  /** Submits the code of an OTP request just saved, before its run starts; settles when done or after `waitMs`. */
+  code(request: { requestId: string; codeLength: number }, waitMs: number): Promise<void>;
 }
 
 /** One reserved first try: `hold` in the save's transaction, then `begin` or `cancel`. */

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiKeyPrincipal } from '../../db/api-keys.js';
 import { isDatabaseUnavailable } from '../../db/client.js';
 import { reserveDailySegments } from '../../db/fraud-guard.js';
@@ -231,11 +230,10 @@ export async function sendOtp(
       // In `herald start` the code leaves before the run starts, which finds it claimed: on a
       // small machine the two would compete for the same cores. Not past the answer's deadline.
       const tryBy = Math.min(Date.now() + SUBMISSION_WAIT_MS, deadline.answerBy);
-      if (deps.firstTries)
-        await Promise.race([
-          deps.firstTries.code({ requestId, codeLength: send.codeLength }),
-          sleep(Math.max(0, tryBy - Date.now()), undefined, { ref: false }),
-        ]);
+      await deps.firstTries?.code(
+        { requestId, codeLength: send.codeLength },
+        Math.max(0, tryBy - Date.now()),
+      );
     }
     if (!current || current.status === 'pending') {
       await startOtpWorkflow(
