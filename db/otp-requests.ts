@@ -289,13 +289,15 @@ export async function failUnsentExpiredOtpRequests(sql: Sql, limit: number): Pro
  * beside the start (activities/first-try.ts) submits while Temporal may be away, and then no run
  * is started unless the request is retried with its key. A quarter of an hour past its expiry
  * (any run has finished its request by then), a request still pending is failed and refunded, as
- * its run's reconciliation would at expiry, and each is given its outcome.
+ * its run's reconciliation would at expiry, and each is given its outcome. Only requests expired
+ * within a week: older ones predate the sweep (an ended run that left no outcome), and finishing
+ * them now would send their webhooks' `otp.expired` days late.
  */
 export async function finishRunlessOtpRequests(sql: Sql, limit: number): Promise<number> {
   const runless = await sql<{ id: string; status: string }[]>`
     select id, status from otp_requests
     where outcome is null and attempt_started_at is not null
-      and expires_at < now() - interval '15 minutes'
+      and expires_at between now() - interval '7 days' and now() - interval '15 minutes'
     limit ${limit}`;
   for (const { id, status } of runless) {
     if (status === 'pending')
