@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { activityInfo, Context, heartbeat } from '@temporalio/activity';
 import { beginScheduledCampaign } from '../db/campaign-lifecycle.js';
@@ -17,6 +18,7 @@ import { coalescedWrites } from '../db/coalesced-writes.js';
 import { ensureOptOutLinks, optOut } from '../db/opt-outs.js';
 import { findCampaignProviders, type ProviderRecord } from '../db/providers.js';
 import { earliestHold, findQuietHours, holdMessages } from '../db/quiet-hours.js';
+import { type OpenWriteMark, openWriteMark, recordWritten } from '../db/submission-writes.js';
 import type { CampaignStatus } from '../domain/campaign-status.js';
 import { activityFailure } from '../domain/errors.js';
 import { campaignMessageReference } from '../domain/message-reference.js';
@@ -28,10 +30,16 @@ import { resolveProviders } from '../providers/registry.js';
 import type { SmppSessions } from '../providers/smpp/sessions.js';
 import type { LookupOutcome, SmsProvider } from '../providers/types.js';
 import { newOptOutToken } from '../security/tokens.js';
-import { campaignChunks } from '../telemetry/metrics.js';
-import { LeaseLost, MAX_SUBMISSION_MS, RECORDING_GRACE_MS, SubmissionLease } from './lease.js';
+import { campaignChunks, unwrittenClaims } from '../telemetry/metrics.js';
+import {
+  LeaseLost,
+  MAX_SUBMISSION_MS,
+  RECORDING_GRACE_MS,
+  SUBMISSION_LEASE_MS,
+  SubmissionLease,
+} from './lease.js';
 import { OtpFirst } from './otp-first.js';
-import { submitWithRetries } from './submission.js';
+import { submitWithRetries, type WriteMark } from './submission.js';
 import { createPacer, type Pacer } from './throughput.js';
 
 export interface CampaignActivityDeps {
@@ -98,6 +106,8 @@ export interface ChunkAttempt {
 const BATCH_SIZE = 50;
 /** Most claims one coalesced UPDATE carries (claimOne): more than a chunk ever has in flight. */
 const CLAIMS_PER_WRITE = 500;
+/** How often a write mark whose COMMIT failed is recorded again. */
+const RECORD_AGAIN_MS = 500;
 /** How often an uncertain submission not found yet is looked up again. */
 const LOOKUP_AGAIN_MS = 3_000;
 /** Well inside the workflow's 10 s heartbeat timeout. */
@@ -254,36 +264,105 @@ async function outsideQuietHours(
 
 type ClaimAnswer = 'claimed' | 'withdrawn' | 'lease-lost';
 
-/** Per lease, one writer per campaign and provider: the claims made meanwhile go in one UPDATE. */
+/**
+ * Per lease, one writer per campaign and provider: the claims made meanwhile go in one UPDATE.
+ * For a provider that cannot look messages up, the batch also gets its write mark, opened beside
+ * the UPDATE (db/submission-writes.ts) and shared by the messages it claimed.
+ */
 const claimWriters = new WeakMap<
   SubmissionLease,
-  Map<string, (seq: number) => Promise<ClaimAnswer>>
+  Map<string, (seq: number) => Promise<{ answer: ClaimAnswer; mark?: WriteMark }>>
 >();
 
-function claimWriter(lease: SubmissionLease, campaignId: number, provider: string) {
+function claimWriter(
+  lease: SubmissionLease,
+  campaignId: number,
+  provider: string,
+  withWriteMark: boolean,
+) {
   const writers = claimWriters.get(lease) ?? new Map();
   claimWriters.set(lease, writers);
   const key = `${campaignId}/${provider}`;
   let writer = writers.get(key);
   if (!writer) {
     writer = coalescedWrites(
-      async (seqs: number[]): Promise<ClaimAnswer[]> => {
-        const { leaseHeld, claimed } = await markAttempts(lease.sql, {
-          campaignId,
-          seqs,
-          provider,
-          lease: { key: lease.key, token: lease.token, marginMs: MAX_SUBMISSION_MS },
-        });
-        const taken = new Set(claimed);
-        return seqs.map((seq) =>
-          !leaseHeld ? 'lease-lost' : taken.has(seq) ? 'claimed' : 'withdrawn',
-        );
+      async (seqs: number[]) => {
+        const batch = withWriteMark ? randomUUID() : undefined;
+        const [marked, opened] = await Promise.allSettled([
+          markAttempts(lease.sql, {
+            campaignId,
+            seqs,
+            provider,
+            lease: { key: lease.key, token: lease.token, marginMs: MAX_SUBMISSION_MS },
+            batch,
+          }),
+          batch
+            ? openWriteMark(lease.sql, batch, () => recordWrittenAgain(lease.sql, batch))
+            : undefined,
+        ]);
+        if (marked.status === 'rejected') {
+          if (opened.status === 'fulfilled') opened.value?.rollback();
+          throw marked.reason;
+        }
+        const { leaseHeld, claimed } = marked.value;
+        const taken = new Set(leaseHeld ? claimed : []);
+        // Claimed but no mark could be opened: the claim stands (taken as possibly written).
+        if (opened.status === 'rejected') throw opened.reason;
+        const mark = opened.value && new SharedWriteMark(opened.value, taken.size);
+        return seqs.map((seq) => ({
+          answer: !leaseHeld ? 'lease-lost' : taken.has(seq) ? 'claimed' : 'withdrawn',
+          mark: taken.has(seq) ? mark : undefined,
+        }));
       },
       { max: CLAIMS_PER_WRITE },
     );
     writers.set(key, writer);
   }
   return writer;
+}
+
+/**
+ * A batch's write mark, shared by the messages it claimed: the first of them about to be written
+ * commits it (the others are written after the same COMMIT); once every one gave up unwritten, it
+ * is rolled back.
+ */
+class SharedWriteMark implements WriteMark {
+  #undecided: number;
+  #committed: Promise<void> | undefined;
+
+  constructor(
+    private readonly mark: OpenWriteMark,
+    claimed: number,
+  ) {
+    this.#undecided = claimed;
+    if (claimed === 0) mark.rollback();
+  }
+
+  commit(): Promise<void> {
+    this.#undecided--;
+    this.#committed ??= this.mark.commit();
+    return this.#committed;
+  }
+
+  giveUp() {
+    this.#undecided--;
+    if (this.#undecided === 0 && !this.#committed) this.mark.rollback();
+  }
+}
+
+/**
+ * A write mark's COMMIT failed after its PDUs were written (Postgres went away meanwhile): the row
+ * is recorded again, for as long as a lease lasts. A restart of Postgres is caught by the epoch.
+ */
+async function recordWrittenAgain(sql: Sql, batch: string) {
+  const until = performance.now() + SUBMISSION_LEASE_MS;
+  while (performance.now() < until) {
+    try {
+      return await recordWritten(sql, batch);
+    } catch {
+      await sleep(RECORD_AGAIN_MS);
+    }
+  }
 }
 
 /**
@@ -316,10 +395,17 @@ function recordAccepted(lease: SubmissionLease, campaignId: number, settled: Set
  * Claims one message as it is about to be written, or throws ClaimWithdrawn when its campaign was
  * canceled (LeaseLost when the lease ended). Claims made while one is being written go together.
  */
-async function claimOne(lease: SubmissionLease, campaignId: number, seq: number, provider: string) {
-  const answer = await claimWriter(lease, campaignId, provider)(seq);
+async function claimOne(
+  lease: SubmissionLease,
+  campaignId: number,
+  seq: number,
+  provider: SmsProvider,
+): Promise<WriteMark | undefined> {
+  const writer = claimWriter(lease, campaignId, provider.slug, !provider.lookup);
+  const { answer, mark } = await writer(seq);
   if (answer === 'lease-lost') throw new LeaseLost('it ended before the submission was marked');
   if (answer === 'withdrawn') throw new ClaimWithdrawn();
+  return mark;
 }
 
 /**
@@ -424,7 +510,7 @@ export function createChunkRunner(deps: CampaignActivityDeps) {
         {
           fence: lease,
           beforeFirstSubmission: markFirst
-            ? () => claimOne(lease, campaign.id, seq, provider.slug)
+            ? () => claimOne(lease, campaign.id, seq, provider)
             : undefined,
         },
         'campaign',
@@ -507,6 +593,7 @@ export function createChunkRunner(deps: CampaignActivityDeps) {
         throw activityFailure('CampaignNotFound', `campaign ${input.campaignId} not found`);
       const chain = providerChain(deps, campaign, start.records);
       const unsent = start.pending;
+      unwrittenClaims.inc(unsent.filter((message) => message.attemptUnwritten).length);
       const pacer = attempt.pacer ?? createPacer(deps.sql, campaign.workspaceId);
       const pending = input.quietHours ? await outsideQuietHours(deps, campaign, unsent) : unsent;
       for (let offset = 0; offset < pending.length; offset += BATCH_SIZE) {

@@ -16,6 +16,7 @@ import {
 import { deleteIdleSendSlots } from '../db/send-slots.js';
 import { deleteOldSignInFailures } from '../db/sign-in-failures.js';
 import { deleteStaleLeases } from '../db/submission-leases.js';
+import { deleteOldWriteMarks } from '../db/submission-writes.js';
 import { deleteOldWebhookEvents } from '../db/webhooks.js';
 
 /** docs/spec.md §5.2 item 7: a registration whose consent never completed expires after 30 days. */
@@ -50,8 +51,12 @@ export function createMaintenanceActivities(deps: {
       return closeOrphanCampaigns(deps.sql, input.batchSize);
     },
 
+    /** The leases, and the write marks of SMPP claims (db/submission-writes.ts), a day old. */
     async deleteStaleSubmissionLeases(input: { batchSize: number }): Promise<number> {
-      return deleteStaleLeases(deps.sql, input.batchSize);
+      return (
+        (await deleteStaleLeases(deps.sql, input.batchSize)) +
+        (await deleteOldWriteMarks(deps.sql, input.batchSize))
+      );
     },
 
     /** Expired requests never submitted, and those submitted beside a run that never came. */

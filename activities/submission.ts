@@ -74,7 +74,17 @@ export interface SubmissionGuards {
    * adapter, after its own waits (OutboundSms.beforeWrite), so what it marks has left or is
    * leaving Herald. A throw there writes nothing and is thrown from here.
    */
-  beforeFirstSubmission?: () => Promise<void>;
+  beforeFirstSubmission?: () => Promise<WriteMark | undefined>;
+}
+
+/**
+ * What a claim made at write time may hand back (db/submission-writes.ts): committed right before
+ * the write, after the fence, or given up when the submission is not written.
+ */
+export interface WriteMark {
+  /** Resolves once the mark's COMMIT was handed to its socket: the write follows at once. */
+  commit(): Promise<void>;
+  giveUp(): void;
 }
 
 /**
@@ -100,9 +110,15 @@ export async function submitWithRetries(
     if (message.validUntil && Date.now() >= message.validUntil.getTime())
       return { kind: 'expired', reason: 'validity period ended before it could be submitted' };
     const beforeWrite = async () => {
-      await before?.();
+      const mark = await before?.();
       before = undefined;
-      await guards.fence.ensure();
+      try {
+        await guards.fence.ensure();
+      } catch (error) {
+        mark?.giveUp();
+        throw error;
+      }
+      await mark?.commit();
     };
     const called = performance.now();
     const answer = await submitTraced(provider, { ...message, beforeWrite });

@@ -1,5 +1,6 @@
 import type { Sql, TransactionSql } from './client.js';
 import { takePendingCampaignReceipts } from './smpp-pending-receipts.js';
+import { WRITE_MARK_HORIZON } from './submission-writes.js';
 
 export interface CampaignForSubmission {
   id: number;
@@ -19,9 +20,12 @@ export interface CampaignForSubmission {
 export interface PendingMessage {
   seq: number;
   recipient: string;
+  /** The provider an earlier attempt may have given it to; null if none may have. */
   attemptProvider: string | null;
   /** Milliseconds since that attempt was marked, by Postgres's clock; null without one. */
   attemptAgeMs: number | null;
+  /** An earlier attempt claimed it, and provably wrote nothing of it (db/submission-writes.ts). */
+  attemptUnwritten: boolean;
   /** A marketing message whose recipient has opted out since the send. */
   optedOut: boolean;
   /** Its number was erased since the send (`herald recipient erase`): only a masked form is left. */
@@ -56,13 +60,21 @@ export async function findPendingMessages(
   toSeq: number,
 ) {
   return sql<PendingMessage[]>`
-    select m.seq, m.recipient, m.attempt_provider,
-      (extract(epoch from now() - m.attempt_started_at) * 1000)::float8 as attempt_age_ms,
+    select m.seq, m.recipient,
+      case when unwritten then null else m.attempt_provider end as attempt_provider,
+      case when unwritten then null
+        else (extract(epoch from now() - m.attempt_started_at) * 1000)::float8 end as attempt_age_ms,
+      unwritten as attempt_unwritten,
       c.purpose = 'marketing' and exists (
         select 1 from opt_outs o where o.workspace_id = c.workspace_id and o.recipient = m.recipient
       ) as opted_out,
       m.recipient not like '+%' as erased, m.body
-    from campaign_messages m join campaigns c on c.id = m.campaign_id
+    from campaign_messages m join campaigns c on c.id = m.campaign_id,
+      lateral (select coalesce(m.attempt_batch is not null
+        and m.attempt_epoch = pg_postmaster_start_time()
+        and m.attempt_started_at > now() - ${WRITE_MARK_HORIZON}::interval
+        and not exists (select 1 from submission_writes w where w.batch = m.attempt_batch), false)
+        as unwritten) claim
     where m.campaign_id = ${campaignId} and m.seq between ${fromSeq} and ${toSeq}
       and m.status = 'queued'
     order by m.seq`;
@@ -82,6 +94,8 @@ export async function markAttempts(
     seqs: number[];
     provider: string;
     lease: { key: string; token: number; marginMs: number };
+    /** The write batch whose mark will say whether they were written (db/submission-writes.ts). */
+    batch?: string;
   },
 ): Promise<{ leaseHeld: boolean; claimed: number[] }> {
   const { lease } = input;
@@ -94,7 +108,10 @@ export async function markAttempts(
       ) as held
     ),
     claimed as (
-      update campaign_messages set attempt_provider = ${input.provider}, attempt_started_at = now()
+      update campaign_messages set attempt_provider = ${input.provider}, attempt_started_at = now(),
+        attempt_batch = ${input.batch ?? null}::uuid,
+        attempt_epoch = case when ${input.batch ?? null}::uuid is not null
+          then pg_postmaster_start_time() end
       where campaign_id = ${input.campaignId} and seq = any(${input.seqs}) and status = 'queued'
         and (select held from lease)
         and not exists (

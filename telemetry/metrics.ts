@@ -46,6 +46,12 @@ export const campaignChunks = new Counter({
   registers,
 });
 
+export const unwrittenClaims = new Counter({
+  name: 'herald_unwritten_claims_total',
+  help: 'Campaign messages an interrupted attempt had claimed for an SMPP provider but provably never written (the write mark of their batch never committed): the attempt that took over sends them instead of failing them as outcome unknown',
+  registers,
+});
+
 export const providerCallDuration = new Histogram({
   name: 'herald_provider_call_duration_seconds',
   help: 'One submission to a provider, request to answer, by provider vendor and outcome',

@@ -1,0 +1,146 @@
+import type postgres from 'postgres';
+import { DatabaseUnavailableError, type Sql } from './client.js';
+
+/**
+ * Write marks (0043): what tells a successor whether a claimed batch of submissions to a provider
+ * that cannot look messages up (SMPP) was written, or provably not.
+ *
+ * A batch's claim commits first (markAttempts, with the batch's id and the epoch: when Postgres last
+ * started). Beside it, a transaction inserts the batch's row and stays open. Right before the
+ * batch's PDUs are written, its COMMIT is sent, and the PDUs follow in the same turn of the event
+ * loop, microseconds later. So:
+ *
+ * - the process dies before the COMMIT is sent: Postgres rolls the row back, and the claim without
+ *   a row says nothing was written; the successor sends the messages;
+ * - it dies after: the row commits, and what was claimed may have left; it is failed as outcome
+ *   unknown, as every claim was before (a kill in the microseconds between the COMMIT and the
+ *   writes is the only way to fail as unknown something that never left);
+ * - Postgres loses the COMMIT (it crashed or was stopped before making it durable): the process is
+ *   alive and records the row again (`recordWritten`); and a claim made before Postgres last
+ *   started is taken as possibly written whatever its row, so a restart between the two cannot
+ *   make a successor send again what was written.
+ */
+
+/** How long a row is kept: a successor comes within minutes; older claims count as possibly written. */
+export const WRITE_MARK_HORIZON = '12 hours';
+
+/** Rows older than this are deleted by the daily maintenance, well past the horizon. */
+const RETENTION = '1 day';
+
+export async function recordWritten(sql: Sql, batch: string) {
+  await sql`insert into submission_writes (batch) values (${batch}) on conflict do nothing`;
+}
+
+/** Deletes up to `limit` rows a day old: claims that old count as possibly written anyway. */
+export async function deleteOldWriteMarks(sql: Sql, limit: number): Promise<number> {
+  const result = await sql`
+    delete from submission_writes where batch in (
+      select batch from submission_writes where written_at < now() - ${RETENTION}::interval
+      limit ${limit})`;
+  return result.count;
+}
+
+/**
+ * The open transaction holding a batch's row. `commit` sends its COMMIT and resolves once the
+ * COMMIT was handed to the socket, so the caller writes right after; `rollback` when nothing of the
+ * batch is written. Its answer is awaited apart: a failed COMMIT calls `lost`, the row is recorded
+ * again there.
+ */
+export interface OpenWriteMark {
+  commit(): Promise<void>;
+  rollback(): void;
+}
+
+/**
+ * Opens the batch's transaction on a connection of its own (taken from the pool, given back when
+ * it ends) and inserts its row: one round trip, made beside the claim's.
+ */
+export async function openWriteMark(
+  sql: Sql,
+  batch: string,
+  lost: (error: unknown) => void,
+): Promise<OpenWriteMark> {
+  const session = await reserveWithin(sql, CONNECTION_WAIT_MS);
+  try {
+    await Promise.all([
+      session.unsafe('begin').execute(),
+      session`insert into submission_writes (batch) values (${batch})`.execute(),
+    ]);
+  } catch (error) {
+    end(session, session.unsafe('rollback'));
+    throw error;
+  }
+  let ended = false;
+  return {
+    async commit() {
+      if (ended) throw new Error('the write mark was already ended');
+      ended = true;
+      const commit = session.unsafe('commit');
+      end(session, commit, lost);
+      await handedToSocket(commit);
+    },
+    rollback() {
+      if (ended) return;
+      ended = true;
+      end(session, session.unsafe('rollback'));
+    },
+  };
+}
+
+/** How long a batch waits for a connection of its own; then its claim fails like any query. */
+const CONNECTION_WAIT_MS = 2_000;
+
+/** `sql.reserve()`, given up after `ms` (a connection that comes later goes straight back). */
+async function reserveWithin(sql: Sql, ms: number): Promise<postgres.ReservedSql> {
+  const reserving = sql.reserve();
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reserving.then(
+        (late) => late.release(),
+        () => {},
+      );
+      reject(
+        new DatabaseUnavailableError(
+          'No connection to Postgres became free in time.',
+          'POOL_TIMEOUT',
+        ),
+      );
+    }, ms);
+  });
+  try {
+    return await Promise.race([reserving, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A statement of postgres.js not sent yet. */
+type Statement = { execute(): PromiseLike<unknown> };
+
+/** Gives the connection back once `last` has been answered (or failed, told to `failed`). */
+function end(
+  session: postgres.ReservedSql,
+  last: Statement,
+  failed?: (error: unknown) => void,
+) {
+  last.execute().then(
+    () => session.release(),
+    (error: unknown) => {
+      session.release();
+      failed?.(error);
+    },
+  );
+}
+
+/**
+ * Resolves once a query just executed was written to its socket. postgres.js runs a query's
+ * handler one microtask after `execute()` (Query.handle awaits once), and the connection writes
+ * what it built at its next setImmediate (at once past 1 KiB): so once the handler has run, an
+ * immediate queued then runs after that write. test/integration/smpp-write-marks.test.ts checks
+ * the order on the sockets themselves.
+ */
+async function handedToSocket(_query: Statement) {
+  await null;
+  await new Promise<void>((resolve) => setImmediate(resolve));
+}

@@ -1,0 +1,163 @@
+/**
+ * Write marks (db/submission-writes.ts): a campaign message claimed for an SMPP provider counts as
+ * possibly sent only once its batch's write mark committed, and that COMMIT is handed to Postgres
+ * right before the batch's PDUs are written. An attempt taking over sends a claimed message whose
+ * mark never committed, and fails as outcome unknown what may have left. Against the local SMSC
+ * peer (test/support/smsc-peer.ts), through the chunk activity itself.
+ */
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCampaignActivities } from '../../activities/campaign.js';
+import { createSmppSessions } from '../../activities/smpp-binds.js';
+import { providerCreate } from '../../cli/admin/providers.js';
+import type { SmppSessions } from '../../providers/smpp/sessions.js';
+import { unwrittenClaims } from '../../telemetry/metrics.js';
+import { messageRows, numbers, saveDirectCampaign } from '../support/send.js';
+import { type SmscPeer, startSmscPeer } from '../support/smsc-peer.js';
+import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
+
+const ACCOUNT = { systemId: 'herald-m', password: 'M4rk-ed' };
+const SLUG = 'marked';
+/** submit_sm's command_id. */
+const SUBMIT_SM = 0x00000004;
+
+let stack: Stack;
+let tenant: Tenant;
+let peer: SmscPeer;
+let sessions: SmppSessions;
+let activities: ReturnType<typeof createCampaignActivities>;
+
+beforeAll(async () => {
+  stack = await openStack();
+  tenant = await createTenant(stack.admin);
+  peer = await startSmscPeer(ACCOUNT);
+  await providerCreate(stack.admin, {
+    workspace: tenant.slug,
+    slug: SLUG,
+    type: 'smpp',
+    host: peer.host,
+    port: String(peer.port),
+    'system-id': ACCOUNT.systemId,
+    password: ACCOUNT.password,
+    'source-addr': 'Herald',
+    window: '10',
+    'messages-per-second': '2000',
+  });
+  sessions = createSmppSessions({ sql: stack.sql, secret: stack.admin.secret });
+  activities = createCampaignActivities({
+    sql: stack.sql,
+    ownProviderUrl: 'http://127.0.0.1:9',
+    publicUrl: 'http://herald.test',
+    secret: stack.admin.secret,
+    smppSessions: sessions,
+  });
+});
+
+afterAll(async () => {
+  await sessions?.close();
+  await peer?.close();
+  await stack?.close();
+});
+
+function campaignOf(recipients: string[]) {
+  return saveDirectCampaign(stack, tenant.workspaceId, {
+    body: 'Marked before written',
+    providerSlug: SLUG,
+    recipients,
+    validityHours: 1,
+  });
+}
+
+function runChunk(campaignId: number, count: number, attempt = 1) {
+  return new MockActivityEnvironment({ attempt, heartbeatTimeoutMs: 10_000 }).run(
+    activities.submitChunk,
+    { campaignId, fromSeq: 1, toSeq: count },
+  );
+}
+
+async function unwrittenCount(): Promise<number> {
+  return (await unwrittenClaims.get()).values[0]?.value ?? 0;
+}
+
+describe('an SMPP batch is taken as possibly sent only once its write mark committed', () => {
+  it('sends what an interrupted attempt claimed but never wrote, and fails as unknown what may have left', async () => {
+    const recipients = numbers(4);
+    const campaignId = await campaignOf(recipients);
+    const [unwritten, written, beforeRestart] = [randomUUID(), randomUUID(), randomUUID()];
+    await stack.sql`insert into submission_writes (batch) values (${written})`;
+    // As a killed worker leaves them: 1 claimed, its mark never committed; 2 claimed, its mark
+    // committed; 3 claimed with no mark, but before Postgres last started (a COMMIT the restart
+    // may have lost); 4 never claimed.
+    await stack.sql`
+      update campaign_messages m set attempt_provider = ${SLUG}, attempt_started_at = now(),
+        attempt_batch = v.batch::uuid,
+        attempt_epoch = pg_postmaster_start_time() - v.before::interval
+      from (values (1, ${unwritten}, '0 s'), (2, ${written}, '0 s'), (3, ${beforeRestart}, '1 h'))
+        as v(seq, batch, before)
+      where m.campaign_id = ${campaignId} and m.seq = v.seq`;
+    const resentBefore = await unwrittenCount();
+
+    await runChunk(campaignId, 4, 2);
+
+    const rows = await messageRows(stack, campaignId);
+    expect(rows.map((row) => row.status)).toEqual(['sent', 'failed', 'failed', 'sent']);
+    for (const row of [rows[1], rows[2]])
+      expect(row?.error).toBe(
+        `outcome unknown: an attempt was interrupted, and ${SLUG} cannot look messages up`,
+      );
+    expect(recipients.map((to) => peer.messagesTo(to).length)).toEqual([1, 0, 0, 1]);
+    expect((await unwrittenCount()) - resentBefore).toBe(1);
+  });
+
+  it("hands each batch's COMMIT to Postgres before the batch's PDUs are written", async () => {
+    const recipients = numbers(6);
+    const campaignId = await campaignOf(recipients);
+    const writes: { socket: net.Socket; bytes: Buffer }[] = [];
+    const write = net.Socket.prototype.write;
+    net.Socket.prototype.write = function (this: net.Socket, chunk: unknown, ...rest: unknown[]) {
+      if (typeof chunk !== 'string')
+        writes.push({ socket: this, bytes: Buffer.from(chunk as Uint8Array) });
+      return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+    } as typeof write;
+    try {
+      await runChunk(campaignId, 6);
+    } finally {
+      net.Socket.prototype.write = write;
+    }
+
+    // Each PDU, and the COMMIT of its batch's mark: the next write on the session whose bind
+    // carried the batch's id.
+    const batches = await stack.sql<{ recipient: string; batch: string }[]>`
+      select recipient, attempt_batch::text as batch from campaign_messages
+      where campaign_id = ${campaignId} order by seq`;
+    const indexOf = (found: (write: (typeof writes)[number], at: number) => boolean) =>
+      writes.findIndex(found);
+    const pdus = batches.map(({ recipient, batch }) => {
+      const pdu = indexOf(
+        ({ socket, bytes }) =>
+          socket.remotePort === peer.port &&
+          bytes.readUInt32BE(4) === SUBMIT_SM &&
+          bytes.includes(recipient.slice(1)),
+      );
+      // The batch's id goes out twice: in the claim's UPDATE, and in the mark's insert, whose
+      // session sends the COMMIT next.
+      const ends = writes.flatMap(({ bytes, socket }, at) => {
+        if (!bytes.includes(batch)) return [];
+        const next = indexOf((later, after) => after > at && later.socket === socket);
+        return writes[next]?.bytes.includes('commit') ? [next] : [];
+      });
+      expect(ends).toHaveLength(1);
+      return { pdu, commit: ends[0] as number };
+    });
+    for (const { pdu, commit } of pdus) expect(pdu).toBeGreaterThan(commit);
+    // The first PDU written follows its COMMIT with nothing written in between.
+    const first = pdus.reduce((a, b) => (b.pdu < a.pdu ? b : a));
+    expect(first.pdu).toBe(first.commit + 1);
+
+    const rows = await messageRows(stack, campaignId);
+    expect(rows.map((row) => row.status)).toEqual(recipients.map(() => 'sent'));
+    expect(recipients.map((to) => peer.messagesTo(to).length)).toEqual(recipients.map(() => 1));
+  });
+});
