@@ -33,9 +33,11 @@ export async function runOnSupportedNode(refusal) {
   console.error(
     `Herald needs Node ${nodeRange}; this is ${process.versions.node}: running on ${node} (scripts/ensure-node.sh).`,
   );
-  // Its own process group, so a terminal's Ctrl-C reaches it once, forwarded from here.
+  // Its own process group, so a terminal's Ctrl-C reaches it once, forwarded from here. The IPC
+  // channel tells it when this process is gone (bin/herald.js): a SIGKILL of the launcher, which
+  // cannot be forwarded, then ends it too, as it would have in the same group.
   const child = spawn(node, process.argv.slice(1), {
-    stdio: 'inherit',
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     detached: true,
     env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, [RERUN]: '1' },
   });

@@ -1,6 +1,7 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { type AddressInfo, connect, createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 
 /*
@@ -88,6 +89,26 @@ const olderNode = ['/usr/bin/node', '/usr/local/bin/node'].find((path) => {
   return run.status === 0 && messages([run.stdout.trim()])[0] !== null;
 });
 
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
 /** bin/node-version.js's answer for each version, from a plain node as the launcher runs it. */
 function messages(versions: string[]): (string | null)[] {
   const script = `const { unsupportedNodeMessage } = await import('./bin/node-version.js');
@@ -113,6 +134,23 @@ describe.runIf(olderNode)(`the launcher on this machine's older node (${olderNod
     );
     expect(run.stdout).toMatch(/^Usage: herald <command> \[options\]/);
   });
+
+  it('is ended with the launcher when the launcher is killed outright (SIGKILL)', async () => {
+    const port = await freePort();
+    const launcher = spawn(olderNode as string, ['bin/herald.js', 'simulator'], {
+      cwd: new URL('.', root),
+      env: { ...process.env, PATH: '/usr/bin:/bin', SIMULATOR_PORT: String(port) },
+      stdio: 'ignore',
+    });
+    try {
+      await expect.poll(() => listening(port), { timeout: 60_000, interval: 100 }).toBe(true);
+      launcher.kill('SIGKILL');
+      // Herald itself runs in a process group of its own: nothing but the launcher's end stops it.
+      await expect.poll(() => listening(port), { timeout: 10_000, interval: 100 }).toBe(false);
+    } finally {
+      launcher.kill('SIGKILL');
+    }
+  }, 90_000);
 
   it('refuses in one line when that Node is too old as well, rather than loop', () => {
     const run = spawnSync(olderNode as string, ['bin/herald.js', '--help'], {
