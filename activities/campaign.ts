@@ -306,7 +306,8 @@ function claimWriter(
         }
         const { leaseHeld, claimed } = marked.value;
         const taken = new Set(leaseHeld ? claimed : []);
-        // Claimed but no mark could be opened: the claim stands (taken as possibly written).
+        // Claimed, but no mark could be opened: nothing is written, and a claim whose batch has
+        // no row tells a successor so.
         if (opened.status === 'rejected') throw opened.reason;
         const mark = opened.value && new SharedWriteMark(opened.value, taken.size);
         return seqs.map((seq) => ({
