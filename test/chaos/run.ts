@@ -19,6 +19,7 @@ import { otpUnderLoad } from './scenarios/otp-under-load.js';
 import { postgresOutage } from './scenarios/postgres-outage.js';
 import { providerFaults } from './scenarios/provider-faults.js';
 import { scheduledRestart } from './scenarios/scheduled-restart.js';
+import { smppWorkerKill } from './scenarios/smpp-worker-kill.js';
 import { temporalOutage } from './scenarios/temporal-outage.js';
 import { twilioFormat } from './scenarios/twilio-format.js';
 import { workerKill } from './scenarios/worker-kill.js';
@@ -31,6 +32,7 @@ const SCENARIOS: Scenario[] = [
   temporalOutage,
   postgresOutage,
   workerKill,
+  smppWorkerKill,
   apiKill,
   scheduledRestart,
   cancelDuringSend,

@@ -135,6 +135,11 @@ export interface SmscPeer {
   port: number;
   messages: PeerMessage[];
   parts: PeerPart[];
+  /**
+   * Parts read and accepted whose answer could not be written, their connection gone meanwhile:
+   * not kept (Herald cannot know of them), yet they reached the SMSC, which may deliver them.
+   */
+  unanswered: Omit<PeerPart, 'messageId'>[];
   problems: string[];
   binds: BindAttempt[];
   /** TCP connections accepted so far. */
@@ -195,6 +200,7 @@ function septets(text: string): number {
 export async function startSmscPeer(options: SmscPeerOptions): Promise<SmscPeer> {
   const messages: PeerMessage[] = [];
   const parts: PeerPart[] = [];
+  const unanswered: Omit<PeerPart, 'messageId'>[] = [];
   const problems: string[] = [];
   const binds: BindAttempt[] = [];
   const answered: Record<string, number> = {};
@@ -220,6 +226,7 @@ export async function startSmscPeer(options: SmscPeerOptions): Promise<SmscPeer>
     port: 0,
     messages,
     parts,
+    unanswered,
     problems,
     binds,
     get connections() {
@@ -552,13 +559,18 @@ export async function startSmscPeer(options: SmscPeerOptions): Promise<SmscPeer>
       const respond = () => {
         peerSession.outstanding--;
         // A PDU not answered before the connection went is not kept: Herald cannot know of it.
-        if (peerSession.dropping || session.socket.destroyed || !session.socket.writable) return;
+        if (peerSession.dropping || session.socket.destroyed || !session.socket.writable) {
+          if (!early) unanswered.push(part);
+          return;
+        }
         const messageId = early ?? String(nextId++);
         count(ESME.ROK);
         const response = pdu.response({ message_id: messageId });
         // Kept once its answer is written: an answer lost with the socket leaves nothing kept.
         session.socket.write(response.toBuffer(), (error) => {
-          if (!error && !early) keep({ ...part, messageId });
+          if (early) return;
+          if (error) unanswered.push(part);
+          else keep({ ...part, messageId });
         });
       };
       const delay = answerDelays.get(`+${part.to}`) ?? peer.responseDelayMs;

@@ -57,19 +57,32 @@ export async function call(
   }
 }
 
+/** An SMSC an SMPP provider binds to (test/support/smsc-peer.ts), with its transceiver account. */
+export interface SmppAccount {
+  host: string;
+  port: number;
+  systemId: string;
+  password: string;
+  /** Submissions awaiting their answer at once; the provider's default (10) when absent. */
+  window?: number;
+}
+
 export interface Tenant {
   slug: string;
   workspaceId: number;
   token: string;
 }
 
-/** A workspace with a key for every send ability, credits, and simulator providers, via the CLI. */
+/**
+ * A workspace with a key for every send ability, credits, and providers, via the CLI: the
+ * simulator's, or SMPP ones where `smpp` names an SMSC.
+ */
 export async function createTenant(
   stack: ChaosStack,
   options: {
     name: string;
     credits?: number;
-    providers?: { slug: string; messagesPerSecond?: number }[];
+    providers?: { slug: string; messagesPerSecond?: number; smpp?: SmppAccount }[];
   },
 ): Promise<Tenant> {
   const name = `${options.name} ${randomBytes(3).toString('hex')}`;
@@ -86,6 +99,14 @@ export async function createTenant(
   if (options.credits)
     await stack.admin(['credits', 'add', '--workspace', slug, '--amount', String(options.credits)]);
   for (const provider of options.providers ?? []) {
+    const { smpp } = provider;
+    const type = smpp
+      ? [
+          ...['--type', 'smpp', '--host', smpp.host, '--port', String(smpp.port)],
+          ...['--system-id', smpp.systemId, '--password', smpp.password],
+          ...(smpp.window ? ['--window', String(smpp.window)] : []),
+        ]
+      : ['--type', 'simulator', '--base-url', stack.simulatorUrl];
     await stack.admin([
       'provider',
       'create',
@@ -93,10 +114,7 @@ export async function createTenant(
       slug,
       '--slug',
       provider.slug,
-      '--type',
-      'simulator',
-      '--base-url',
-      stack.simulatorUrl,
+      ...type,
       ...(provider.messagesPerSecond
         ? ['--messages-per-second', String(provider.messagesPerSecond)]
         : []),
