@@ -18,7 +18,7 @@ import { coalescedWrites } from '../db/coalesced-writes.js';
 import { ensureOptOutLinks, optOut } from '../db/opt-outs.js';
 import { findCampaignProviders, type ProviderRecord } from '../db/providers.js';
 import { earliestHold, findQuietHours, holdMessages } from '../db/quiet-hours.js';
-import { type OpenWriteMark, openWriteMark, recordWritten } from '../db/submission-writes.js';
+import { claimWithWriteMark, type OpenWriteMark, recordWritten } from '../db/submission-writes.js';
 import type { CampaignStatus } from '../domain/campaign-status.js';
 import { activityFailure } from '../domain/errors.js';
 import { campaignMessageReference } from '../domain/message-reference.js';
@@ -266,8 +266,9 @@ type ClaimAnswer = 'claimed' | 'withdrawn' | 'lease-lost';
 
 /**
  * Per lease, one writer per campaign and provider: the claims made meanwhile go in one UPDATE.
- * For a provider that cannot look messages up, the batch also gets its write mark, opened beside
- * the UPDATE (db/submission-writes.ts) and shared by the messages it claimed.
+ * For a provider that cannot look messages up, the batch also gets its write mark, opened right
+ * after the UPDATE in the same round trip (db/submission-writes.ts), shared by the messages it
+ * claimed.
  */
 const claimWriters = new WeakMap<
   SubmissionLease,
@@ -287,31 +288,37 @@ function claimWriter(
   if (!writer) {
     writer = coalescedWrites(
       async (seqs: number[]) => {
-        const batch = withWriteMark ? randomUUID() : undefined;
-        const [marked, opened] = await Promise.allSettled([
-          markAttempts(lease.sql, {
+        const claim = (sql: Sql, batch?: string) =>
+          markAttempts(sql, {
             campaignId,
             seqs,
             provider,
             lease: { key: lease.key, token: lease.token, marginMs: MAX_SUBMISSION_MS },
             batch,
-          }),
-          batch
-            ? openWriteMark(lease.sql, batch, () => recordWrittenAgain(lease.sql, batch))
-            : undefined,
-        ]);
-        if (marked.status === 'rejected') {
-          if (opened.status === 'fulfilled') opened.value?.rollback();
-          throw marked.reason;
+          });
+        let answer: Awaited<ReturnType<typeof claim>>;
+        let mark: SharedWriteMark | undefined;
+        if (withWriteMark) {
+          const batch = randomUUID();
+          const { claimed, mark: opened } = await claimWithWriteMark(
+            lease.sql,
+            batch,
+            (session) => claim(session, batch),
+            () => recordWrittenAgain(lease.sql, batch),
+          );
+          answer = claimed;
+          mark = new SharedWriteMark(opened, claimed.leaseHeld ? claimed.claimed.length : 0);
+        } else {
+          answer = await claim(lease.sql);
         }
-        const { leaseHeld, claimed } = marked.value;
+        const { leaseHeld, claimed } = answer;
         const taken = new Set(leaseHeld ? claimed : []);
-        // Claimed, but no mark could be opened: nothing is written, and a claim whose batch has
-        // no row tells a successor so.
-        if (opened.status === 'rejected') throw opened.reason;
-        const mark = opened.value && new SharedWriteMark(opened.value, taken.size);
         return seqs.map((seq) => ({
-          answer: !leaseHeld ? 'lease-lost' : taken.has(seq) ? 'claimed' : 'withdrawn',
+          answer: (!leaseHeld
+            ? 'lease-lost'
+            : taken.has(seq)
+              ? 'claimed'
+              : 'withdrawn') as ClaimAnswer,
           mark: taken.has(seq) ? mark : undefined,
         }));
       },

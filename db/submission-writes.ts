@@ -6,7 +6,8 @@ import { DatabaseUnavailableError, type Sql } from './client.js';
  * that cannot look messages up (SMPP) was written, or provably not.
  *
  * A batch's claim commits first (markAttempts, with the batch's id and the epoch: when Postgres last
- * started). Beside it, a transaction inserts the batch's row and stays open. Right before the
+ * started). Then, on the same connection and in the same round trip, a transaction inserts the
+ * batch's row and stays open. Right before the
  * batch's PDUs are written, its COMMIT is sent, and the PDUs follow in the same turn of the event
  * loop, microseconds later. So:
  *
@@ -52,26 +53,32 @@ export interface OpenWriteMark {
 }
 
 /**
- * Opens the batch's transaction on a connection of its own (taken from the pool, given back when
- * it ends) and inserts its row: one round trip, made beside the claim's.
+ * Runs `claim` (an autocommit statement: the batch's marking) on a connection of its own, taken
+ * from the pool, then opens the batch's transaction there and inserts its row: sent together, one
+ * round trip, on one backend. The connection goes back to the pool when the transaction ends. The
+ * claim's failure rolls the transaction back and is thrown; so is the transaction's, the claim
+ * standing (a claim whose batch has no row says nothing was written).
  */
-export async function openWriteMark(
+export async function claimWithWriteMark<T>(
   sql: Sql,
   batch: string,
+  claim: (session: Sql) => Promise<T>,
   lost: (error: unknown) => void,
-): Promise<OpenWriteMark> {
+): Promise<{ claimed: T; mark: OpenWriteMark }> {
   const session = await reserveWithin(sql, CONNECTION_WAIT_MS);
-  try {
-    await Promise.all([
-      session.unsafe('begin').execute(),
-      session`insert into submission_writes (batch) values (${batch})`.execute(),
-    ]);
-  } catch (error) {
+  // Issued in this order in one turn, so Postgres runs (and commits) the claim first.
+  const claiming = claim(session);
+  const opening = Promise.all([
+    session.unsafe('begin').execute(),
+    session`insert into submission_writes (batch) values (${batch})`.execute(),
+  ]);
+  const [claimed, opened] = await Promise.allSettled([claiming, opening]);
+  if (claimed.status === 'rejected' || opened.status === 'rejected') {
     end(session, session.unsafe('rollback'));
-    throw error;
+    throw claimed.status === 'rejected' ? claimed.reason : (opened as PromiseRejectedResult).reason;
   }
   let ended = false;
-  return {
+  const mark: OpenWriteMark = {
     async commit() {
       if (ended) throw new Error('the write mark was already ended');
       ended = true;
@@ -85,6 +92,7 @@ export async function openWriteMark(
       end(session, session.unsafe('rollback'));
     },
   };
+  return { claimed: claimed.value, mark };
 }
 
 /** How long a batch waits for a connection of its own; then its claim fails like any query. */
@@ -119,11 +127,7 @@ async function reserveWithin(sql: Sql, ms: number): Promise<postgres.ReservedSql
 type Statement = { execute(): PromiseLike<unknown> };
 
 /** Gives the connection back once `last` has been answered (or failed, told to `failed`). */
-function end(
-  session: postgres.ReservedSql,
-  last: Statement,
-  failed?: (error: unknown) => void,
-) {
+function end(session: postgres.ReservedSql, last: Statement, failed?: (error: unknown) => void) {
   last.execute().then(
     () => session.release(),
     (error: unknown) => {
