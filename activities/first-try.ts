@@ -1,5 +1,5 @@
 import type { TransactionSql } from '../db/client.js';
-import { FIRST_TRY_MAX_MESSAGES } from '../domain/first-try.js';
+import { FIRST_TRY_MAX_MESSAGES, type OtpFirstTry } from '../domain/first-try.js';
 import {
   type CampaignActivityDeps,
   type ChunkRunner,
@@ -126,7 +126,7 @@ export function createFirstTries(
      * it claimed and reports its outcome. Settles when the try has ended, or after `waitMs`
      * (the answer's deadline); what it could not do (Postgres away, say) its run does.
      */
-    code(request: { requestId: string; codeLength: number }, waitMs: number): Promise<void> {
+    code(request: OtpFirstTry, waitMs: number): Promise<void> {
       const attempt = submitter
         .submit(request, AbortSignal.timeout(FIRST_TRY_TIMEOUT_MS))
         .then(() => {})

@@ -11,8 +11,11 @@ import {
   type OtpForSubmission,
   type OtpOutcome,
 } from '../db/otp-requests.js';
+import type { OtpFirstTry } from '../domain/first-try.js';
 import { otpMessageReference } from '../domain/message-reference.js';
 import { type OtpSubmission, renderOtpMessage } from '../domain/otp.js';
+import { OWN_PROVIDER_SLUG } from '../domain/provider-definition.js';
+import { resolveProviders as adaptersOf } from '../providers/registry.js';
 import type { SmppSessions } from '../providers/smpp/sessions.js';
 import type { SmsProvider } from '../providers/types.js';
 import { keyedHash } from '../security/tokens.js';
@@ -32,6 +35,9 @@ export interface OtpActivityDeps {
   /** The worker's OTP-first gate, shared with its campaign activities. */
   otpFirst?: OtpFirst;
 }
+
+/** A request whose code is to be submitted: by its run, or by a first try that knows its route. */
+type CodeToSubmit = { requestId: string; codeLength: number } | OtpFirstTry;
 
 /**
  * "Not found" at the provider is final for a code only after this: past the claiming attempt's
@@ -59,6 +65,17 @@ export function createOtpSubmitter(deps: OtpActivityDeps) {
     return provider;
   }
 
+  /** The provider a first try names, and a pacer holding one slot of it, asked for now. */
+  function withSlotReserved(input: OtpFirstTry) {
+    const slug = input.provider?.slug ?? OWN_PROVIDER_SLUG;
+    const records = input.provider ? [input.provider] : [];
+    const [provider] = adaptersOf(records, deps, input.workspaceId, [slug]);
+    if (!provider) return undefined;
+    const pacer = createPacer(deps.sql, input.workspaceId);
+    pacer.reserveAhead(provider, 1);
+    return { provider, pacer, workspaceId: input.workspaceId };
+  }
+
   /** An earlier attempt's outcome is unknown: only the provider can say whether it went out. */
   async function reconcileRequest(request: OtpForSubmission): Promise<OtpSubmission> {
     if (request.status !== 'pending') return { status: request.status };
@@ -80,12 +97,11 @@ export function createOtpSubmitter(deps: OtpActivityDeps) {
    * Generates the code, stores only its keyed hash, and submits it. The plaintext lives only
    * in this function's memory: it is not returned, logged or saved.
    */
-  async function submitCode(
-    input: { requestId: string; codeLength: number },
-    signal?: AbortSignal,
-  ): Promise<OtpSubmission> {
+  async function submitCode(input: CodeToSubmit, signal?: AbortSignal): Promise<OtpSubmission> {
     const { requestId } = input;
     const code = generateCode(input.codeLength);
+    // A first try knows the request's provider: its slot is reserved while the claim is made.
+    const known = 'provider' in input ? withSlotReserved(input) : undefined;
     // The claim is the lease: once only, never renewed, nobody else ever submits this request.
     const claimedAt = performance.now();
     const request = await claimOtpAttempt(
@@ -99,7 +115,11 @@ export function createOtpSubmitter(deps: OtpActivityDeps) {
       const existing = await findOtpForSubmission(deps.sql, requestId);
       return existing ? reconcileRequest(existing) : { status: 'failed' };
     }
-    const provider = await providerFor(request);
+    const ready =
+      known?.provider.slug === request.providerSlug && known.workspaceId === request.workspaceId
+        ? known
+        : undefined;
+    const provider = ready?.provider ?? (await providerFor(request));
     if (!provider) {
       await markOtpFailed(deps.sql, requestId, `provider ${request.providerSlug} is not active`);
       return { status: 'failed' };
@@ -116,7 +136,7 @@ export function createOtpSubmitter(deps: OtpActivityDeps) {
         // A code is worthless after it expires.
         validUntil: request.expiresAt,
       },
-      createPacer(deps.sql, request.workspaceId),
+      ready?.pacer ?? createPacer(deps.sql, request.workspaceId),
       { fence },
       'otp',
     ).catch((error: unknown) => {
@@ -144,10 +164,7 @@ export function createOtpSubmitter(deps: OtpActivityDeps) {
 
   return {
     /** One code's submission (submitCode), ahead of this worker's campaign batches. */
-    submit(
-      input: { requestId: string; codeLength: number },
-      signal?: AbortSignal,
-    ): Promise<OtpSubmission> {
+    submit(input: CodeToSubmit, signal?: AbortSignal): Promise<OtpSubmission> {
       return otpFirst.submittingCode(() => submitCode(input, signal));
     },
 

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Env } from '../config/env.js';
 import type { Sql, TransactionSql } from '../db/client.js';
+import type { OtpFirstTry } from '../domain/first-try.js';
 import type { ProviderDefinition } from '../domain/provider-definition.js';
 
 /** What the use-cases need from the outside world; wired once by each entry point. */
@@ -24,7 +25,7 @@ export interface FirstTries {
   /** A try for a send about to be saved, when one may be made (small, due now, a slot free). */
   reserve(send: { messages: number; scheduledAt: Date | null }): FirstTry | undefined;
   /** Submits the code of an OTP request just saved, before its run starts; settles when done or after `waitMs`. */
-  code(request: { requestId: string; codeLength: number }, waitMs: number): Promise<void>;
+  code(request: OtpFirstTry, waitMs: number): Promise<void>;
 }
 
 /** One reserved first try: `hold` in the save's transaction, then `begin` or `cancel`. */

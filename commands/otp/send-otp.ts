@@ -231,7 +231,12 @@ export async function sendOtp(
       // small machine the two would compete for the same cores. Not past the answer's deadline.
       const tryBy = Math.min(Date.now() + SUBMISSION_WAIT_MS, deadline.answerBy);
       await deps.firstTries?.code(
-        { requestId, codeLength: send.codeLength },
+        {
+          requestId,
+          codeLength: send.codeLength,
+          workspaceId: principal.workspaceId,
+          provider: send.provider,
+        },
         Math.max(0, tryBy - Date.now()),
       );
     }

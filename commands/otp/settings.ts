@@ -2,7 +2,7 @@ import type { ApiKeyPrincipal } from '../../db/api-keys.js';
 import type { Sql } from '../../db/client.js';
 import type { BillingSource } from '../../db/otp-requests.js';
 import { findMessageTemplate, findOtpService, isApprovedSender } from '../../db/otp-settings.js';
-import { findProvider } from '../../db/providers.js';
+import { findProvider, type ProviderRecord } from '../../db/providers.js';
 import { findMemberPermissions } from '../../db/users.js';
 import { validationError } from '../../domain/errors.js';
 import type { GuardSettings } from '../../domain/fraud-guard.js';
@@ -30,6 +30,8 @@ export interface ResolvedOtpSend {
   expiresInMinutes: number;
   senderId: string | null;
   providerSlug: string;
+  /** Its record as read for these checks; null for `own`. */
+  provider: ProviderRecord | null;
   billingSource: BillingSource;
   /** The fraud guard's settings for this send (the service's over the workspace's). */
   guard: GuardSettings;
@@ -77,8 +79,9 @@ export async function resolveOtpSend(
   const keyProvider =
     !requestRouted && principal.routingType === 'direct' ? principal.providerSlug : null;
   const providerSlug = settings.providerSlug ?? keyProvider ?? OWN_PROVIDER_SLUG;
+  let provider: ProviderRecord | null = null;
   if (providerSlug !== OWN_PROVIDER_SLUG) {
-    const provider = await findProvider(sql, principal.workspaceId, providerSlug);
+    provider = (await findProvider(sql, principal.workspaceId, providerSlug)) ?? null;
     if (!provider?.active) throw invalid(field('provider_slug'));
     if (!serves(declaredCountries(provider), request.recipient))
       throw invalid(
@@ -114,6 +117,7 @@ export async function resolveOtpSend(
     expiresInMinutes: settings.expiresInMinutes ?? EXPIRES_IN_MINUTES.default,
     senderId: settings.senderId,
     providerSlug,
+    provider,
     billingSource: providerSlug === OWN_PROVIDER_SLUG ? 'credits' : 'connected_provider',
     guard,
   };
