@@ -18,7 +18,12 @@ import { coalescedWrites } from '../db/coalesced-writes.js';
 import { ensureOptOutLinks, optOut } from '../db/opt-outs.js';
 import { findCampaignProviders, type ProviderRecord } from '../db/providers.js';
 import { earliestHold, findQuietHours, holdMessages } from '../db/quiet-hours.js';
-import { claimWithWriteMark, type OpenWriteMark, recordWritten } from '../db/submission-writes.js';
+import {
+  claimWithWriteMark,
+  type OpenWriteMark,
+  openWriteMark,
+  recordWritten,
+} from '../db/submission-writes.js';
 import type { CampaignStatus } from '../domain/campaign-status.js';
 import { activityFailure } from '../domain/errors.js';
 import { campaignMessageReference } from '../domain/message-reference.js';
@@ -298,7 +303,25 @@ function claimWriter(
           });
         let answer: Awaited<ReturnType<typeof claim>>;
         let mark: SharedWriteMark | undefined;
-        if (withWriteMark) {
+        const ahead = marksAhead.get(lease);
+        marksAhead.delete(lease);
+        if (withWriteMark && ahead) {
+          const [claimed, opened] = await Promise.allSettled([
+            claim(lease.sql, ahead.batch),
+            ahead.mark,
+          ]);
+          if (claimed.status === 'rejected') {
+            if (opened.status === 'fulfilled') opened.value.rollback();
+            throw claimed.reason;
+          }
+          if (opened.status === 'rejected') throw opened.reason;
+          answer = claimed.value;
+          mark = new SharedWriteMark(opened.value, answer.leaseHeld ? answer.claimed.length : 0);
+        } else if (withWriteMark) {
+          ahead?.mark.then(
+            (unused) => unused.rollback(),
+            () => {},
+          );
           const batch = randomUUID();
           const { claimed, mark: opened } = await claimWithWriteMark(
             lease.sql,
@@ -309,6 +332,10 @@ function claimWriter(
           answer = claimed;
           mark = new SharedWriteMark(opened, claimed.leaseHeld ? claimed.claimed.length : 0);
         } else {
+          ahead?.mark.then(
+            (unused) => unused.rollback(),
+            () => {},
+          );
           answer = await claim(lease.sql);
         }
         const { leaseHeld, claimed } = answer;
@@ -327,6 +354,31 @@ function claimWriter(
     writers.set(key, writer);
   }
   return writer;
+}
+
+/**
+ * Marks opened ahead of a lease's first claim: a first try's, opened while its campaign's save
+ * commits (activities/first-try.ts), so that its claim is one round trip alone. Taken by the
+ * first claim; rolled back if no claim takes it before the attempt ends.
+ */
+const marksAhead = new WeakMap<SubmissionLease, { batch: string; mark: Promise<OpenWriteMark> }>();
+
+/** Opens the mark of `lease`'s first claim now (for a provider that cannot look messages up). */
+export function openMarkAhead(lease: SubmissionLease) {
+  const batch = randomUUID();
+  const mark = openWriteMark(lease.sql, batch, () => recordWrittenAgain(lease.sql, batch));
+  // Its failure is the claim's to report.
+  mark.catch(() => {});
+  marksAhead.set(lease, { batch, mark });
+}
+
+/** Rolls back a mark opened ahead that no claim took. */
+export function dropMarkAhead(lease: SubmissionLease) {
+  marksAhead.get(lease)?.mark.then(
+    (unused) => unused.rollback(),
+    () => {},
+  );
+  marksAhead.delete(lease);
 }
 
 /**
@@ -646,6 +698,7 @@ export function createChunkRunner(deps: CampaignActivityDeps) {
       throw error;
     } finally {
       clearInterval(beating);
+      if (lease) dropMarkAhead(lease);
       // Nothing of this attempt is in flight any more: a successor need not wait the lease out.
       await lease?.close();
     }

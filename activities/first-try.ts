@@ -5,6 +5,8 @@ import {
   type ChunkRunner,
   type ChunkStart,
   chunkLeaseKey,
+  dropMarkAhead,
+  openMarkAhead,
   providerChain,
   readChunk,
 } from './campaign.js';
@@ -85,6 +87,8 @@ export function createFirstTries(
           const [first] = providerChain(deps, start.campaign, start.records);
           pacer = createPacer(deps.sql, start.campaign.workspaceId);
           if (first) pacer.reserveAhead(first, start.pending.length);
+          // Its claim's write mark too (SMPP), so that the claim is one round trip alone.
+          if (first && !first.lookup) openMarkAhead(lease);
         },
         /**
          * Once saved: submits its `messages`. Settles when the try has ended, or after its head
@@ -92,6 +96,7 @@ export function createFirstTries(
          */
         begin(messages: number): Promise<void> {
           if (!lease || messages === 0) {
+            if (lease) dropMarkAhead(lease);
             void lease?.close();
             end();
             return Promise.resolve();
@@ -116,6 +121,7 @@ export function createFirstTries(
         },
         /** Not saved: the slot is free again, and the lease (never committed) let go. */
         cancel(): void {
+          if (lease) dropMarkAhead(lease);
           void lease?.close();
           end();
         },

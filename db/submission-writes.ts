@@ -77,8 +77,35 @@ export async function claimWithWriteMark<T>(
     end(session, session.unsafe('rollback'));
     throw claimed.status === 'rejected' ? claimed.reason : (opened as PromiseRejectedResult).reason;
   }
+  return { claimed: claimed.value, mark: markOn(session, lost) };
+}
+
+/**
+ * Opens a batch's mark ahead of its claim: a first try's, while its campaign's save commits, so
+ * that its claim is one round trip alone (activities/campaign.ts).
+ */
+export async function openWriteMark(
+  sql: Sql,
+  batch: string,
+  lost: (error: unknown) => void,
+): Promise<OpenWriteMark> {
+  const session = await reserveWithin(sql, CONNECTION_WAIT_MS);
+  try {
+    await Promise.all([
+      session.unsafe('begin').execute(),
+      session`insert into submission_writes (batch) values (${batch})`.execute(),
+    ]);
+  } catch (error) {
+    end(session, session.unsafe('rollback'));
+    throw error;
+  }
+  return markOn(session, lost);
+}
+
+/** The open transaction on `session` as a mark: committed or rolled back once. */
+function markOn(session: postgres.ReservedSql, lost: (error: unknown) => void): OpenWriteMark {
   let ended = false;
-  const mark: OpenWriteMark = {
+  return {
     async commit() {
       if (ended) throw new Error('the write mark was already ended');
       ended = true;
@@ -92,7 +119,6 @@ export async function claimWithWriteMark<T>(
       end(session, session.unsafe('rollback'));
     },
   };
-  return { claimed: claimed.value, mark };
 }
 
 /** How long a batch waits for a connection of its own; then its claim fails like any query. */

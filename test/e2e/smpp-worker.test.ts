@@ -18,7 +18,7 @@ import {
   waitUntil,
 } from '../support/processes.js';
 import { numbers } from '../support/send.js';
-import { type SmscPeer, startSmscPeer } from '../support/smsc-peer.js';
+import { type SmscPeer, smppProviderOptions, startSmscPeer } from '../support/smsc-peer.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
 
 const ACCOUNT = { systemId: 'herald-w', password: 'w0rk-e2e' };
@@ -37,11 +37,7 @@ describe('herald worker and SMPP', { timeout: 120_000 }, () => {
     await providerCreate(stack.admin, {
       workspace: tenant.slug,
       slug: 'smsc',
-      type: 'smpp',
-      host: peer.host,
-      port: String(peer.port),
-      'system-id': ACCOUNT.systemId,
-      password: ACCOUNT.password,
+      ...smppProviderOptions(peer, ACCOUNT),
     });
     dataDir = await mkdtemp(join(tmpdir(), 'herald-smpp-worker-'));
   });

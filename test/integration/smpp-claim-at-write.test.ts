@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { providerCreate, providerDisable } from '../../cli/admin/providers.js';
 import { lookup, messageRows, numbers, sendQueued } from '../support/send.js';
-import { type SmscPeer, startSmscPeer } from '../support/smsc-peer.js';
+import { type SmscPeer, smppProviderOptions, startSmscPeer } from '../support/smsc-peer.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
 
 const ACCOUNT = { systemId: 'herald-w', password: 'W1nd-0ws' };
@@ -27,11 +27,7 @@ beforeAll(async () => {
   await providerCreate(stack.admin, {
     workspace: tenant.slug,
     slug: SLUG,
-    type: 'smpp',
-    host: peer.host,
-    port: String(peer.port),
-    'system-id': ACCOUNT.systemId,
-    password: ACCOUNT.password,
+    ...smppProviderOptions(peer, ACCOUNT),
     'source-addr': 'Herald',
     window: '1',
     'messages-per-second': '2000',

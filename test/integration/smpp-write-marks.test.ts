@@ -9,13 +9,15 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCampaignActivities } from '../../activities/campaign.js';
+import { createCampaignActivities, createChunkRunner } from '../../activities/campaign.js';
+import { createFirstTries } from '../../activities/first-try.js';
+import { createOtpSubmitter } from '../../activities/otp.js';
 import { createSmppSessions } from '../../activities/smpp-binds.js';
 import { providerCreate } from '../../cli/admin/providers.js';
 import type { SmppSessions } from '../../providers/smpp/sessions.js';
 import { unwrittenClaims } from '../../telemetry/metrics.js';
 import { messageRows, numbers, saveDirectCampaign } from '../support/send.js';
-import { type SmscPeer, startSmscPeer } from '../support/smsc-peer.js';
+import { type SmscPeer, smppProviderOptions, startSmscPeer } from '../support/smsc-peer.js';
 import { createTenant, openStack, type Stack, type Tenant } from '../support/stack.js';
 
 const ACCOUNT = { systemId: 'herald-m', password: 'M4rk-ed' };
@@ -28,6 +30,7 @@ let tenant: Tenant;
 let peer: SmscPeer;
 let sessions: SmppSessions;
 let activities: ReturnType<typeof createCampaignActivities>;
+let firstTries: ReturnType<typeof createFirstTries>;
 
 beforeAll(async () => {
   stack = await openStack();
@@ -36,22 +39,24 @@ beforeAll(async () => {
   await providerCreate(stack.admin, {
     workspace: tenant.slug,
     slug: SLUG,
-    type: 'smpp',
-    host: peer.host,
-    port: String(peer.port),
-    'system-id': ACCOUNT.systemId,
-    password: ACCOUNT.password,
+    ...smppProviderOptions(peer, ACCOUNT),
     'source-addr': 'Herald',
     window: '10',
     'messages-per-second': '2000',
   });
   sessions = createSmppSessions({ sql: stack.sql, secret: stack.admin.secret });
-  activities = createCampaignActivities({
+  const deps = {
     sql: stack.sql,
     ownProviderUrl: 'http://127.0.0.1:9',
     publicUrl: 'http://herald.test',
     secret: stack.admin.secret,
     smppSessions: sessions,
+  };
+  const runChunk = createChunkRunner(deps);
+  activities = createCampaignActivities(deps, runChunk);
+  firstTries = createFirstTries(deps, runChunk, createOtpSubmitter(deps), {
+    slots: 4,
+    log: () => {},
   });
 });
 
@@ -61,13 +66,21 @@ afterAll(async () => {
   await stack?.close();
 });
 
-function campaignOf(recipients: string[]) {
-  return saveDirectCampaign(stack, tenant.workspaceId, {
-    body: 'Marked before written',
-    providerSlug: SLUG,
-    recipients,
-    validityHours: 1,
-  });
+function campaignOf(recipients: string[], alongside?: Parameters<typeof saveDirectCampaign>[3]) {
+  return saveDirectCampaign(
+    stack,
+    tenant.workspaceId,
+    { body: 'Marked before written', providerSlug: SLUG, recipients, validityHours: 1 },
+    alongside,
+  );
+}
+
+/** Mark transactions left open: a mark is open only between its claim and its batch's write. */
+async function openMarks(): Promise<number> {
+  const [row] = await stack.sql<{ count: number }[]>`
+    select count(*)::int as count from pg_stat_activity
+    where state = 'idle in transaction' and query like 'insert into submission_writes%'`;
+  return row?.count ?? 0;
 }
 
 function runChunk(campaignId: number, count: number, attempt = 1) {
@@ -159,5 +172,39 @@ describe('an SMPP batch is taken as possibly sent only once its write mark commi
     const rows = await messageRows(stack, campaignId);
     expect(rows.map((row) => row.status)).toEqual(recipients.map(() => 'sent'));
     expect(recipients.map((to) => peer.messagesTo(to).length)).toEqual(recipients.map(() => 1));
+  });
+
+  it("gives a first try's claim the mark opened while its campaign's save committed", async () => {
+    const recipients = numbers(3);
+    const reserved = firstTries.reserve({ messages: 3, scheduledAt: null });
+    expect(reserved).toBeDefined();
+    const campaignId = await campaignOf(recipients, async (tx, { id }) => reserved?.hold(tx, id));
+    await reserved?.begin(3);
+    await firstTries.drain();
+
+    const rows = await messageRows(stack, campaignId);
+    expect(rows.map((row) => row.status)).toEqual(['sent', 'sent', 'sent']);
+    expect(recipients.map((to) => peer.messagesTo(to).length)).toEqual([1, 1, 1]);
+    // Every claim's batch has its committed row: the one opened ahead among them.
+    const [marks] = await stack.sql<{ claims: number; marked: number }[]>`
+      select count(*)::int as claims, count(w.batch)::int as marked
+      from campaign_messages m left join submission_writes w on w.batch = m.attempt_batch
+      where m.campaign_id = ${campaignId}`;
+    expect(marks).toEqual({ claims: 3, marked: 3 });
+    await expect.poll(openMarks, { timeout: 3_000 }).toBe(0);
+  });
+
+  it('rolls back the mark opened ahead when the save does not commit', async () => {
+    const reserved = firstTries.reserve({ messages: 2, scheduledAt: null });
+    const refused = new Error('the save is refused after the try was held');
+    await expect(
+      campaignOf(numbers(2), async (tx, { id }) => {
+        await reserved?.hold(tx, id);
+        throw refused;
+      }),
+    ).rejects.toBe(refused);
+    reserved?.cancel();
+    // Before Postgres's own idle-in-transaction timeout (5 s) would end it.
+    await expect.poll(openMarks, { timeout: 3_000 }).toBe(0);
   });
 });

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../cli/embedded/ports.js';
 import { envSchema } from '../../config/env.js';
@@ -24,6 +25,18 @@ export function heraldEnv(values: Record<string, string | undefined>): NodeJS.Pr
     else env[name] = value;
   }
   return env;
+}
+
+/** Whether something accepts connections on 127.0.0.1:`port` right now. */
+export function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 }
 
 /** `count` distinct ports that are free right now. */

@@ -183,6 +183,17 @@ export interface SmscPeer {
   close(): Promise<void>;
 }
 
+/** `herald provider create` options for an SMPP provider that binds to `peer` as `account`. */
+export function smppProviderOptions(peer: SmscPeer, account: SmscPeerOptions) {
+  return {
+    type: 'smpp',
+    host: peer.host,
+    port: String(peer.port),
+    'system-id': account.systemId,
+    password: account.password,
+  };
+}
+
 /** `YYMMDDhhmm` in UTC. */
 function receiptDate(date: Date): string {
   const iso = date.toISOString();

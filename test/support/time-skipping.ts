@@ -11,13 +11,13 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import proto from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { freePort } from '../../cli/embedded/ports.js';
 import { searchAttributes } from '../../workflows/definitions.js';
+import { listening } from './processes.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const launcher = fileURLToPath(
@@ -28,17 +28,6 @@ const IndexedValueType = proto.temporal.api.enums.v1.IndexedValueType;
 async function jarsPresent(): Promise<boolean> {
   const files = await readdir(`${root}.tools/temporal-test-server`).catch(() => []);
   return files.some((file) => /^temporal-test-server-.*\.jar$/.test(file));
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 /** The SDK's factory behind createTimeSkipping, pointed at a server that is already running. */
@@ -79,7 +68,7 @@ export async function startTimeSkippingEnvironment(): Promise<TimeSkipping> {
     await gone;
   };
   const deadline = Date.now() + 60_000;
-  while (!(await accepts(port))) {
+  while (!(await listening(port))) {
     if (exited || Date.now() > deadline) {
       await stopServer();
       throw new Error(`The Temporal test server (${launcher}) did not listen on ${port} in 60 s`);

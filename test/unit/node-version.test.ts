@@ -1,8 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { type AddressInfo, connect, createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { freePorts, listening } from '../support/processes.js';
 
 /*
  * Node 22 LTS is the floor (package.json `engines`) and Node 24 is tested too (.ci/run): every
@@ -89,26 +89,6 @@ const olderNode = ['/usr/bin/node', '/usr/local/bin/node'].find((path) => {
   return run.status === 0 && messages([run.stdout.trim()])[0] !== null;
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
 /** bin/node-version.js's answer for each version, from a plain node as the launcher runs it. */
 function messages(versions: string[]): (string | null)[] {
   const script = `const { unsupportedNodeMessage } = await import('./bin/node-version.js');
@@ -136,7 +116,7 @@ describe.runIf(olderNode)(`the launcher on this machine's older node (${olderNod
   });
 
   it('is ended with the launcher when the launcher is killed outright (SIGKILL)', async () => {
-    const port = await freePort();
+    const [port = 0] = await freePorts(1);
     const launcher = spawn(olderNode as string, ['bin/herald.js', 'simulator'], {
       cwd: new URL('.', root),
       env: { ...process.env, PATH: '/usr/bin:/bin', SIMULATOR_PORT: String(port) },
