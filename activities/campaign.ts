@@ -111,6 +111,11 @@ export interface ChunkAttempt {
 const BATCH_SIZE = 50;
 /** Most claims one coalesced UPDATE carries (claimOne): more than a chunk ever has in flight. */
 const CLAIMS_PER_WRITE = 500;
+/**
+ * A mark opened ahead is taken by a claim made within this; older, it is rolled back and the claim
+ * opens its own, far from Postgres's idle-in-transaction timeout (5 s, db/client.ts).
+ */
+const MARK_AHEAD_FRESH_MS = 1_000;
 /** How often a write mark whose COMMIT failed is recorded again. */
 const RECORD_AGAIN_MS = 500;
 /** How often an uncertain submission not found yet is looked up again. */
@@ -303,9 +308,8 @@ function claimWriter(
           });
         let answer: Awaited<ReturnType<typeof claim>>;
         let mark: SharedWriteMark | undefined;
-        const ahead = marksAhead.get(lease);
-        marksAhead.delete(lease);
-        if (withWriteMark && ahead) {
+        const ahead = withWriteMark ? takeMarkAhead(lease) : undefined;
+        if (ahead) {
           const [claimed, opened] = await Promise.allSettled([
             claim(lease.sql, ahead.batch),
             ahead.mark,
@@ -318,10 +322,6 @@ function claimWriter(
           answer = claimed.value;
           mark = new SharedWriteMark(opened.value, answer.leaseHeld ? answer.claimed.length : 0);
         } else if (withWriteMark) {
-          ahead?.mark.then(
-            (unused) => unused.rollback(),
-            () => {},
-          );
           const batch = randomUUID();
           const { claimed, mark: opened } = await claimWithWriteMark(
             lease.sql,
@@ -332,10 +332,6 @@ function claimWriter(
           answer = claimed;
           mark = new SharedWriteMark(opened, claimed.leaseHeld ? claimed.claimed.length : 0);
         } else {
-          ahead?.mark.then(
-            (unused) => unused.rollback(),
-            () => {},
-          );
           answer = await claim(lease.sql);
         }
         const { leaseHeld, claimed } = answer;
@@ -361,7 +357,10 @@ function claimWriter(
  * commits (activities/first-try.ts), so that its claim is one round trip alone. Taken by the
  * first claim; rolled back if no claim takes it before the attempt ends.
  */
-const marksAhead = new WeakMap<SubmissionLease, { batch: string; mark: Promise<OpenWriteMark> }>();
+const marksAhead = new WeakMap<
+  SubmissionLease,
+  { batch: string; mark: Promise<OpenWriteMark>; openedAt: number }
+>();
 
 /** Opens the mark of `lease`'s first claim now (for a provider that cannot look messages up). */
 export function openMarkAhead(lease: SubmissionLease) {
@@ -369,7 +368,21 @@ export function openMarkAhead(lease: SubmissionLease) {
   const mark = openWriteMark(lease.sql, batch, () => recordWrittenAgain(lease.sql, batch));
   // Its failure is the claim's to report.
   mark.catch(() => {});
-  marksAhead.set(lease, { batch, mark });
+  marksAhead.set(lease, { batch, mark, openedAt: performance.now() });
+}
+
+/**
+ * The mark opened ahead of `lease`'s first claim, if it is fresh; one left waiting (a bind being
+ * made) nears Postgres's idle-in-transaction timeout, and is rolled back.
+ */
+function takeMarkAhead(lease: SubmissionLease) {
+  const ahead = marksAhead.get(lease);
+  if (ahead && performance.now() - ahead.openedAt < MARK_AHEAD_FRESH_MS) {
+    marksAhead.delete(lease);
+    return ahead;
+  }
+  dropMarkAhead(lease);
+  return undefined;
 }
 
 /** Rolls back a mark opened ahead that no claim took. */
