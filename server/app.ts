@@ -4,7 +4,6 @@ import type { ApiDeps } from '../api/deps.js';
 import {
   answerUndeclaredMethods,
   httpProtocolOptions,
-  jsonBodiesOnly,
 } from '../api/http-protocol.js';
 import { providerCallbacks, restApi } from '../api/plugin.js';
 import { enforceRequestDeadline } from '../api/request-deadline.js';
