@@ -1,10 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { ApiDeps } from '../api/deps.js';
-import {
-  answerUndeclaredMethods,
-  httpProtocolOptions,
-} from '../api/http-protocol.js';
+import { answerUndeclaredMethods, httpProtocolOptions } from '../api/http-protocol.js';
 import { providerCallbacks, restApi } from '../api/plugin.js';
 import { enforceRequestDeadline } from '../api/request-deadline.js';
 import { consoleRoutes } from '../console/plugin.js';
