@@ -7,9 +7,8 @@ import { DatabaseUnavailableError, type Sql } from './client.js';
  *
  * A batch's claim commits first (markAttempts, with the batch's id and the epoch: when Postgres last
  * started). Then, on the same connection and in the same round trip, a transaction inserts the
- * batch's row and stays open. Right before the
- * batch's PDUs are written, its COMMIT is sent, and the PDUs follow in the same turn of the event
- * loop, microseconds later. So:
+ * batch's row and stays open. Right before the batch's PDUs are written, its COMMIT is sent,
+ * and the PDUs follow in the same turn of the event loop. So:
  *
  * - the process dies before the COMMIT is sent: Postgres rolls the row back, and the claim without
  *   a row says nothing was written; the successor sends the messages;
@@ -68,10 +67,7 @@ export async function claimWithWriteMark<T>(
   const session = await reserveWithin(sql, CONNECTION_WAIT_MS);
   // Issued in this order in one turn, so Postgres runs (and commits) the claim first.
   const claiming = claim(session);
-  const opening = Promise.all([
-    session.unsafe('begin').execute(),
-    session`insert into submission_writes (batch) values (${batch})`.execute(),
-  ]);
+  const opening = beginMark(session, batch);
   const [claimed, opened] = await Promise.allSettled([claiming, opening]);
   if (claimed.status === 'rejected' || opened.status === 'rejected') {
     end(session, session.unsafe('rollback'));
@@ -91,15 +87,20 @@ export async function openWriteMark(
 ): Promise<OpenWriteMark> {
   const session = await reserveWithin(sql, CONNECTION_WAIT_MS);
   try {
-    await Promise.all([
-      session.unsafe('begin').execute(),
-      session`insert into submission_writes (batch) values (${batch})`.execute(),
-    ]);
+    await beginMark(session, batch);
   } catch (error) {
     end(session, session.unsafe('rollback'));
     throw error;
   }
   return markOn(session, lost);
+}
+
+/** Begins the batch's transaction on `session` and inserts its row, sent together. */
+function beginMark(session: postgres.ReservedSql, batch: string) {
+  return Promise.all([
+    session.unsafe('begin').execute(),
+    session`insert into submission_writes (batch) values (${batch})`.execute(),
+  ]);
 }
 
 /** The open transaction on `session` as a mark: committed or rolled back once. */
