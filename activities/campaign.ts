@@ -395,31 +395,48 @@ export function dropMarkAhead(lease: SubmissionLease) {
 }
 
 /**
- * A batch's write mark, shared by the messages it claimed: the first of them about to be written
- * commits it (the others are written after the same COMMIT); once every one gave up unwritten, it
- * is rolled back.
+ * A batch's write mark, shared by the messages it claimed. Once every one of them came to be
+ * written or gave up, the mark commits and the writes of those to be written run right after its
+ * COMMIT, together; when all gave up, it is rolled back.
  */
 class SharedWriteMark implements WriteMark {
   #undecided: number;
-  #committed: Promise<void> | undefined;
+  readonly #writes: (() => void)[] = [];
+  readonly #committed: Promise<void>;
+  #commit!: (committing: Promise<void>) => void;
 
   constructor(
     private readonly mark: OpenWriteMark,
     claimed: number,
   ) {
     this.#undecided = claimed;
+    this.#committed = new Promise((resolve) => {
+      this.#commit = resolve;
+    });
     if (claimed === 0) mark.rollback();
   }
 
-  commit(): Promise<void> {
-    this.#undecided--;
-    this.#committed ??= this.mark.commit();
+  /** `write` must not throw (each SMPP write guards itself): it runs inside the COMMIT's write. */
+  commit(write: () => void): Promise<void> {
+    this.#writes.push(write);
+    this.#decided();
     return this.#committed;
   }
 
   giveUp() {
+    this.#decided();
+  }
+
+  #decided() {
     this.#undecided--;
-    if (this.#undecided === 0 && !this.#committed) this.mark.rollback();
+    if (this.#undecided > 0) return;
+    if (this.#writes.length === 0) this.mark.rollback();
+    else
+      this.#commit(
+        this.mark.commit(() => {
+          for (const write of this.#writes) write();
+        }),
+      );
   }
 }
 

@@ -82,8 +82,12 @@ export interface SubmissionGuards {
  * the write, after the fence, or given up when the submission is not written.
  */
 export interface WriteMark {
-  /** Resolves once the mark's COMMIT was handed to its socket: the write follows at once. */
-  commit(): Promise<void>;
+  /**
+   * Commits the mark, `write` (the adapter's, writing the message at once) running right after
+   * the COMMIT reached its socket, in the same synchronous block; rejects, nothing written, when
+   * the COMMIT could not be sent.
+   */
+  commit(write: () => void): Promise<void>;
   giveUp(): void;
 }
 
@@ -109,7 +113,7 @@ export async function submitWithRetries(
       throughputWait.observe({ provider: label }, secondsSince(waitStarted));
     if (message.validUntil && Date.now() >= message.validUntil.getTime())
       return { kind: 'expired', reason: 'validity period ended before it could be submitted' };
-    const beforeWrite = async () => {
+    const beforeWrite = async (write?: () => void) => {
       const mark = await before?.();
       before = undefined;
       try {
@@ -118,7 +122,8 @@ export async function submitWithRetries(
         mark?.giveUp();
         throw error;
       }
-      await mark?.commit();
+      // An adapter that cannot write at once writes when this resolves, as without a mark.
+      await mark?.commit(write ?? (() => {}));
     };
     const called = performance.now();
     const answer = await submitTraced(provider, { ...message, beforeWrite });

@@ -7,14 +7,14 @@ import { DatabaseUnavailableError, type Sql } from './client.js';
  *
  * A batch's claim commits first (markAttempts, with the batch's id and the epoch: when Postgres last
  * started). Then, on the same connection and in the same round trip, a transaction inserts the
- * batch's row and stays open. Right before the batch's PDUs are written, its COMMIT is sent,
- * and the PDUs follow in the same turn of the event loop. So:
+ * batch's row and stays open. When the batch's PDUs are to be written, its COMMIT is sent, and
+ * they are written in the same synchronous block, right after the COMMIT reached its socket. So:
  *
  * - the process dies before the COMMIT is sent: Postgres rolls the row back, and the claim without
  *   a row says nothing was written; the successor sends the messages;
  * - it dies after: the row commits, and what was claimed may have left; it is failed as outcome
- *   unknown, as every claim was before (a kill in the microseconds between the COMMIT and the
- *   writes is the only way to fail as unknown something that never left);
+ *   unknown, as every claim was before (a kill between the COMMIT's write and the PDUs', two
+ *   system calls apart, is the only way to fail as unknown something that never left);
  * - Postgres loses the COMMIT (it crashed or was stopped before making it durable): the process is
  *   alive and records the row again (`recordWritten`); and a claim made before Postgres last
  *   started is taken as possibly written whatever its row, so a restart between the two cannot
@@ -41,13 +41,18 @@ export async function deleteOldWriteMarks(sql: Sql, limit: number): Promise<numb
 }
 
 /**
- * The open transaction holding a batch's row. `commit` sends its COMMIT and resolves once the
- * COMMIT was handed to the socket, so the caller writes right after; `rollback` when nothing of the
- * batch is written. Its answer is awaited apart: a failed COMMIT calls `lost`, the row is recorded
- * again there.
+ * The open transaction holding a batch's row. `rollback` when nothing of the batch is written.
  */
 export interface OpenWriteMark {
-  commit(): Promise<void>;
+  /**
+   * Sends the COMMIT and calls `write` right after postgres.js wrote it to its socket, in the same
+   * synchronous block; resolves then. A COMMIT that could only be queued (its socket full) calls
+   * `write` once Postgres answered. One that could not be sent at all (the connection gone)
+   * rejects, `write` not called: the claim stands without its row, nothing was written. A COMMIT
+   * that fails after `write` calls `lost`: the row is recorded again there. `write` must not
+   * throw: it runs inside postgres.js's write.
+   */
+  commit(write: () => void): Promise<void>;
   rollback(): void;
 }
 
@@ -107,12 +112,37 @@ function beginMark(session: postgres.ReservedSql, batch: string) {
 function markOn(session: postgres.ReservedSql, lost: (error: unknown) => void): OpenWriteMark {
   let ended = false;
   return {
-    async commit() {
-      if (ended) throw new Error('the write mark was already ended');
+    commit(write) {
+      if (ended) return Promise.reject(new Error('the write mark was already ended'));
       ended = true;
-      const commit = session.unsafe('commit');
-      end(session, commit, lost);
-      await handedToSocket(commit);
+      return new Promise<void>((resolve, reject) => {
+        let written = false;
+        const writeOnce = () => {
+          if (written) return;
+          written = true;
+          write();
+          resolve();
+        };
+        session
+          .unsafe(COMMIT_WRITTEN_AT_ONCE, [], {
+            prepare: false,
+            // Called by postgres.js right after the COMMIT went to the socket; true: the
+            // connection takes further queries.
+            onexecute: () => (writeOnce(), true),
+          } as postgres.UnsafeQueryOptions)
+          .execute()
+          .then(
+            () => {
+              session.release();
+              writeOnce();
+            },
+            (error: unknown) => {
+              session.release();
+              if (written) lost(error);
+              else reject(error);
+            },
+          );
+      });
     },
     rollback() {
       if (ended) return;
@@ -121,6 +151,13 @@ function markOn(session: postgres.ReservedSql, lost: (error: unknown) => void): 
     },
   };
 }
+
+/**
+ * postgres.js writes what a query built at its next setImmediate, and at once from 1 KiB: this
+ * COMMIT is padded past that, so its write and the `onexecute` after it are one synchronous step.
+ * test/integration/smpp-write-marks.test.ts checks the order on the sockets themselves.
+ */
+const COMMIT_WRITTEN_AT_ONCE = `commit /*${' '.repeat(1024)}*/`;
 
 /** How long a batch waits for a connection of its own; then its claim fails like any query. */
 const CONNECTION_WAIT_MS = 2_000;
@@ -153,25 +190,8 @@ async function reserveWithin(sql: Sql, ms: number): Promise<postgres.ReservedSql
 /** A statement of postgres.js not sent yet. */
 type Statement = { execute(): PromiseLike<unknown> };
 
-/** Gives the connection back once `last` has been answered (or failed, told to `failed`). */
-function end(session: postgres.ReservedSql, last: Statement, failed?: (error: unknown) => void) {
-  last.execute().then(
-    () => session.release(),
-    (error: unknown) => {
-      session.release();
-      failed?.(error);
-    },
-  );
-}
-
-/**
- * Resolves once a query just executed was written to its socket. postgres.js runs a query's
- * handler one microtask after `execute()` (Query.handle awaits once), and the connection writes
- * what it built at its next setImmediate (at once past 1 KiB): so once the handler has run, an
- * immediate queued then runs after that write. test/integration/smpp-write-marks.test.ts checks
- * the order on the sockets themselves.
- */
-async function handedToSocket(_query: Statement) {
-  await null;
-  await new Promise<void>((resolve) => setImmediate(resolve));
+/** Gives the connection back once `last` has been answered, or has failed. */
+function end(session: postgres.ReservedSql, last: Statement) {
+  const release = () => session.release();
+  last.execute().then(release, release);
 }

@@ -20,6 +20,13 @@ export type {
 
 /** What Herald asks of every SMS provider adapter (docs/contracts.md "Providers"). */
 
+/**
+ * An adapter that can write a message synchronously (SMPP) passes `write`: called, it writes at
+ * once, so the caller chooses the instant (right after a write mark's COMMIT reached its socket,
+ * activities/submission.ts). Not called, the adapter writes once `beforeWrite` resolved.
+ */
+export type BeforeWrite = (write?: () => void) => Promise<void>;
+
 export interface OutboundSms {
   to: string;
   from: string | null;
@@ -34,7 +41,7 @@ export interface OutboundSms {
    * wait inside the adapter: an SMPP window slot); the caller marks the message as possibly sent
    * there. When it throws, nothing is written and `submit` rejects with its error.
    */
-  beforeWrite?: () => Promise<void>;
+  beforeWrite?: BeforeWrite;
   /**
    * Awaited with the provider's id once it accepted the message, before an adapter with a window
    * (SMPP) gives the message's slot to another: the caller records the acceptance there, so what

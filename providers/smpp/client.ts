@@ -25,7 +25,7 @@
  *   new ones until a bind succeeds: a wrong password does not make campaigns hang.
  */
 import smpp from 'smpp';
-import type { SubmitOutcome } from '../types.js';
+import type { BeforeWrite, SubmitOutcome } from '../types.js';
 import { encodeSms } from './encoding.js';
 import {
   describeStatus,
@@ -95,7 +95,9 @@ export type PduResult =
 interface Job {
   params: Record<string, unknown>;
   /** Awaited in a window slot right before the first write; cleared once it has run. */
-  beforeWrite?: () => Promise<void>;
+  beforeWrite?: BeforeWrite;
+  /** Its submit_sm, encoded once (submitSm). */
+  pdu?: smpp.PDU;
   /** Awaited with the message id of an ESME_ROK answer, still in the job's window slot. */
   afterAccepted?: (messageId: string) => Promise<void>;
   enqueuedAt: number;
@@ -167,6 +169,28 @@ export interface SmppSubmission {
 
 const DROPPED = 'the SMPP connection closed before the SMSC answered';
 
+/** Where a PDU's header keeps its sequence number (SMPP 3.4 §3.2). */
+const SEQUENCE_OFFSET = 12;
+
+/**
+ * The job's submit_sm, encoded on first use: each write takes only the session's next sequence
+ * number, so a write right after a write mark's COMMIT does no encoding.
+ */
+function submitSm(job: Job): smpp.PDU {
+  if (!job.pdu) {
+    const pdu = new smpp.PDU('submit_sm', job.params);
+    const encoded = pdu.toBuffer();
+    pdu.toBuffer = () => {
+      encoded.writeUInt32BE(pdu.sequence_number, SEQUENCE_OFFSET);
+      return encoded;
+    };
+    job.pdu = pdu;
+  }
+  // Numbered by the session as it is written: a PDU written again gets a new number.
+  job.pdu.sequence_number = 0;
+  return job.pdu;
+}
+
 function timer(ms: number, callback: () => void): NodeJS.Timeout {
   const handle = setTimeout(callback, ms);
   handle.unref();
@@ -217,7 +241,7 @@ export class SmppClient {
    */
   submitPdu(
     params: Record<string, unknown>,
-    beforeWrite?: () => Promise<void>,
+    beforeWrite?: BeforeWrite,
     afterAccepted?: (messageId: string) => Promise<void>,
   ): Promise<PduResult> {
     if (this.#closed)
@@ -253,7 +277,7 @@ export class SmppClient {
   async submitMessage(
     message: SmppMessage,
     defaultSource: string | null,
-    beforeWrite?: () => Promise<void>,
+    beforeWrite?: BeforeWrite,
     afterAccepted?: (providerMessageId: string) => Promise<void>,
   ): Promise<SmppSubmission> {
     const encoded = encodeSms(message.body, this.#nextReference());
@@ -513,25 +537,44 @@ export class SmppClient {
 
   /**
    * Runs a submission's `beforeWrite` in the slot it holds, then writes it; a throw frees the slot
-   * with nothing written. A bind lost meanwhile sends it back to the front of the queue.
+   * with nothing written. `beforeWrite` may write it sooner, synchronously, by calling the write it
+   * is given. A bind lost meanwhile sends it back to the front of the queue.
    */
-  async #prepare(connection: Connection, job: Job, beforeWrite: () => Promise<void>) {
+  async #prepare(connection: Connection, job: Job, beforeWrite: BeforeWrite) {
     job.beforeWrite = undefined;
     connection.holding++;
-    let failure: { error: unknown } | undefined;
+    let leftSlot = false;
+    // Never throws: beforeWrite may call it inside a write mark's COMMIT (OutboundSms).
+    const write = () => {
+      if (leftSlot) return;
+      leftSlot = true;
+      connection.holding--;
+      this.#writeOrRequeue(connection, job);
+    };
     try {
-      await beforeWrite();
+      // Encoded first: a PDU that cannot be encoded is refused before anything is marked.
+      submitSm(job);
+      await beforeWrite(write);
     } catch (error) {
-      failure = { error };
+      if (!leftSlot) {
+        leftSlot = true;
+        connection.holding--;
+        job.withhold(error);
+      }
     }
-    connection.holding--;
-    if (failure) job.withhold(failure.error);
-    else if (this.#closed) job.settle({ kind: 'not-sent', reason: 'the SMPP client closed' });
+    write();
+    this.#maybeFinishUnbind(connection);
+    this.#pump();
+  }
+
+  /** Writes a job that held a slot, or queues it again when the bind is gone or paused. */
+  #writeOrRequeue(connection: Connection, job: Job) {
+    if (this.#closed) job.settle({ kind: 'not-sent', reason: 'the SMPP client closed' });
     else if (connection.state === 'bound' && this.#pausedUntil <= Date.now()) {
       try {
         this.#write(connection, job);
       } catch (error) {
-        // The PDU could not be encoded: nothing was written.
+        // Nothing was written (the PDU is encoded before, so this is not expected).
         job.withhold(error);
       }
     } else {
@@ -539,12 +582,10 @@ export class SmppClient {
       this.#ensureConnection();
       this.#startSweep();
     }
-    this.#maybeFinishUnbind(connection);
-    this.#pump();
   }
 
   #write(connection: Connection, job: Job) {
-    const pdu = new smpp.PDU('submit_sm', job.params);
+    const pdu = submitSm(job);
     const written = connection.session.send(pdu, (response) =>
       this.#onResponse(connection, job, response),
     );

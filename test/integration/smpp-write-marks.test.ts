@@ -1,7 +1,7 @@
 /**
  * Write marks (db/submission-writes.ts): a campaign message claimed for an SMPP provider counts as
- * possibly sent only once its batch's write mark committed, and that COMMIT is handed to Postgres
- * right before the batch's PDUs are written. An attempt taking over sends a claimed message whose
+ * possibly sent only once its batch's write mark committed, and the batch's PDUs are written right
+ * after that COMMIT, in the same synchronous block. An attempt taking over sends a claimed message whose
  * mark never committed, and fails as outcome unknown what may have left. Against the local SMSC
  * peer (test/support/smsc-peer.ts), through the chunk activity itself.
  */
@@ -124,14 +124,25 @@ describe('an SMPP batch is taken as possibly sent only once its write mark commi
     expect((await unwrittenCount()) - resentBefore).toBe(1);
   });
 
-  it("hands each batch's COMMIT to Postgres before the batch's PDUs are written", async () => {
+  it("writes each batch's PDUs right after its COMMIT, in the same synchronous block", async () => {
     const recipients = numbers(6);
     const campaignId = await campaignOf(recipients);
-    const writes: { socket: net.Socket; bytes: Buffer }[] = [];
+    const writes: { socket: net.Socket; bytes: Buffer; inCommitsBlock: boolean }[] = [];
+    // True from a COMMIT's write until the next microtask: what is written meanwhile is written
+    // in the same synchronous block.
+    let inCommitsBlock = false;
     const write = net.Socket.prototype.write;
     net.Socket.prototype.write = function (this: net.Socket, chunk: unknown, ...rest: unknown[]) {
-      if (typeof chunk !== 'string')
-        writes.push({ socket: this, bytes: Buffer.from(chunk as Uint8Array) });
+      if (typeof chunk !== 'string') {
+        const bytes = Buffer.from(chunk as Uint8Array);
+        writes.push({ socket: this, bytes, inCommitsBlock });
+        if (bytes.includes('commit')) {
+          inCommitsBlock = true;
+          queueMicrotask(() => {
+            inCommitsBlock = false;
+          });
+        }
+      }
       return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
     } as typeof write;
     try {
@@ -164,10 +175,13 @@ describe('an SMPP batch is taken as possibly sent only once its write mark commi
       expect(ends).toHaveLength(1);
       return { pdu, commit: ends[0] as number };
     });
-    for (const { pdu, commit } of pdus) expect(pdu).toBeGreaterThan(commit);
-    // The first PDU written follows its COMMIT with nothing written in between.
-    const first = pdus.reduce((a, b) => (b.pdu < a.pdu ? b : a));
-    expect(first.pdu).toBe(first.commit + 1);
+    // A batch's PDUs follow its COMMIT with nothing else written in between, in its block.
+    const commits = [...new Set(pdus.map(({ commit }) => commit))];
+    for (const commit of commits) {
+      const batch = pdus.filter((pdu) => pdu.commit === commit).map(({ pdu }) => pdu);
+      expect(batch.sort((a, b) => a - b)).toEqual(batch.map((_, at) => commit + 1 + at));
+      for (const at of batch) expect(writes[at]?.inCommitsBlock).toBe(true);
+    }
 
     const rows = await messageRows(stack, campaignId);
     expect(rows.map((row) => row.status)).toEqual(recipients.map(() => 'sent'));

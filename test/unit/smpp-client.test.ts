@@ -107,6 +107,19 @@ describe('SmppClient', () => {
     expect(peer.problems).toEqual([]);
   });
 
+  it('writes a message at once when its beforeWrite calls the write it is given, and only once', async () => {
+    const { peer, client } = await peerAndClient();
+    const result = await client.submitMessage(message('+61400000111'), null, async (write) => {
+      write?.();
+      write?.();
+      // Written before beforeWrite resolves: the SMSC reads it while this still waits.
+      await expect.poll(() => peer.parts.length).toBe(1);
+    });
+    expect(result.outcome).toEqual({ kind: 'accepted', providerMessageId: '1' });
+    expect(peer.parts.map((part) => part.to)).toEqual(['61400000111']);
+    expect(peer.problems).toEqual([]);
+  });
+
   it('runs afterAccepted with the message id before the slot goes to the next message', async () => {
     const { peer, client } = await peerAndClient({ window: 1 });
     const events: string[] = [];
