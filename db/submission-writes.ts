@@ -128,7 +128,10 @@ function markOn(session: postgres.ReservedSql, lost: (error: unknown) => void): 
             prepare: false,
             // Called by postgres.js right after the COMMIT went to the socket; true: the
             // connection takes further queries.
-            onexecute: () => (writeOnce(), true),
+            onexecute: () => {
+              writeOnce();
+              return true;
+            },
           } as postgres.UnsafeQueryOptions)
           .execute()
           .then(
