@@ -33,7 +33,7 @@ import { OWN_PROVIDER_SLUG } from '../domain/provider-definition.js';
 import { heldUntil } from '../domain/quiet-hours.js';
 import { resolveProviders } from '../providers/registry.js';
 import type { SmppSessions } from '../providers/smpp/sessions.js';
-import type { LookupOutcome, SmsProvider } from '../providers/types.js';
+import type { LookupOutcome, SmsProvider, WriteNow } from '../providers/types.js';
 import { newOptOutToken } from '../security/tokens.js';
 import { campaignChunks, unwrittenClaims } from '../telemetry/metrics.js';
 import {
@@ -401,7 +401,7 @@ export function dropMarkAhead(lease: SubmissionLease) {
  */
 class SharedWriteMark implements WriteMark {
   #undecided: number;
-  readonly #writes: (() => void)[] = [];
+  readonly #writes: WriteNow[] = [];
   readonly #committed: Promise<void>;
   #commit!: (committing: Promise<void>) => void;
 
@@ -417,7 +417,7 @@ class SharedWriteMark implements WriteMark {
   }
 
   /** `write` must not throw (each SMPP write guards itself): it runs inside the COMMIT's write. */
-  commit(write: () => void): Promise<void> {
+  commit(write: WriteNow): Promise<void> {
     this.#writes.push(write);
     this.#decided();
     return this.#committed;
@@ -431,12 +431,10 @@ class SharedWriteMark implements WriteMark {
     this.#undecided--;
     if (this.#undecided > 0) return;
     if (this.#writes.length === 0) this.mark.rollback();
-    else
-      this.#commit(
-        this.mark.commit(() => {
-          for (const write of this.#writes) write();
-        }),
-      );
+    else {
+      const writes = this.#writes;
+      this.#commit(this.mark.commit(() => writes[0]?.together(writes)));
+    }
   }
 }
 

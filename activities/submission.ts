@@ -9,7 +9,7 @@ import {
   resolveProviders as adaptersOf,
   type ProviderRegistryConfig,
 } from '../providers/registry.js';
-import type { OutboundSms, SmsProvider, SubmitOutcome } from '../providers/types.js';
+import type { OutboundSms, SmsProvider, SubmitOutcome, WriteNow } from '../providers/types.js';
 import { withoutPhoneNumbers } from '../telemetry/log-lines.js';
 import { providerCallDuration, secondsSince, sends, throughputWait } from '../telemetry/metrics.js';
 import { inSpan } from '../telemetry/tracing.js';
@@ -61,6 +61,13 @@ function activityLog(): Logger | undefined {
   }
 }
 
+/** The write of an adapter that writes once `beforeWrite` resolved (HTTP): nothing to do here. */
+const writeOnResolve: WriteNow = Object.assign(() => {}, {
+  together: (writes: WriteNow[]) => {
+    for (const write of writes) write();
+  },
+});
+
 /** Waits between resubmissions after a retryable failure; then the failure stands. */
 const RETRY_DELAYS_MS = [200, 1000, 3000];
 
@@ -87,7 +94,7 @@ export interface WriteMark {
    * the COMMIT reached its socket, in the same synchronous block; rejects, nothing written, when
    * the COMMIT could not be sent.
    */
-  commit(write: () => void): Promise<void>;
+  commit(write: WriteNow): Promise<void>;
   giveUp(): void;
 }
 
@@ -113,7 +120,7 @@ export async function submitWithRetries(
       throughputWait.observe({ provider: label }, secondsSince(waitStarted));
     if (message.validUntil && Date.now() >= message.validUntil.getTime())
       return { kind: 'expired', reason: 'validity period ended before it could be submitted' };
-    const beforeWrite = async (write?: () => void) => {
+    const beforeWrite = async (write?: WriteNow) => {
       const mark = await before?.();
       before = undefined;
       try {
@@ -123,7 +130,7 @@ export async function submitWithRetries(
         throw error;
       }
       // An adapter that cannot write at once writes when this resolves, as without a mark.
-      await mark?.commit(write ?? (() => {}));
+      await mark?.commit(write ?? writeOnResolve);
     };
     const called = performance.now();
     const answer = await submitTraced(provider, { ...message, beforeWrite });

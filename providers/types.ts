@@ -25,7 +25,14 @@ export type {
  * once, so the caller chooses the instant (right after a write mark's COMMIT reached its socket,
  * activities/submission.ts). Not called, the adapter writes once `beforeWrite` resolved.
  */
-export type BeforeWrite = (write?: () => void) => Promise<void>;
+export type BeforeWrite = (write?: WriteNow) => Promise<void>;
+
+/** Writes one message at once; never throws. */
+export interface WriteNow {
+  (): void;
+  /** Runs several of this adapter's writes as one write to the wire (one system call). */
+  together(writes: WriteNow[]): void;
+}
 
 export interface OutboundSms {
   to: string;

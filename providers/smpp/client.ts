@@ -25,7 +25,7 @@
  *   new ones until a bind succeeds: a wrong password does not make campaigns hang.
  */
 import smpp from 'smpp';
-import type { BeforeWrite, SubmitOutcome } from '../types.js';
+import type { BeforeWrite, SubmitOutcome, WriteNow } from '../types.js';
 import { encodeSms } from './encoding.js';
 import {
   describeStatus,
@@ -168,6 +168,20 @@ export interface SmppSubmission {
 }
 
 const DROPPED = 'the SMPP connection closed before the SMSC answered';
+
+/**
+ * Runs `writes` with the bind's socket corked: their PDUs leave in one system call (a writev),
+ * so no kill can fall between two of them.
+ */
+function writeTogether(connection: Connection, writes: WriteNow[]) {
+  const socket = connection.session.socket;
+  socket.cork();
+  try {
+    for (const write of writes) write();
+  } finally {
+    socket.uncork();
+  }
+}
 
 /** Where a PDU's header keeps its sequence number (SMPP 3.4 §3.2). */
 const SEQUENCE_OFFSET = 12;
@@ -545,12 +559,15 @@ export class SmppClient {
     connection.holding++;
     let leftSlot = false;
     // Never throws: beforeWrite may call it inside a write mark's COMMIT (OutboundSms).
-    const write = () => {
-      if (leftSlot) return;
-      leftSlot = true;
-      connection.holding--;
-      this.#writeOrRequeue(connection, job);
-    };
+    const write: WriteNow = Object.assign(
+      () => {
+        if (leftSlot) return;
+        leftSlot = true;
+        connection.holding--;
+        this.#writeOrRequeue(connection, job);
+      },
+      { together: (writes: WriteNow[]) => writeTogether(connection, writes) },
+    );
     try {
       // Encoded first: a PDU that cannot be encoded is refused before anything is marked.
       submitSm(job);

@@ -124,13 +124,27 @@ describe('an SMPP batch is taken as possibly sent only once its write mark commi
     expect((await unwrittenCount()) - resentBefore).toBe(1);
   });
 
-  it("writes each batch's PDUs right after its COMMIT, in the same synchronous block", async () => {
+  it("writes each batch's PDUs right after its COMMIT, in the same synchronous block and system call", async () => {
     const recipients = numbers(6);
     const campaignId = await campaignOf(recipients);
     const writes: { socket: net.Socket; bytes: Buffer; inCommitsBlock: boolean }[] = [];
     // True from a COMMIT's write until the next microtask: what is written meanwhile is written
     // in the same synchronous block.
     let inCommitsBlock = false;
+    // What each socket handed the kernel at once: a corked socket's writes leave in one writev.
+    const flushes: { socket: net.Socket; chunks: Buffer[] }[] = [];
+    type Flush = (this: net.Socket, ...args: unknown[]) => void;
+    const socketWrite = net.Socket.prototype as unknown as { _write: Flush; _writev: Flush };
+    const [single, vector] = [socketWrite._write, socketWrite._writev];
+    socketWrite._write = function (chunk, ...rest) {
+      flushes.push({ socket: this, chunks: [Buffer.from(chunk as Uint8Array)] });
+      return single.call(this, chunk, ...rest);
+    };
+    socketWrite._writev = function (chunks, ...rest) {
+      const buffers = (chunks as { chunk: Uint8Array }[]).map(({ chunk }) => Buffer.from(chunk));
+      flushes.push({ socket: this, chunks: buffers });
+      return vector.call(this, chunks, ...rest);
+    };
     const write = net.Socket.prototype.write;
     net.Socket.prototype.write = function (this: net.Socket, chunk: unknown, ...rest: unknown[]) {
       if (typeof chunk !== 'string') {
@@ -149,6 +163,7 @@ describe('an SMPP batch is taken as possibly sent only once its write mark commi
       await runChunk(campaignId, 6);
     } finally {
       net.Socket.prototype.write = write;
+      [socketWrite._write, socketWrite._writev] = [single, vector];
     }
 
     // Each PDU, and the COMMIT of its batch's mark: the next write on the session whose bind
@@ -181,6 +196,11 @@ describe('an SMPP batch is taken as possibly sent only once its write mark commi
       const batch = pdus.filter((pdu) => pdu.commit === commit).map(({ pdu }) => pdu);
       expect(batch.sort((a, b) => a - b)).toEqual(batch.map((_, at) => commit + 1 + at));
       for (const at of batch) expect(writes[at]?.inCommitsBlock).toBe(true);
+      const flushed = batch.map((at) =>
+        flushes.findIndex(({ chunks }) => chunks.some((chunk) => writes[at]?.bytes.equals(chunk))),
+      );
+      expect(new Set(flushed).size).toBe(1);
+      expect(flushed[0]).toBeGreaterThanOrEqual(0);
     }
 
     const rows = await messageRows(stack, campaignId);
