@@ -19,6 +19,7 @@ import { ensureOptOutLinks, optOut } from '../db/opt-outs.js';
 import { findCampaignProviders, type ProviderRecord } from '../db/providers.js';
 import { earliestHold, findQuietHours, holdMessages } from '../db/quiet-hours.js';
 import {
+  claimBeside,
   claimWithWriteMark,
   type OpenWriteMark,
   openWriteMark,
@@ -309,26 +310,16 @@ function claimWriter(
         let answer: Awaited<ReturnType<typeof claim>>;
         let mark: SharedWriteMark | undefined;
         const ahead = withWriteMark ? takeMarkAhead(lease) : undefined;
-        if (ahead) {
-          const [claimed, opened] = await Promise.allSettled([
-            claim(lease.sql, ahead.batch),
-            ahead.mark,
-          ]);
-          if (claimed.status === 'rejected') {
-            if (opened.status === 'fulfilled') opened.value.rollback();
-            throw claimed.reason;
-          }
-          if (opened.status === 'rejected') throw opened.reason;
-          answer = claimed.value;
-          mark = new SharedWriteMark(opened.value, answer.leaseHeld ? answer.claimed.length : 0);
-        } else if (withWriteMark) {
-          const batch = randomUUID();
-          const { claimed, mark: opened } = await claimWithWriteMark(
-            lease.sql,
-            batch,
-            (session) => claim(session, batch),
-            () => recordWrittenAgain(lease.sql, batch),
-          );
+        if (withWriteMark) {
+          const batch = ahead?.batch ?? randomUUID();
+          const { claimed, mark: opened } = ahead
+            ? await claimBeside(claim(lease.sql, batch), ahead.mark)
+            : await claimWithWriteMark(
+                lease.sql,
+                batch,
+                (session) => claim(session, batch),
+                () => recordWrittenAgain(lease.sql, batch),
+              );
           answer = claimed;
           mark = new SharedWriteMark(opened, claimed.leaseHeld ? claimed.claimed.length : 0);
         } else {

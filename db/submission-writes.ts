@@ -59,9 +59,7 @@ export interface OpenWriteMark {
 /**
  * Runs `claim` (an autocommit statement: the batch's marking) on a connection of its own, taken
  * from the pool, then opens the batch's transaction there and inserts its row: sent together, one
- * round trip, on one backend. The connection goes back to the pool when the transaction ends. The
- * claim's failure rolls the transaction back and is thrown; so is the transaction's, the claim
- * standing (a claim whose batch has no row says nothing was written).
+ * round trip, on one backend. The connection goes back to the pool when the transaction ends.
  */
 export async function claimWithWriteMark<T>(
   sql: Sql,
@@ -71,50 +69,129 @@ export async function claimWithWriteMark<T>(
 ): Promise<{ claimed: T; mark: OpenWriteMark }> {
   const session = await reserveWithin(sql, CONNECTION_WAIT_MS);
   // Issued in this order in one turn, so Postgres runs (and commits) the claim first.
-  const claiming = claim(session);
-  const opening = beginMark(session, batch);
-  const [claimed, opened] = await Promise.allSettled([claiming, opening]);
-  if (claimed.status === 'rejected' || opened.status === 'rejected') {
-    end(session, session.unsafe('rollback'));
-    throw claimed.status === 'rejected' ? claimed.reason : (opened as PromiseRejectedResult).reason;
-  }
-  return { claimed: claimed.value, mark: markOn(session, lost) };
+  return claimBeside(claim(session), openOn(session, batch, lost));
 }
 
 /**
  * Opens a batch's mark ahead of its claim: a first try's, while its campaign's save commits, so
- * that its claim is one round trip alone (activities/campaign.ts).
+ * that its claim is one round trip alone (activities/campaign.ts, with claimBeside).
  */
 export async function openWriteMark(
   sql: Sql,
   batch: string,
   lost: (error: unknown) => void,
 ): Promise<OpenWriteMark> {
-  const session = await reserveWithin(sql, CONNECTION_WAIT_MS);
+  return openOn(await reserveWithin(sql, CONNECTION_WAIT_MS), batch, lost);
+}
+
+/**
+ * A claim and the opening of its batch's mark, made side by side. The claim's failure rolls the
+ * mark back and is thrown; so is the mark's, the claim standing (a claim whose batch has no row
+ * says nothing was written).
+ */
+export async function claimBeside<T>(
+  claiming: Promise<T>,
+  opening: Promise<OpenWriteMark>,
+): Promise<{ claimed: T; mark: OpenWriteMark }> {
+  const [claimed, opened] = await Promise.allSettled([claiming, opening]);
+  if (claimed.status === 'rejected') {
+    if (opened.status === 'fulfilled') opened.value.rollback();
+    throw claimed.reason;
+  }
+  if (opened.status === 'rejected') throw opened.reason;
+  return { claimed: claimed.value, mark: opened.value };
+}
+
+/**
+ * What postgres.js's `onexecute` hands over: the connection a reserved session runs on. Its
+ * `onclose` is how postgres.js's own transactions hear that the connection ended.
+ */
+interface SessionConnection {
+  onclose: ((error: unknown) => void) | null;
+}
+
+/**
+ * Begins the batch's transaction on `session` and inserts its row, sent together. The mark then
+ * watches the session's connection: postgres.js neither answers a query sent on a connection
+ * that has closed nor may such a session be released (it would go back to the pool as open).
+ */
+async function openOn(
+  session: postgres.ReservedSql,
+  batch: string,
+  lost: (error: unknown) => void,
+): Promise<OpenWriteMark> {
+  const watched = new WatchedSession(session);
+  const begin = session.unsafe('begin', [], {
+    prepare: false,
+    // Called once BEGIN is on its way, before any answer: a close from then on is seen.
+    onexecute: (connection: SessionConnection) => {
+      watched.watch(connection);
+      return true;
+    },
+  } as postgres.UnsafeQueryOptions);
   try {
-    await beginMark(session, batch);
+    await Promise.all([
+      begin.execute(),
+      session`insert into submission_writes (batch) values (${batch})`.execute(),
+    ]);
+    if (!watched.watching)
+      throw new Error("postgres.js did not hand over a write mark's connection");
   } catch (error) {
-    end(session, session.unsafe('rollback'));
+    watched.rollback();
     throw error;
   }
-  return markOn(session, lost);
+  return markOn(watched, lost);
 }
 
-/** Begins the batch's transaction on `session` and inserts its row, sent together. */
-function beginMark(session: postgres.ReservedSql, batch: string) {
-  return Promise.all([
-    session.unsafe('begin').execute(),
-    session`insert into submission_writes (batch) values (${batch})`.execute(),
-  ]);
+/** A reserved session that knows whether its connection has closed, and then never releases it. */
+class WatchedSession {
+  #connection: SessionConnection | undefined;
+  #closed: unknown;
+  readonly #onClose = (error: unknown) => {
+    this.#closed = error ?? new Error("the write mark's connection closed");
+  };
+
+  constructor(readonly session: postgres.ReservedSql) {}
+
+  watch(connection: SessionConnection) {
+    this.#connection = connection;
+    connection.onclose = this.#onClose;
+  }
+
+  get watching(): boolean {
+    return this.#connection !== undefined;
+  }
+
+  /** The error the connection closed with, if it has. */
+  get closed(): unknown {
+    return this.#closed;
+  }
+
+  release() {
+    if (this.#connection?.onclose === this.#onClose) this.#connection.onclose = null;
+    if (!this.#closed) this.session.release();
+  }
+
+  /** Rolls the transaction back, then releases the session. */
+  rollback() {
+    if (this.#closed) return this.release();
+    const release = () => this.release();
+    this.session.unsafe('rollback').execute().then(release, release);
+  }
 }
 
-/** The open transaction on `session` as a mark: committed or rolled back once. */
-function markOn(session: postgres.ReservedSql, lost: (error: unknown) => void): OpenWriteMark {
+/** The open transaction on `watched` as a mark: committed or rolled back once. */
+function markOn(watched: WatchedSession, lost: (error: unknown) => void): OpenWriteMark {
   let ended = false;
   return {
     commit(write) {
       if (ended) return Promise.reject(new Error('the write mark was already ended'));
       ended = true;
+      // Closed (Postgres ended an idle transaction, or went away): the row is gone with it.
+      if (watched.closed) {
+        watched.release();
+        return Promise.reject(watched.closed);
+      }
       return new Promise<void>((resolve, reject) => {
         let written = false;
         const writeOnce = () => {
@@ -123,7 +200,7 @@ function markOn(session: postgres.ReservedSql, lost: (error: unknown) => void): 
           write();
           resolve();
         };
-        session
+        watched.session
           .unsafe(COMMIT_WRITTEN_AT_ONCE, [], {
             prepare: false,
             // Called by postgres.js right after the COMMIT went to the socket; true: the
@@ -136,11 +213,11 @@ function markOn(session: postgres.ReservedSql, lost: (error: unknown) => void): 
           .execute()
           .then(
             () => {
-              session.release();
+              watched.release();
               writeOnce();
             },
             (error: unknown) => {
-              session.release();
+              watched.release();
               if (written) lost(error);
               else reject(error);
             },
@@ -150,7 +227,7 @@ function markOn(session: postgres.ReservedSql, lost: (error: unknown) => void): 
     rollback() {
       if (ended) return;
       ended = true;
-      end(session, session.unsafe('rollback'));
+      watched.rollback();
     },
   };
 }
@@ -188,13 +265,4 @@ async function reserveWithin(sql: Sql, ms: number): Promise<postgres.ReservedSql
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** A statement of postgres.js not sent yet. */
-type Statement = { execute(): PromiseLike<unknown> };
-
-/** Gives the connection back once `last` has been answered, or has failed. */
-function end(session: postgres.ReservedSql, last: Statement) {
-  const release = () => session.release();
-  last.execute().then(release, release);
 }

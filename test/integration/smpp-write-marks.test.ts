@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCampaignActivities, createChunkRunner } from '../../activities/campaign.js';
@@ -14,6 +15,7 @@ import { createFirstTries } from '../../activities/first-try.js';
 import { createOtpSubmitter } from '../../activities/otp.js';
 import { createSmppSessions } from '../../activities/smpp-binds.js';
 import { providerCreate } from '../../cli/admin/providers.js';
+import { openWriteMark } from '../../db/submission-writes.js';
 import type { SmppSessions } from '../../providers/smpp/sessions.js';
 import { unwrittenClaims } from '../../telemetry/metrics.js';
 import { messageRows, numbers, saveDirectCampaign } from '../support/send.js';
@@ -226,6 +228,34 @@ describe('an SMPP batch is taken as possibly sent only once its write mark commi
       where m.campaign_id = ${campaignId}`;
     expect(marks).toEqual({ claims: 3, marked: 3 });
     await expect.poll(openMarks, { timeout: 3_000 }).toBe(0);
+  });
+
+  it('writes nothing when its connection ended before the COMMIT, and the pool goes on', async () => {
+    const batch = randomUUID();
+    const lost: unknown[] = [];
+    const mark = await openWriteMark(stack.sql, batch, (error) => lost.push(error));
+    // As Postgres's idle-in-transaction timeout ends a mark left waiting.
+    const [idle] = await stack.sql<{ pid: number }[]>`
+      select pid from pg_stat_activity
+      where state = 'idle in transaction' and query like 'insert into submission_writes%'`;
+    await stack.sql`select pg_terminate_backend(${idle?.pid ?? 0}, 5000)`;
+    // The backend has exited; its connection's close reaches this process a moment later.
+    await sleep(100);
+
+    let writes = 0;
+    await expect(
+      mark.commit(() => {
+        writes++;
+      }),
+    ).rejects.toMatchObject({ code: 'CONNECTION_CLOSED' });
+    expect(writes).toBe(0);
+    expect(lost).toEqual([]);
+    expect(await stack.sql`select 1 from submission_writes where batch = ${batch}`).toHaveLength(0);
+    // The closed session was not given back to the pool as open: every connection still answers.
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => stack.sql<{ one: number }[]>`select 1 as one`),
+    );
+    expect(answers.map(([row]) => row?.one)).toEqual(answers.map(() => 1));
   });
 
   it('rolls back the mark opened ahead when the save does not commit', async () => {
